@@ -1,0 +1,295 @@
+//! ptxsim: executes the PTX that NVRTC emits on the CPU, with the GPU's semantics, and checks
+//! every memory access.
+//!
+//! This crate knows nothing of Jupyter, NVRTC or the nbcuda kernel: it takes PTX text and runs it.
+//! Pipeline: parse → lower to a compact, pre-decoded instruction array → execute warps of 32
+//! lanes (per-lane PCs for divergence, barriers that park warps, blocks in parallel on a worker
+//! pool). The checker is on by default.
+//!
+//! # Public API (the contract other crates build on — keep it stable)
+//!
+//! ```ignore
+//! let dev = ptxsim::Device::new();
+//! let a = dev.alloc(4 * n)?;                       // DevicePtr (u64 address in the simulated space)
+//! dev.write(a, 0, bytemuck_bytes)?;                // host → device
+//! let module = dev.load_module(&ptx_text)?;        // parse + lower; ModuleError names line and instruction
+//! let k = module.kernel("vecAdd").unwrap();        // KernelInfo: name, params (type, size, align, offset)
+//! let params: Vec<Vec<u8>> = ...;                  // one little-endian byte slice per parameter
+//! let report = dev.launch(&module, "vecAdd", &LaunchConfig::new((g,1,1), (b,1,1)), &params)?;
+//! report.printf;                                   // device printf output, in order
+//! report.reports;                                  // non-fatal check reports (races, …)
+//! dev.read(a, 0, &mut host_bytes)?;                // device → host
+//! dev.free(a)?;
+//! ```
+//!
+//! A launch that faults (out-of-bounds, misaligned, use after free, divergent barrier, cancel,
+//! instruction budget) returns `Err(LaunchError::Fault(..))` with the check report and the printf
+//! output produced before the fault; stores that would have faulted are never performed.
+
+// The implementation modules are declared here by the engine's author.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// An address in the simulated global address space (like `CUdeviceptr`). Never 0 for a live
+/// allocation.
+pub type DevicePtr = u64;
+
+/// A 3-D extent: grid in blocks, or block in threads.
+pub type Dim3 = (u32, u32, u32);
+
+/// PTX scalar types of kernel parameters (`.param .u64 p`, `.param .f32 x`, …) and registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PtxType {
+    B8, B16, B32, B64, U8, U16, U32, U64, S8, S16, S32, S64, F16, F32, F64, Pred,
+}
+
+/// One kernel parameter as the PTX declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamInfo {
+    /// The PTX name, e.g. `_Z6vecAddPfS_S_i_param_0`.
+    pub name: String,
+    /// Scalar type, or `None` for a `.param .align A .b8 name[N]` aggregate (struct by value).
+    pub ty: Option<PtxType>,
+    /// Size in bytes.
+    pub size: usize,
+    /// Alignment in bytes.
+    pub align: usize,
+    /// Byte offset in the packed parameter buffer.
+    pub offset: usize,
+    /// `.ptr .global` (or other state space) attribute, when NVRTC emitted one.
+    pub is_pointer: bool,
+}
+
+/// What a loaded kernel (`.entry`) needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// The mangled or `extern "C"` name of the `.entry`.
+    pub name: String,
+    pub params: Vec<ParamInfo>,
+    /// Bytes of statically declared `.shared` memory the kernel (and the functions it calls) use.
+    pub static_shared_bytes: usize,
+    /// Bytes of `.local` memory per thread.
+    pub local_bytes: usize,
+    /// Number of virtual registers declared (a rough stand-in for the GPU's register count).
+    pub registers: usize,
+    /// `.maxntid` / `.reqntid` when declared.
+    pub max_threads: Option<u32>,
+}
+
+/// Options of one launch.
+#[derive(Debug, Clone)]
+pub struct LaunchConfig {
+    pub grid: Dim3,
+    pub block: Dim3,
+    /// Bytes of dynamic shared memory (`extern __shared__`).
+    pub dynamic_shared_bytes: u32,
+    /// Run the checker (bounds, alignment, use after free, races, barriers, shuffles). Default on.
+    pub check: bool,
+    /// Stop with `Fault(Cancelled)` when this flag becomes true (the Jupyter interrupt button).
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// Stop with `Fault(BudgetExceeded)` after this many warp-instructions (None: unlimited).
+    pub instruction_budget: Option<u64>,
+    /// Worker threads for blocks (0: one per core).
+    pub threads: usize,
+}
+
+impl LaunchConfig {
+    pub fn new(grid: Dim3, block: Dim3) -> Self {
+        LaunchConfig {
+            grid,
+            block,
+            dynamic_shared_bytes: 0,
+            check: true,
+            cancel: None,
+            instruction_budget: None,
+            threads: 0,
+        }
+    }
+}
+
+/// Which rule a check report is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CheckKind {
+    OutOfBounds,
+    Misaligned,
+    UseAfterFree,
+    SharedRace,
+    DivergentBarrier,
+    InactiveLaneShuffle,
+    /// The cancel flag was raised.
+    Cancelled,
+    /// The instruction budget ran out.
+    BudgetExceeded,
+    /// Anything else the GPU would trap on (`trap`, division by zero is not one of these).
+    Trap,
+}
+
+/// A CUDA source position recovered from `.loc`/`.file`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceLine {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// One finding of the checker.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckReport {
+    pub kind: CheckKind,
+    pub kernel: String,
+    pub block: Dim3,
+    pub thread: Dim3,
+    /// The address accessed (0 where not applicable).
+    pub address: u64,
+    /// Access size in bytes (0 where not applicable).
+    pub size: u32,
+    /// `global`, `shared`, `local`, `const`, `param` or "" where not applicable.
+    pub space: &'static str,
+    /// A description of the allocation nearest to the address, e.g.
+    /// "4 bytes past the end of a 4096-byte global allocation at 0x10000".
+    pub allocation: Option<String>,
+    pub line: Option<SourceLine>,
+    /// A one-line human description, e.g. "out-of-bounds global store of 4 bytes".
+    pub message: String,
+}
+
+/// The outcome of a launch that ran to completion.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchReport {
+    /// Device printf output, in order per launch (block order, then warp, then lane).
+    pub printf: String,
+    /// Non-fatal findings (races, inactive-lane shuffles).
+    pub reports: Vec<CheckReport>,
+    /// Warp-instructions executed.
+    pub warp_instructions: u64,
+}
+
+/// Errors of parsing and lowering PTX.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum ModuleError {
+    /// A syntax error, or an instruction/directive the simulator does not know.
+    #[error("PTX line {line}: {message}")]
+    Parse { line: usize, message: String },
+    #[error("PTX line {line}: unsupported instruction `{instruction}`")]
+    Unsupported { line: usize, instruction: String },
+}
+
+/// Errors of the device memory API.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum MemoryError {
+    #[error("out of simulated device memory ({requested} bytes requested)")]
+    OutOfMemory { requested: usize },
+    #[error("0x{ptr:x} is not the start of a live allocation")]
+    InvalidPointer { ptr: u64 },
+    #[error("access of {len} bytes at offset {offset} exceeds the {size}-byte allocation at 0x{ptr:x}")]
+    OutOfRange { ptr: u64, offset: usize, len: usize, size: usize },
+}
+
+/// Errors of a launch.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+pub enum LaunchError {
+    #[error("no kernel named `{0}` in this module")]
+    UnknownKernel(String),
+    /// Wrong number of parameters, or a parameter of the wrong size.
+    #[error("bad parameters: {0}")]
+    BadParams(String),
+    /// Block over 1024 threads, a zero dimension, grid over the limits, shared memory over 48 KiB
+    /// static + dynamic (or 228 KiB with opt-in), …
+    #[error("bad launch configuration: {0}")]
+    BadConfig(String),
+    /// The kernel faulted (or was cancelled / ran out of budget). Memory stores that would have
+    /// faulted were not performed; earlier stores of the launch remain, as on a GPU.
+    #[error("{}", .report.message)]
+    Fault {
+        report: Box<CheckReport>,
+        /// printf output produced before the fault.
+        printf: String,
+    },
+}
+
+/// A simulated device: global memory (with red zones and a record of freed blocks) and a worker
+/// pool. Cheap to share: methods take `&self` and it is `Send + Sync`.
+pub struct Device {
+    // engine state
+}
+
+/// A loaded PTX module: its kernels, device functions, globals and constants, pre-decoded.
+pub struct Module {
+    // engine state
+}
+
+impl Device {
+    pub fn new() -> Self {
+        todo!("engine")
+    }
+    /// Allocate `bytes` of zero-filled global memory (256-byte aligned, with red zones around it).
+    pub fn alloc(&self, bytes: usize) -> Result<DevicePtr, MemoryError> {
+        let _ = bytes;
+        todo!("engine")
+    }
+    pub fn free(&self, ptr: DevicePtr) -> Result<(), MemoryError> {
+        let _ = ptr;
+        todo!("engine")
+    }
+    /// Host → device: write `data` at `ptr + offset`.
+    pub fn write(&self, ptr: DevicePtr, offset: usize, data: &[u8]) -> Result<(), MemoryError> {
+        let _ = (ptr, offset, data);
+        todo!("engine")
+    }
+    /// Device → host: fill `out` from `ptr + offset`.
+    pub fn read(&self, ptr: DevicePtr, offset: usize, out: &mut [u8]) -> Result<(), MemoryError> {
+        let _ = (ptr, offset, out);
+        todo!("engine")
+    }
+    /// Device → device copy of `bytes` bytes from the start of `src` to the start of `dst`.
+    pub fn copy(&self, dst: DevicePtr, src: DevicePtr, bytes: usize) -> Result<(), MemoryError> {
+        let _ = (dst, src, bytes);
+        todo!("engine")
+    }
+    /// Size of the live allocation that starts at `ptr`.
+    pub fn allocation_size(&self, ptr: DevicePtr) -> Option<usize> {
+        let _ = ptr;
+        todo!("engine")
+    }
+    /// Parse and lower a PTX module. Module-scope `.global`/`.const` variables are allocated in
+    /// this device's memory.
+    pub fn load_module(&self, ptx: &str) -> Result<Module, ModuleError> {
+        let _ = ptx;
+        todo!("engine")
+    }
+    /// Run `kernel` of `module`. `params` holds one little-endian byte slice per `.param`, in
+    /// order, each exactly the parameter's size (like `cuLaunchKernel`'s `kernelParams`).
+    /// Blocks run in parallel on `config.threads` workers; the call returns when all have
+    /// finished.
+    pub fn launch(
+        &self,
+        module: &Module,
+        kernel: &str,
+        config: &LaunchConfig,
+        params: &[&[u8]],
+    ) -> Result<LaunchReport, LaunchError> {
+        let _ = (module, kernel, config, params);
+        todo!("engine")
+    }
+}
+
+impl Default for Device {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Module {
+    /// Every `.entry` of the module, in order of appearance.
+    pub fn kernels(&self) -> &[KernelInfo] {
+        todo!("engine")
+    }
+    pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
+        self.kernels().iter().find(|k| k.name == name)
+    }
+    /// The PTX `.target` (e.g. `sm_80`) and `.version` (e.g. `8.5`) of the module.
+    pub fn target(&self) -> (&str, &str) {
+        todo!("engine")
+    }
+}
