@@ -1,1 +1,340 @@
+//! `nb`: the API that Rust cells of the nbcuda Jupyter kernel use to reach its named device
+//! arrays, launch CUDA kernels and show results.
+//!
+//! ```ignore
+//! nb::put("x", &vec![1.0f32; 1024])?;
+//! nb::exec("%launch scale[auto](x, 2.0, len(x))")?;
+//! let x: nb::Array<f32> = nb::get("x")?;
+//! ```
+//!
+//! The arrays live in the Jupyter kernel process, not here: every call connects to the kernel's
+//! Unix socket (path in `NBCUDA_SOCKET`), sends one request and reads one reply. This crate keeps
+//! no state in statics, because evcxr copies statics into every cell.
 
+pub mod wire;
+
+use serde_json::{json, Value};
+use std::fmt;
+use std::os::unix::net::UnixStream;
+
+/// The environment variable holding the kernel's socket path.
+pub const SOCKET_ENV: &str = "NBCUDA_SOCKET";
+
+/// An error from the kernel (same `ename`s as the magic lines: `ArgumentError`, `LaunchError`,
+/// `MemoryError`, `DeviceFault`, `CompileError`, `SyntaxError`, …) or from the connection
+/// (`NotConnected`, `ProtocolError`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub ename: String,
+    pub message: String,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.ename, self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+fn err(ename: &str, message: impl Into<String>) -> Error {
+    Error {
+        ename: ename.to_string(),
+        message: message.into(),
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Element types that arrays can hold, with their dtype names.
+pub trait Element: Copy + Default + fmt::Debug + 'static {
+    const DTYPE: &'static str;
+    fn to_le_bytes_vec(data: &[Self]) -> Vec<u8>;
+    fn from_le_bytes_vec(bytes: &[u8]) -> Vec<Self>;
+}
+
+macro_rules! element {
+    ($t:ty, $name:expr) => {
+        impl Element for $t {
+            const DTYPE: &'static str = $name;
+            fn to_le_bytes_vec(data: &[Self]) -> Vec<u8> {
+                let mut out = Vec::with_capacity(data.len() * std::mem::size_of::<$t>());
+                for v in data {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+                out
+            }
+            fn from_le_bytes_vec(bytes: &[u8]) -> Vec<Self> {
+                bytes
+                    .chunks_exact(std::mem::size_of::<$t>())
+                    .map(|c| {
+                        let mut a = [0u8; std::mem::size_of::<$t>()];
+                        a.copy_from_slice(c);
+                        <$t>::from_le_bytes(a)
+                    })
+                    .collect()
+            }
+        }
+    };
+}
+element!(f32, "f32");
+element!(f64, "f64");
+element!(i8, "i8");
+element!(i16, "i16");
+element!(i32, "i32");
+element!(i64, "i64");
+element!(u8, "u8");
+element!(u16, "u16");
+element!(u32, "u32");
+element!(u64, "u64");
+
+/// A copy of a device array on the host: row-major data and its shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Array<T: Element> {
+    pub data: Vec<T>,
+    pub shape: Vec<usize>,
+}
+
+impl<T: Element> Array<T> {
+    /// Make an array; the shape's product must equal the data's length.
+    pub fn new(data: Vec<T>, shape: Vec<usize>) -> Result<Array<T>> {
+        check_shape(data.len(), &shape)?;
+        Ok(Array { data, shape })
+    }
+    pub fn dtype(&self) -> &'static str {
+        T::DTYPE
+    }
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// A dynamic-dimensional ndarray view-copy of this array.
+    #[cfg(feature = "ndarray")]
+    pub fn to_ndarray(&self) -> ndarray::ArrayD<T> {
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&self.shape), self.data.clone())
+            .unwrap_or_else(|_| ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[self.data.len()]), self.data.clone()).unwrap_or_default())
+    }
+
+    /// Copy an ndarray (any layout) into a row-major `Array`.
+    #[cfg(feature = "ndarray")]
+    pub fn from_ndarray<S, D>(a: &ndarray::ArrayBase<S, D>) -> Array<T>
+    where
+        S: ndarray::Data<Elem = T>,
+        D: ndarray::Dimension,
+    {
+        Array {
+            data: a.iter().copied().collect(),
+            shape: a.shape().to_vec(),
+        }
+    }
+
+    /// How evcxr shows an `Array` as a cell's value.
+    pub fn evcxr_display(&self) {
+        let head: Vec<String> = self.data.iter().take(10).map(|v| format!("{v:?}")).collect();
+        let more = if self.data.len() > 10 { ", …" } else { "" };
+        println!(
+            "EVCXR_BEGIN_CONTENT text/plain\nArray<{}> shape {:?}: [{}{}]\nEVCXR_END_CONTENT",
+            T::DTYPE,
+            self.shape,
+            head.join(", "),
+            more
+        );
+    }
+}
+
+#[cfg(feature = "ndarray")]
+impl<T: Element> From<Array<T>> for ndarray::ArrayD<T> {
+    fn from(a: Array<T>) -> Self {
+        a.to_ndarray()
+    }
+}
+
+/// A row of [`list`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArrayInfo {
+    pub name: String,
+    pub dtype: String,
+    pub shape: Vec<usize>,
+}
+
+fn check_shape(len: usize, shape: &[usize]) -> Result<()> {
+    if shape.is_empty() {
+        return Err(err("ArgumentError", "a shape needs at least one dimension"));
+    }
+    let product = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    match product {
+        Some(p) if p == len => Ok(()),
+        Some(p) => Err(err(
+            "ArgumentError",
+            format!("shape {shape:?} holds {p} elements but the data has {len}"),
+        )),
+        None => Err(err("ArgumentError", format!("shape {shape:?} is too large"))),
+    }
+}
+
+/// Send one request and read its reply; a reply with `"ok": false` becomes an [`Error`].
+fn request(header: Value, payload: &[u8]) -> Result<(Value, Vec<u8>)> {
+    let path = std::env::var(SOCKET_ENV).map_err(|_| {
+        err(
+            "NotConnected",
+            format!("nb works inside the nbcuda Jupyter kernel ({SOCKET_ENV} is not set)"),
+        )
+    })?;
+    let mut stream = UnixStream::connect(&path).map_err(|e| {
+        err(
+            "NotConnected",
+            format!("cannot reach the nbcuda Jupyter kernel at {path}: {e}"),
+        )
+    })?;
+    wire::write_frame(&mut stream, &header, payload)
+        .map_err(|e| err("ProtocolError", format!("sending the request failed: {e}")))?;
+    let (reply, data) = wire::read_frame(&mut stream)
+        .map_err(|e| err("ProtocolError", format!("reading the reply failed: {e}")))?;
+    if reply.get("ok").and_then(Value::as_bool) == Some(true) {
+        Ok((reply, data))
+    } else {
+        Err(Error {
+            ename: reply
+                .get("ename")
+                .and_then(Value::as_str)
+                .unwrap_or("Error")
+                .to_string(),
+            message: reply
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("the kernel gave no message")
+                .to_string(),
+        })
+    }
+}
+
+/// Create (or replace) the 1-D device array `name` from `data`.
+pub fn put<T: Element>(name: &str, data: &[T]) -> Result<()> {
+    put_shaped(name, data, &[data.len()])
+}
+
+/// Create (or replace) the device array `name` with `shape` (row-major) from `data`.
+pub fn put_shaped<T: Element>(name: &str, data: &[T], shape: &[usize]) -> Result<()> {
+    check_shape(data.len(), shape)?;
+    request(
+        json!({"op": "put", "name": name, "dtype": T::DTYPE, "shape": shape}),
+        &T::to_le_bytes_vec(data),
+    )
+    .map(|_| ())
+}
+
+/// Create (or replace) the device array `name` from an ndarray of any dimension.
+#[cfg(feature = "ndarray")]
+pub fn put_ndarray<T, S, D>(name: &str, a: &ndarray::ArrayBase<S, D>) -> Result<()>
+where
+    T: Element,
+    S: ndarray::Data<Elem = T>,
+    D: ndarray::Dimension,
+{
+    let arr = Array::from_ndarray(a);
+    put_shaped(name, &arr.data, &arr.shape)
+}
+
+/// Copy the device array `name` to the host. Its dtype must be `T`'s.
+pub fn get<T: Element>(name: &str) -> Result<Array<T>> {
+    let (reply, data) = request(json!({"op": "get", "name": name}), &[])?;
+    let dtype = reply.get("dtype").and_then(Value::as_str).unwrap_or("");
+    if dtype != T::DTYPE {
+        return Err(err(
+            "ArgumentError",
+            format!(
+                "array '{name}' holds {dtype}, not {}: use nb::get::<{dtype}>(\"{name}\")",
+                T::DTYPE
+            ),
+        ));
+    }
+    let shape: Vec<usize> = reply
+        .get("shape")
+        .and_then(Value::as_array)
+        .map(|s| s.iter().filter_map(Value::as_u64).map(|d| d as usize).collect())
+        .unwrap_or_default();
+    let data = T::from_le_bytes_vec(&data);
+    check_shape(data.len(), &shape).map_err(|e| err("ProtocolError", e.message))?;
+    Ok(Array { data, shape })
+}
+
+/// Run any magic line (e.g. `%launch add[auto](x, y, out, len(x))`); its output appears in the
+/// cell. Returns the line's text result, if any.
+pub fn exec(line: &str) -> Result<Option<String>> {
+    let (reply, _) = request(json!({"op": "exec", "line": line}), &[])?;
+    Ok(reply.get("result").and_then(Value::as_str).map(str::to_string))
+}
+
+/// Free device arrays.
+pub fn free(name: &str) -> Result<()> {
+    request(json!({"op": "free", "name": name}), &[]).map(|_| ())
+}
+
+/// The device arrays, sorted by name.
+pub fn list() -> Result<Vec<ArrayInfo>> {
+    let (reply, _) = request(json!({"op": "list"}), &[])?;
+    Ok(reply
+        .get("arrays")
+        .and_then(Value::as_array)
+        .map(|rows| {
+            rows.iter()
+                .map(|r| ArrayInfo {
+                    name: r.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
+                    dtype: r.get("dtype").and_then(Value::as_str).unwrap_or("").to_string(),
+                    shape: r
+                        .get("shape")
+                        .and_then(Value::as_array)
+                        .map(|s| s.iter().filter_map(Value::as_u64).map(|d| d as usize).collect())
+                        .unwrap_or_default(),
+                })
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// Show arrays in the cell, like `%show` (image, plot).
+pub fn show(names: &str) -> Result<()> {
+    exec(&format!("%show {names}")).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_round_trip_for_every_element() {
+        assert_eq!(f32::from_le_bytes_vec(&f32::to_le_bytes_vec(&[1.5, -2.0])), vec![1.5, -2.0]);
+        assert_eq!(i64::from_le_bytes_vec(&i64::to_le_bytes_vec(&[i64::MIN, 7])), vec![i64::MIN, 7]);
+        assert_eq!(u8::DTYPE, "u8");
+    }
+
+    #[test]
+    fn shapes_are_checked() {
+        assert!(Array::new(vec![1.0f32; 6], vec![2, 3]).is_ok());
+        let e = Array::new(vec![1.0f32; 5], vec![2, 3]).unwrap_err();
+        assert_eq!(e.ename, "ArgumentError");
+        assert!(check_shape(1, &[]).is_err());
+        assert!(check_shape(1, &[usize::MAX, 2]).is_err());
+    }
+
+    #[test]
+    fn without_the_kernel_calls_fail_clearly() {
+        std::env::remove_var(SOCKET_ENV);
+        let e = put("x", &[1.0f32]).unwrap_err();
+        assert_eq!(e.ename, "NotConnected");
+    }
+
+    #[cfg(feature = "ndarray")]
+    #[test]
+    fn ndarray_conversions() {
+        let a = ndarray::arr2(&[[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+        let b = Array::from_ndarray(&a.t());
+        assert_eq!(b.shape, vec![3, 2]);
+        assert_eq!(b.data, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        let c = b.to_ndarray();
+        assert_eq!(c[[2, 1]], 6.0);
+    }
+}
