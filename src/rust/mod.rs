@@ -1,1 +1,278 @@
-//! (module under construction)
+//! Rust cells through evcxr: the bridge between the interpreter (`kernel`) and evcxr's
+//! `CommandContext`.
+//!
+//! [`RustEngine::start`] returns at once and starts evcxr on a background worker thread (that
+//! takes seconds); cells, completions and inspections are jobs for that thread. The output of
+//! evcxr's child process is streamed to the running cell's [`OutputSink`] line by line; the
+//! content evcxr collects (the value of the final expression, `evcxr_display` output, colon
+//! command output) comes back as a MIME bundle.
+//!
+//! What this module must not do: write to the real stdout of the Jupyter kernel process (evcxr's
+//! child uses its own stdout as a control channel, and the binary must call
+//! `evcxr::runtime_hook()` first thing in `main`), block a caller of `complete` for long, or
+//! panic on anything a cell contains. It knows nothing of Jupyter messages.
+
+mod complete;
+mod engine;
+mod text;
+
+pub use complete::is_complete;
+pub use engine::InputFn;
+
+use crate::output::{CellOutput, MimeBundle, OutputSink};
+use engine::{lock, Job, Shared, Status};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long `complete` waits for rust-analyzer.
+const COMPLETE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long `inspect` waits for rust-analyzer.
+const INSPECT_TIMEOUT: Duration = Duration::from_secs(4);
+/// After an interrupt, how long `execute` waits for the worker before it gives up on the cell
+/// (the cell was compiling, or evcxr was still starting).
+const ABANDON_AFTER: Duration = Duration::from_millis(1500);
+
+/// Completions for a Rust cell; offsets are byte offsets into the cell's code.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RustCompletions {
+    pub matches: Vec<String>,
+    pub cursor_start: usize,
+    pub cursor_end: usize,
+}
+
+impl RustCompletions {
+    fn empty(cursor: usize) -> RustCompletions {
+        RustCompletions {
+            matches: Vec::new(),
+            cursor_start: cursor,
+            cursor_end: cursor,
+        }
+    }
+}
+
+/// Why a Rust cell failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RustCellError {
+    /// Rust compile errors: the rendered diagnostics (source lines of the cell, carets, labels,
+    /// notes, help), plain text.
+    #[error("{message}")]
+    Compile { message: String },
+    /// A panic in the cell: the panic message.
+    #[error("{message}")]
+    Panic { message: String },
+    /// Interrupted by the user.
+    #[error("interrupted")]
+    Interrupted,
+    /// evcxr's child process died (abort, segfault); evcxr has restarted it.
+    #[error("{message}")]
+    ChildDied { message: String },
+    /// evcxr could not start (no cargo/rustc, ...): how to fix it.
+    #[error("{message}")]
+    Unavailable { message: String },
+    /// Any other evcxr error.
+    #[error("{message}")]
+    Other { message: String },
+}
+
+impl RustCellError {
+    /// The Jupyter `ename` of the error.
+    pub fn ename(&self) -> &'static str {
+        match self {
+            RustCellError::Compile { .. } => "CompileError",
+            RustCellError::Panic { .. } => "Panic",
+            RustCellError::Interrupted => "Interrupted",
+            RustCellError::ChildDied { .. } => "ChildProcessDied",
+            RustCellError::Unavailable { .. } => "RustUnavailable",
+            RustCellError::Other { .. } => "RustError",
+        }
+    }
+}
+
+/// The evcxr context of one Jupyter kernel. `Send + Sync`; every method may be called from any
+/// thread.
+pub struct RustEngine {
+    shared: Arc<Shared>,
+    jobs: Mutex<mpsc::Sender<Job>>,
+}
+
+/// Interrupts the running Rust cell from another thread.
+#[derive(Clone)]
+pub struct RustInterrupt {
+    shared: Arc<Shared>,
+}
+
+impl RustInterrupt {
+    /// Stops the running cell: evcxr's child process is killed and restarted (variables are
+    /// lost, as in evcxr_jupyter). Does nothing when no cell runs. Never blocks for long.
+    pub fn interrupt(&self) {
+        self.shared.interrupt();
+    }
+}
+
+impl RustEngine {
+    /// Returns at once; starts evcxr's `CommandContext` on a background thread (it takes
+    /// seconds). `env` is added to the environment of evcxr's child process. `prelude` is Rust
+    /// code (`:dep` lines, `use` lines) evaluated once right after start, before any user cell;
+    /// its colon commands go first.
+    pub fn start(env: Vec<(String, String)>, prelude: Vec<String>) -> RustEngine {
+        let shared = Arc::new(Shared::new());
+        let (jobs, receiver) = mpsc::channel();
+        let worker_shared = shared.clone();
+        let spawned = std::thread::Builder::new()
+            .name("nbcuda-evcxr".to_owned())
+            .spawn(move || engine::worker_main(env, prelude, worker_shared, receiver));
+        if let Err(error) = spawned {
+            *lock(&shared.status) =
+                Status::Failed(format!("cannot start the evcxr thread: {error}"));
+        }
+        RustEngine {
+            shared,
+            jobs: Mutex::new(jobs),
+        }
+    }
+
+    /// Whether evcxr has started (and the prelude ran).
+    pub fn is_ready(&self) -> bool {
+        *lock(&self.shared.status) == Status::Ready
+    }
+
+    /// Why evcxr could not start, once that is known.
+    pub fn startup_error(&self) -> Option<String> {
+        match &*lock(&self.shared.status) {
+            Status::Failed(message) => Some(message.clone()),
+            _ => None,
+        }
+    }
+
+    /// Evaluates one Rust cell (evcxr colon commands such as `:dep`, `:vars`, `:help` included).
+    /// Waits for the background start if needed. stdout/stderr are streamed through `out` while
+    /// the cell runs; the content evcxr collects (final expression as `text/plain`,
+    /// `evcxr_display` MIME output, command output) is returned as a MIME bundle.
+    pub fn execute(
+        &self,
+        code: &str,
+        out: &OutputSink,
+    ) -> Result<Option<MimeBundle>, RustCellError> {
+        self.execute_with_input(code, out, None)
+    }
+
+    /// [`RustEngine::execute`], with `input` answering the cell's requests for input
+    /// (`evcxr_input::get_string` / `get_password`); without it they read an empty string.
+    pub fn execute_with_input(
+        &self,
+        code: &str,
+        out: &OutputSink,
+        input: Option<InputFn>,
+    ) -> Result<Option<MimeBundle>, RustCellError> {
+        if let Some(message) = self.startup_error() {
+            return Err(RustCellError::Unavailable { message });
+        }
+        let epoch = self.shared.interrupt_epoch.load(Ordering::SeqCst);
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let started = Arc::new(AtomicBool::new(false));
+        let (reply, result) = mpsc::sync_channel(1);
+        let job = Job::Execute {
+            code: code.to_owned(),
+            sink: out.clone(),
+            input,
+            cancelled: cancelled.clone(),
+            started: started.clone(),
+            reply,
+        };
+        if lock(&self.jobs).send(job).is_err() {
+            return Err(self.worker_gone());
+        }
+        let mut interrupted_at: Option<Instant> = None;
+        loop {
+            match result.recv_timeout(Duration::from_millis(50)) {
+                Ok(outcome) => return outcome,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(self.worker_gone()),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            if interrupted_at.is_none()
+                && self.shared.interrupt_epoch.load(Ordering::SeqCst) != epoch
+            {
+                interrupted_at = Some(Instant::now());
+            }
+            if interrupted_at.is_some_and(|at| at.elapsed() >= ABANDON_AFTER) {
+                cancelled.store(true, Ordering::SeqCst);
+                let note = if started.load(Ordering::SeqCst) {
+                    "Interrupted. The Rust compilation in progress finishes in the background; \
+                     the next cell waits for it."
+                } else {
+                    "Interrupted before the cell started (evcxr was busy or still starting)."
+                };
+                out(CellOutput::Stderr(format!("{note}\n")));
+                return Err(RustCellError::Interrupted);
+            }
+        }
+    }
+
+    fn worker_gone(&self) -> RustCellError {
+        match self.startup_error() {
+            Some(message) => RustCellError::Unavailable { message },
+            None => RustCellError::Other {
+                message: "the evcxr worker thread stopped (see the Jupyter kernel's log)"
+                    .to_owned(),
+            },
+        }
+    }
+
+    /// Completions at byte offset `cursor` of `code` (rust-analyzer through evcxr; `:` commands
+    /// at the start of a cell). Waits at most ~2 s; empty while evcxr starts or a cell runs.
+    pub fn complete(&self, code: &str, cursor: usize) -> RustCompletions {
+        if !self.is_ready() || self.shared.busy.load(Ordering::SeqCst) {
+            return RustCompletions::empty(cursor);
+        }
+        let (reply, result) = mpsc::sync_channel(1);
+        let job = Job::Complete {
+            code: code.to_owned(),
+            cursor,
+            reply,
+        };
+        if lock(&self.jobs).send(job).is_err() {
+            return RustCompletions::empty(cursor);
+        }
+        result
+            .recv_timeout(COMPLETE_TIMEOUT)
+            .unwrap_or_else(|_| RustCompletions::empty(cursor))
+    }
+
+    /// Documentation or type of the identifier at byte offset `cursor` as plain text: a
+    /// rust-analyzer hover through evcxr, else `name: type` of a variable from an earlier cell.
+    pub fn inspect(&self, code: &str, cursor: usize) -> Option<String> {
+        let name = text::identifier_at(code, cursor).map(|range| code[range].to_owned())?;
+        let fallback = || engine::variable_type(&self.shared, &name);
+        if !self.is_ready() || self.shared.busy.load(Ordering::SeqCst) {
+            return fallback();
+        }
+        let (reply, result) = mpsc::sync_channel(1);
+        let job = Job::Inspect {
+            code: code.to_owned(),
+            cursor,
+            reply,
+        };
+        if lock(&self.jobs).send(job).is_err() {
+            return fallback();
+        }
+        result
+            .recv_timeout(INSPECT_TIMEOUT)
+            .unwrap_or_else(|_| fallback())
+    }
+
+    /// Variables defined by earlier cells and their types, sorted by name.
+    pub fn variables(&self) -> Vec<(String, String)> {
+        lock(&self.shared.variables).clone()
+    }
+
+    /// A handle that interrupts the running cell from another thread.
+    pub fn interrupt_handle(&self) -> RustInterrupt {
+        RustInterrupt {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
