@@ -1,1 +1,305 @@
-//! (module under construction)
+//! The device state of the Jupyter kernel process: named device arrays, compiled CUDA modules and
+//! their kernels (with C signatures), launches with argument checking and parameter packing, all
+//! behind one [`backend::Backend`] trait (ptxsim now in `sim.rs`; the cudarc GPU backend is
+//! issue 5).
+//!
+//! This module must not parse magic lines, evaluate expressions or format Jupyter messages: the
+//! `magics` layer does that and talks to [`DeviceState`] only through the API below (the contract
+//! in `/tmp/gpu_api.md`). It must not panic on anything a user controls.
+
+pub mod dtype;
+
+pub use dtype::Dtype;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// A 3-D extent: grid in blocks or block in threads.
+pub type Dim3 = (u32, u32, u32);
+
+/// An error for the user, shown as a Jupyter `error` reply with `ename`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct GpuError {
+    /// `"ArgumentError" | "LaunchError" | "MemoryError" | "DeviceFault" | "CompileError"`.
+    pub ename: &'static str,
+    pub message: String,
+}
+
+impl GpuError {
+    pub fn new(ename: &'static str, message: impl Into<String>) -> GpuError {
+        GpuError {
+            ename,
+            message: message.into(),
+        }
+    }
+    pub fn argument(message: impl Into<String>) -> GpuError {
+        GpuError::new("ArgumentError", message)
+    }
+    pub fn launch(message: impl Into<String>) -> GpuError {
+        GpuError::new("LaunchError", message)
+    }
+    pub fn memory(message: impl Into<String>) -> GpuError {
+        GpuError::new("MemoryError", message)
+    }
+    pub fn fault(message: impl Into<String>) -> GpuError {
+        GpuError::new("DeviceFault", message)
+    }
+    pub fn compile(message: impl Into<String>) -> GpuError {
+        GpuError::new("CompileError", message)
+    }
+}
+
+/// A named device array, as `%arrays` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayInfo {
+    pub name: String,
+    pub dtype: Dtype,
+    pub shape: Vec<usize>,
+    pub bytes: usize,
+    /// `"ptxsim"` or `"cuda"`.
+    pub backend: &'static str,
+    /// The CUDA kernel that last wrote it (passed it as a non-const pointer), if any.
+    pub last_writer: Option<String>,
+}
+
+/// Launch limits of the active device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceLimits {
+    pub max_threads_per_block: u32,
+    pub max_block: Dim3,
+    pub max_grid: Dim3,
+    pub max_shared_per_block: u32,
+    pub warp_size: u32,
+}
+
+impl DeviceLimits {
+    /// The limits of an sm_80 GPU, which ptxsim imitates.
+    pub fn sm80() -> DeviceLimits {
+        DeviceLimits {
+            max_threads_per_block: 1024,
+            max_block: (1024, 1024, 64),
+            max_grid: (i32::MAX as u32, 65535, 65535),
+            max_shared_per_block: 48 * 1024,
+            warp_size: 32,
+        }
+    }
+}
+
+/// What `%device` shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceDescription {
+    /// `"ptxsim"` or `"cuda"`.
+    pub backend: &'static str,
+    pub name: String,
+    /// Property, value rows for `%device`.
+    pub rows: Vec<(String, String)>,
+    pub limits: DeviceLimits,
+    pub peak_bandwidth_gbs: Option<f64>,
+}
+
+/// One launch argument, already evaluated by the magics layer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LaunchArg {
+    /// A named device array, passed as a device pointer.
+    Array(String),
+    Int(i64),
+    Float(f64),
+}
+
+/// One `%launch`.
+#[derive(Debug, Clone)]
+pub struct LaunchRequest {
+    /// The user's name of the CUDA kernel, e.g. `"add"` or `"scale<float>"`.
+    pub kernel: String,
+    pub grid: Dim3,
+    pub block: Dim3,
+    /// Bytes of dynamic shared memory.
+    pub shared_bytes: u32,
+    pub stream: Option<String>,
+    pub args: Vec<LaunchArg>,
+    /// `--check`: run on the simulator under the checker, whatever the backend.
+    pub check: bool,
+    /// The Jupyter interrupt button.
+    pub cancel: Arc<AtomicBool>,
+}
+
+/// The result of a launch that completed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LaunchOutcome {
+    /// Device printf output, in order.
+    pub printf: String,
+    /// Non-fatal checker findings, rendered one per entry.
+    pub reports: Vec<String>,
+    pub elapsed_ms: f64,
+    /// Arrays passed as non-const pointers.
+    pub written: Vec<String>,
+}
+
+/// The one-line summary of a compiled CUDA kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelSummary {
+    pub name: String,
+    /// e.g. `"add(const float* a, const float* b, float* c, int n)"`.
+    pub signature: String,
+    /// Registers/shared/local/max threads on a GPU, or the simulator's counts.
+    pub resources: Option<String>,
+}
+
+/// The result of a `%%cuda` cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CudaCellResult {
+    pub kernels: Vec<KernelSummary>,
+    pub cache_hit: bool,
+    pub compile_ms: f64,
+    /// NVRTC warnings.
+    pub log: String,
+}
+
+/// Options of a `%%cuda` cell.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CudaOptions {
+    /// `--name M`: the module name; re-running a cell of the same name replaces its kernels.
+    pub name: Option<String>,
+    /// `-DNAME` / `-DNAME=V`.
+    pub defines: Vec<(String, Option<String>)>,
+    /// `--std=c++17` (the value after `=`, e.g. `"c++17"`).
+    pub std: Option<String>,
+    pub fast_math: bool,
+    /// `-G`.
+    pub device_debug: bool,
+    /// `--arch sm_XX`.
+    pub arch: Option<String>,
+}
+
+/// One parameter of a CUDA kernel's C signature.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelParam {
+    pub name: String,
+    /// As written (whitespace normalised), e.g. `"const float*"`.
+    pub c_type: String,
+    pub kind: ParamKind,
+}
+
+/// What a parameter accepts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamKind {
+    /// A pointer; `elem` is `None` for `void*` or a pointer to a struct.
+    Pointer {
+        elem: Option<Dtype>,
+        is_const: bool,
+    },
+    Scalar(Dtype),
+    /// Anything else (`float2`, a struct by value, a reference): cannot be passed from a magic.
+    Other,
+}
+
+/// What `%info` shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelInfoView {
+    pub name: String,
+    pub params: Vec<KernelParam>,
+    pub rows: Vec<(String, String)>,
+}
+
+/// The kernel process's device: arrays, modules, kernels.
+pub struct DeviceState {
+    _private: (),
+}
+
+impl Default for DeviceState {
+    fn default() -> Self {
+        DeviceState::new()
+    }
+}
+
+impl DeviceState {
+    /// GPU when detected (later issue), else ptxsim; never panics.
+    pub fn new() -> DeviceState {
+        todo!()
+    }
+    pub fn describe(&self) -> DeviceDescription {
+        todo!()
+    }
+    pub fn backend_name(&self) -> &'static str {
+        todo!()
+    }
+    /// Switches backends, moving arrays; returns a message for the user.
+    pub fn set_backend(&mut self, name: &str) -> Result<String, GpuError> {
+        let _ = name;
+        todo!()
+    }
+    /// Creates (or replaces) array `name` from row-major little-endian bytes.
+    pub fn create_array(
+        &mut self,
+        name: &str,
+        dtype: Dtype,
+        shape: Vec<usize>,
+        data: &[u8],
+    ) -> Result<(), GpuError> {
+        let _ = (name, dtype, shape, data);
+        todo!()
+    }
+    pub fn array(&self, name: &str) -> Option<ArrayInfo> {
+        let _ = name;
+        todo!()
+    }
+    /// Every array, sorted by name.
+    pub fn arrays(&self) -> Vec<ArrayInfo> {
+        todo!()
+    }
+    pub fn read_array(&self, name: &str) -> Result<Vec<u8>, GpuError> {
+        let _ = name;
+        todo!()
+    }
+    /// Overwrites the array's content (same byte length).
+    pub fn write_array(&mut self, name: &str, data: &[u8]) -> Result<(), GpuError> {
+        let _ = (name, data);
+        todo!()
+    }
+    pub fn free_array(&mut self, name: &str) -> Result<(), GpuError> {
+        let _ = name;
+        todo!()
+    }
+    pub fn swap_arrays(&mut self, a: &str, b: &str) -> Result<(), GpuError> {
+        let _ = (a, b);
+        todo!()
+    }
+    /// Compiles a `%%cuda` cell; `first_line` is the cell line of the first source line.
+    pub fn compile_cuda(
+        &mut self,
+        source: &str,
+        options: &CudaOptions,
+        first_line: usize,
+    ) -> Result<CudaCellResult, GpuError> {
+        let _ = (source, options, first_line);
+        todo!()
+    }
+    pub fn kernel_names(&self) -> Vec<String> {
+        todo!()
+    }
+    /// May instantiate a template on demand.
+    pub fn kernel_params(&mut self, name: &str) -> Result<Vec<KernelParam>, GpuError> {
+        let _ = name;
+        todo!()
+    }
+    pub fn launch(&mut self, request: &LaunchRequest) -> Result<LaunchOutcome, GpuError> {
+        let _ = request;
+        todo!()
+    }
+    pub fn synchronize(&mut self, stream: Option<&str>) -> Result<(), GpuError> {
+        let _ = stream;
+        todo!()
+    }
+    pub fn reset(&mut self) -> Result<String, GpuError> {
+        todo!()
+    }
+    pub fn ptx(&mut self, kernel: &str) -> Result<String, GpuError> {
+        let _ = kernel;
+        todo!()
+    }
+    pub fn info(&mut self, kernel: &str) -> Result<KernelInfoView, GpuError> {
+        let _ = kernel;
+        todo!()
+    }
+}
