@@ -1,3 +1,96 @@
-fn main() {
-    println!("nbcuda: under construction");
+//! The `nbcuda` binary: `nbcuda kernel` (the Jupyter kernel, started by Jupyter through the
+//! kernelspec), `nbcuda install` (writes that kernelspec) and `nbcuda doctor` (checks the set-up).
+//!
+//! evcxr re-runs this very binary as its child process for Rust cells, so `main` hands over to
+//! evcxr's runtime before anything else; nothing here may run before that hook.
+
+use clap::{Args, Parser, Subcommand};
+use nbcuda::cli::{doctor, install};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "nbcuda",
+    version,
+    about = "A Jupyter kernel for GPU-accelerated Rust notebooks (Rust cells, %%cuda cells, magics)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the Jupyter kernel (Jupyter starts this through the installed kernelspec).
+    Kernel {
+        /// The connection file Jupyter wrote (ports, key, transport).
+        #[arg(long = "connection-file", value_name = "FILE")]
+        connection_file: PathBuf,
+    },
+    /// Install the Jupyter kernelspec that starts this binary.
+    Install(InstallArgs),
+    /// Check the GPU driver, NVRTC, the Rust toolchain, Jupyter and the kernelspec.
+    Doctor {
+        /// Kernelspec name to look for.
+        #[arg(long, default_value = install::DEFAULT_NAME)]
+        name: String,
+    },
+}
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("location").args(["user", "sys_prefix", "prefix"])))]
+struct InstallArgs {
+    /// Install for the current user (~/.local/share/jupyter/kernels); the default.
+    #[arg(long)]
+    user: bool,
+    /// Install into the active Python environment ($VIRTUAL_ENV, else python3's sys.prefix).
+    #[arg(long = "sys-prefix")]
+    sys_prefix: bool,
+    /// Install under PREFIX/share/jupyter/kernels.
+    #[arg(long, value_name = "PREFIX")]
+    prefix: Option<PathBuf>,
+    /// Kernelspec name.
+    #[arg(long, default_value = install::DEFAULT_NAME)]
+    name: String,
+    /// Name shown in Jupyter's launcher.
+    #[arg(long = "display-name", default_value = install::DEFAULT_DISPLAY_NAME)]
+    display_name: String,
+}
+
+impl InstallArgs {
+    fn options(self) -> install::InstallOptions {
+        let location = match (self.sys_prefix, self.prefix) {
+            (_, Some(prefix)) => install::Location::Prefix(prefix),
+            (true, None) => install::Location::SysPrefix,
+            (false, None) => install::Location::User,
+        };
+        install::InstallOptions {
+            location,
+            name: self.name,
+            display_name: self.display_name,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    // Must come first: when evcxr starts this binary as its child, this never returns.
+    evcxr::runtime_hook();
+
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Kernel { connection_file } => nbcuda::kernel::run(&connection_file),
+        Command::Install(args) => install::run(&args.options()),
+        Command::Doctor { name } => {
+            doctor::run(&name);
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nbcuda: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }
