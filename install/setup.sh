@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Sets up nbcuda in this checkout. Idempotent and quick when everything is already in place.
+#
+#   1. cargo build --release                      → target/release/nbcuda
+#   2. .venv with install/requirements.txt         (NVRTC + CUDA headers wheels, JupyterLab, test tools)
+#   3. nbcuda install --sys-prefix into .venv      (the .venv's Jupyter finds the "nbcuda" kernel)
+#   4. nbcuda doctor                               (one OK/FIX line per thing)
+#
+# Then: .venv/bin/jupyter lab
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+VENV="$ROOT/.venv"
+REQ="$ROOT/install/requirements.txt"
+STAMP="$VENV/.nbcuda-requirements.sha256"
+
+say() { printf '==> %s\n' "$*"; }
+die() { printf 'setup.sh: %s\n' "$*" >&2; exit 1; }
+
+# 1. The binary --------------------------------------------------------------------------------
+command -v cargo >/dev/null || die "cargo not found: install Rust with rustup (https://rustup.rs)"
+say "cargo build --release"
+cargo build --release
+BIN="$ROOT/target/release/nbcuda"
+[ -x "$BIN" ] || die "cargo build did not produce $BIN"
+
+# 2. The Python environment --------------------------------------------------------------------
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys' 2>/dev/null; then
+    command -v python3 >/dev/null || die "python3 not found: install Python 3.9+ (with its venv module)"
+    say "python3 -m venv .venv"
+    rm -rf "$VENV"
+    python3 -m venv "$VENV" || die "python3 -m venv failed (on Debian/Ubuntu: apt-get install python3-venv)"
+fi
+want="$( (cat "$REQ"; "$VENV/bin/python" -c 'import sys; print(sys.version)') | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$STAMP" 2>/dev/null || true)" = "$want" ]; then
+    say ".venv is up to date with install/requirements.txt"
+else
+    say "pip install -r install/requirements.txt into .venv"
+    "$VENV/bin/python" -m pip install --disable-pip-version-check -q --upgrade pip
+    "$VENV/bin/python" -m pip install --disable-pip-version-check -q -r "$REQ"
+    echo "$want" > "$STAMP"
+fi
+
+# 3. The kernelspec, where the .venv's Jupyter looks first ---------------------------------------
+say "nbcuda install --sys-prefix (VIRTUAL_ENV=.venv)"
+VIRTUAL_ENV="$VENV" "$BIN" install --sys-prefix
+
+# 4. Check -------------------------------------------------------------------------------------
+say "nbcuda doctor"
+VIRTUAL_ENV="$VENV" "$BIN" doctor
+
+say "done: start JupyterLab with  .venv/bin/jupyter lab  (pick the \"Rust + CUDA (nbcuda)\" kernel)"

@@ -1,0 +1,132 @@
+"""jupyter_kernel_test's conformance suite with every attribute it offers filled in for Rust.
+
+Nothing here may be skipped for lack of support: `test_every_attribute_is_filled_in` fails if a
+new jupyter_kernel_test adds an attribute this class leaves empty.
+"""
+
+from __future__ import annotations
+
+import inspect
+import unittest
+
+import jupyter_kernel_test
+from jupyter_client.manager import start_new_kernel
+
+from nbkernel import CELL_TIMEOUT, KERNEL_NAME, STARTUP_TIMEOUT, check_kernelspec, flush, warm_up
+
+HTML = "<b>nbcuda</b> <i>display</i>"
+
+
+class NbcudaKernelTests(jupyter_kernel_test.KernelTests):
+    kernel_name = KERNEL_NAME
+    language_name = "rust"
+    file_extension = ".rs"
+
+    code_hello_world = 'println!("hello, world");'
+    code_stderr = 'eprintln!("oops");'
+
+    # A variable defined by an earlier cell (setUpClass) completes from its prefix; a magic
+    # completes from `%`.
+    completion_samples = [
+        {"text": "abcde_nbcuda", "matches": {"abcde_nbcuda_value"}},
+        {"text": "%lsma", "matches": {"%lsmagic"}},
+    ]
+    complete_code_samples = [
+        "let x = 1;",
+        "fn f() {}",
+        'println!("a {}", 1);',
+        "struct P { x: i32 }",
+        "%lsmagic",
+        "6*7",
+    ]
+    incomplete_code_samples = [
+        "fn f() {",
+        "let v = vec![1, 2,",
+        'let s = "abc',
+        "/* a comment",
+        "%%cuda",
+    ]
+    invalid_code_samples = ["}", "let x = (1, 2];"]
+
+    # A page payload (source "page"): IPython's `%magic?` help, rendered by Jupyter's pager.
+    code_page_something = "%launch?"
+
+    # A compile error produces exactly one output message: the error.
+    code_generate_error = "let _x: i32 = no_such_name_nbcuda;"
+
+    code_execute_result = [
+        {"code": "6*7", "result": "42"},
+        {"code": 'format!("{}-{}", 1, 2)', "result": '"1-2"'},
+    ]
+
+    # evcxr's rich-output protocol: a Rust cell prints the marked block, Jupyter gets display_data.
+    code_display_data = [
+        {
+            "code": f'println!("EVCXR_BEGIN_CONTENT text/html\\n{HTML}\\nEVCXR_END_CONTENT");',
+            "mime": "text/html",
+        }
+    ]
+
+    code_history_pattern = "6*7"
+    supported_history_operations = ("tail", "range", "search")
+
+    code_inspect_sample = "String::new"
+
+    code_clear_output = "%clear_output"
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        check_kernelspec()
+        cls.km, cls.kc = start_new_kernel(kernel_name=cls.kernel_name, startup_timeout=STARTUP_TIMEOUT)
+        # evcxr's first cell is slow; the suite's own calls use a 15 s timeout.
+        warm_up(cls.kc)
+        reply = cls.kc.execute_interactive("let abcde_nbcuda_value = 5;", timeout=CELL_TIMEOUT)
+        assert reply["content"]["status"] == "ok", reply
+        flush(cls.kc)
+
+    def execute_helper(self, code, timeout=None, silent=False, store_history=True, stop_on_error=True):
+        # Rust cells go through rustc: allow for a loaded machine beyond the suite's 15 s.
+        return super().execute_helper(
+            code,
+            timeout=int(timeout or CELL_TIMEOUT),
+            silent=silent,
+            store_history=store_history,
+            stop_on_error=stop_on_error,
+        )
+
+    def test_display_data_content(self) -> None:
+        """Beyond the suite's check of the MIME type: the HTML arrives intact."""
+        self.flush_channels()
+        reply, outputs = self.execute_helper(self.code_display_data[0]["code"])
+        self.assertEqual(reply["content"]["status"], "ok")
+        html = [m["content"]["data"]["text/html"] for m in outputs if m["msg_type"] == "display_data"]
+        self.assertEqual(len(html), 1, outputs)
+        self.assertEqual(html[0].strip(), HTML)
+        # The marker lines are consumed, not echoed as stdout.
+        for m in outputs:
+            if m["msg_type"] == "stream":
+                self.assertNotIn("EVCXR_BEGIN_CONTENT", m["content"]["text"])
+
+    def test_page_payload_holds_the_help(self) -> None:
+        self.flush_channels()
+        reply, _ = self.execute_helper(self.code_page_something)
+        self.assertEqual(reply["content"]["status"], "ok")
+        text = reply["content"]["payload"][0]["data"]["text/plain"]
+        self.assertIn("%launch", text)
+
+
+class AttributesTest(unittest.TestCase):
+    def test_every_attribute_is_filled_in(self) -> None:
+        """Every `code_*`/`*_samples`/`supported_*` attribute of KernelTests is set, so none of
+        its tests can skip."""
+        base = jupyter_kernel_test.KernelTests
+        names = [
+            n
+            for n, v in inspect.getmembers(base)
+            if not n.startswith("_")
+            and not callable(v)
+            and (n.startswith("code_") or n.endswith("_samples") or n.startswith("supported_"))
+        ]
+        self.assertGreaterEqual(len(names), 14, names)
+        empty = [n for n in names if not getattr(NbcudaKernelTests, n)]
+        self.assertEqual(empty, [], "attributes left empty")
