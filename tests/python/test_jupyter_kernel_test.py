@@ -70,7 +70,8 @@ class NbcudaKernelTests(jupyter_kernel_test.KernelTests):
     code_history_pattern = "6*7"
     supported_history_operations = ("tail", "range", "search")
 
-    code_inspect_sample = "String::new"
+    # Hover from evcxr's rust-analyzer on a function an earlier cell defined (no rust-src needed).
+    code_inspect_sample = "add_one_nbcuda"
 
     code_clear_output = "%clear_output"
 
@@ -80,7 +81,8 @@ class NbcudaKernelTests(jupyter_kernel_test.KernelTests):
         cls.km, cls.kc = start_new_kernel(kernel_name=cls.kernel_name, startup_timeout=STARTUP_TIMEOUT)
         # evcxr's first cell is slow; the suite's own calls use a 15 s timeout.
         warm_up(cls.kc)
-        reply = cls.kc.execute_interactive("let abcde_nbcuda_value = 5;", timeout=CELL_TIMEOUT)
+        setup = "let abcde_nbcuda_value = 5;\n/// Adds one to its argument.\nfn add_one_nbcuda(x: i32) -> i32 { x + 1 }"
+        reply = cls.kc.execute_interactive(setup, timeout=CELL_TIMEOUT)
         assert reply["content"]["status"] == "ok", reply
         flush(cls.kc)
 
@@ -106,6 +108,15 @@ class NbcudaKernelTests(jupyter_kernel_test.KernelTests):
         for m in outputs:
             if m["msg_type"] == "stream":
                 self.assertNotIn("EVCXR_BEGIN_CONTENT", m["content"]["text"])
+
+    def test_inspect_shows_signature_and_docs(self) -> None:
+        self.flush_channels()
+        msg_id = self.kc.inspect(self.code_inspect_sample)
+        reply = self.get_non_kernel_info_reply(timeout=CELL_TIMEOUT)
+        self.assertEqual(reply["parent_header"]["msg_id"], msg_id)
+        text = reply["content"]["data"]["text/plain"]
+        self.assertIn("fn add_one_nbcuda(x: i32) -> i32", text)
+        self.assertIn("Adds one", text)
 
     def test_page_payload_holds_the_help(self) -> None:
         self.flush_channels()
