@@ -150,7 +150,7 @@ extern "C" __global__ void divergentBarrierFixed(int* data)
     }
 }
 
-// Shuffle from an inactive lane: in block `badBlock`, lane 5 reads lane 20, which is not in the
+// Shuffle from an inactive lane: in block `badBlock`, thread 5 reads lane 20, which is not in the
 // active half-warp.
 extern "C" __global__ void shuffleInactive(const int* in, int* out, int n, int badBlock)
 {
@@ -158,7 +158,7 @@ extern "C" __global__ void shuffleInactive(const int* in, int* out, int n, int b
     int lane = threadIdx.x & 31;
     int v = (i < n) ? in[i] : 0;
     if (lane < 16) {
-        int src = (blockIdx.x == badBlock && lane == 5) ? 20 : (lane ^ 1);
+        int src = (blockIdx.x == badBlock && threadIdx.x == 5) ? 20 : (lane ^ 1);
         v = __shfl_sync(0x0000ffffu, v, src); // BUG: shuffle-inactive
     }
     if (i < n) {
@@ -172,7 +172,7 @@ extern "C" __global__ void shuffleInactiveFixed(const int* in, int* out, int n, 
     int lane = threadIdx.x & 31;
     int v = (i < n) ? in[i] : 0;
     if (lane < 16) {
-        int src = (blockIdx.x == badBlock && lane == 5) ? 10 : (lane ^ 1);
+        int src = (blockIdx.x == badBlock && threadIdx.x == 5) ? 10 : (lane ^ 1);
         v = __shfl_sync(0x0000ffffu, v, src);
     }
     if (i < n) {

@@ -75,7 +75,10 @@ impl Nvrtc {
     fn version(&self) -> Result<(c_int, c_int), String> {
         // SAFETY: the symbol has this C signature in every NVRTC release.
         unsafe {
-            let f = self.lib.get::<Version>(b"nvrtcVersion").map_err(|e| e.to_string())?;
+            let f = self
+                .lib
+                .get::<Version>(b"nvrtcVersion")
+                .map_err(|e| e.to_string())?;
             let (mut major, mut minor) = (0, 0);
             match f(&mut major, &mut minor) {
                 0 => Ok((major, minor)),
@@ -88,20 +91,51 @@ impl Nvrtc {
     fn compile(&self, name: &str, source: &str) -> Result<String, String> {
         let src = CString::new(source).map_err(|e| e.to_string())?;
         let cname = CString::new(name).map_err(|e| e.to_string())?;
-        let opts: Vec<CString> = OPTIONS.iter().filter_map(|o| CString::new(*o).ok()).collect();
+        let opts: Vec<CString> = OPTIONS
+            .iter()
+            .filter_map(|o| CString::new(*o).ok())
+            .collect();
         let opt_ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
         // SAFETY: the NVRTC C API, called as documented; every buffer is sized from the
         // matching *Size call and outlives the call that fills it.
         unsafe {
-            let create = self.lib.get::<Create>(b"nvrtcCreateProgram").map_err(|e| e.to_string())?;
-            let compile = self.lib.get::<Compile>(b"nvrtcCompileProgram").map_err(|e| e.to_string())?;
-            let log_size = self.lib.get::<GetSize>(b"nvrtcGetProgramLogSize").map_err(|e| e.to_string())?;
-            let log_text = self.lib.get::<GetText>(b"nvrtcGetProgramLog").map_err(|e| e.to_string())?;
-            let ptx_size = self.lib.get::<GetSize>(b"nvrtcGetPTXSize").map_err(|e| e.to_string())?;
-            let ptx_text = self.lib.get::<GetText>(b"nvrtcGetPTX").map_err(|e| e.to_string())?;
-            let destroy = self.lib.get::<Destroy>(b"nvrtcDestroyProgram").map_err(|e| e.to_string())?;
+            let create = self
+                .lib
+                .get::<Create>(b"nvrtcCreateProgram")
+                .map_err(|e| e.to_string())?;
+            let compile = self
+                .lib
+                .get::<Compile>(b"nvrtcCompileProgram")
+                .map_err(|e| e.to_string())?;
+            let log_size = self
+                .lib
+                .get::<GetSize>(b"nvrtcGetProgramLogSize")
+                .map_err(|e| e.to_string())?;
+            let log_text = self
+                .lib
+                .get::<GetText>(b"nvrtcGetProgramLog")
+                .map_err(|e| e.to_string())?;
+            let ptx_size = self
+                .lib
+                .get::<GetSize>(b"nvrtcGetPTXSize")
+                .map_err(|e| e.to_string())?;
+            let ptx_text = self
+                .lib
+                .get::<GetText>(b"nvrtcGetPTX")
+                .map_err(|e| e.to_string())?;
+            let destroy = self
+                .lib
+                .get::<Destroy>(b"nvrtcDestroyProgram")
+                .map_err(|e| e.to_string())?;
             let mut prog: Prog = std::ptr::null_mut();
-            let rc = create(&mut prog, src.as_ptr(), cname.as_ptr(), 0, std::ptr::null(), std::ptr::null());
+            let rc = create(
+                &mut prog,
+                src.as_ptr(),
+                cname.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            );
             if rc != 0 {
                 return Err(format!("nvrtcCreateProgram returned {rc}"));
             }
@@ -110,11 +144,16 @@ impl Nvrtc {
             log_size(prog, &mut n);
             let mut log = vec![0u8; n.max(1)];
             log_text(prog, log.as_mut_ptr() as *mut c_char);
-            let log = String::from_utf8_lossy(&log).trim_end_matches('\0').trim().to_string();
+            let log = String::from_utf8_lossy(&log)
+                .trim_end_matches('\0')
+                .trim()
+                .to_string();
             let result = if rc != 0 {
                 Err(format!("nvrtcCompileProgram returned {rc}:\n{log}"))
             } else if !log.is_empty() {
-                Err(format!("NVRTC warnings (fixtures must compile cleanly):\n{log}"))
+                Err(format!(
+                    "NVRTC warnings (fixtures must compile cleanly):\n{log}"
+                ))
             } else {
                 let mut n = 0usize;
                 ptx_size(prog, &mut n);
@@ -139,7 +178,9 @@ fn sources() -> Vec<PathBuf> {
 }
 
 fn stem(p: &Path) -> String {
-    p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -162,11 +203,16 @@ fn fixtures_match_nvrtc() {
     let bless = std::env::var("PTXSIM_BLESS").is_ok_and(|v| v == "1");
     let fixtures = crate_dir().join("tests/fixtures");
     let srcs = sources();
-    assert!(srcs.len() >= 10, "expected the CUDA sources in kernels/, found {}", srcs.len());
+    assert!(
+        srcs.len() >= 10,
+        "expected the CUDA sources in kernels/, found {}",
+        srcs.len()
+    );
     let mut problems = Vec::new();
     for src in &srcs {
         let name = stem(src);
-        let text = std::fs::read_to_string(src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+        let text =
+            std::fs::read_to_string(src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
         // An absolute program name keeps `.file` independent of the working directory.
         let ptx = match nvrtc.compile(&format!("/ptxsim/kernels/{name}.cu"), &text) {
             Ok(p) => p,
@@ -181,13 +227,16 @@ fn fixtures_match_nvrtc() {
             continue;
         }
         if bless {
-            std::fs::create_dir_all(&fixtures).unwrap_or_else(|e| panic!("{}: {e}", fixtures.display()));
+            std::fs::create_dir_all(&fixtures)
+                .unwrap_or_else(|e| panic!("{}: {e}", fixtures.display()));
             std::fs::write(&path, &ptx).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             println!("blessed {}", path.display());
         } else if old.is_none() {
             problems.push(format!("{name}.ptx is missing (run with PTXSIM_BLESS=1)"));
         } else {
-            problems.push(format!("{name}.ptx differs from NVRTC's output (run with PTXSIM_BLESS=1)"));
+            problems.push(format!(
+                "{name}.ptx differs from NVRTC's output (run with PTXSIM_BLESS=1)"
+            ));
         }
     }
     // Every fixture must have its source.
@@ -201,5 +250,11 @@ fn fixtures_match_nvrtc() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    println!("{} fixtures match NVRTC {}.{} ({})", srcs.len(), version.0, version.1, nvrtc.path);
+    println!(
+        "{} fixtures match NVRTC {}.{} ({})",
+        srcs.len(),
+        version.0,
+        version.1,
+        nvrtc.path
+    );
 }
