@@ -1,1 +1,262 @@
-//! (module under construction)
+//! The command language of nbcuda (DESIGN.md, "The command language"): magic lines (`%array`,
+//! `%launch`, …) and the `%%cuda` cell magic, parsed by one grammar (`lex` + `parse`), evaluated
+//! by `eval`, executed against the Jupyter kernel's [`DeviceState`].
+//!
+//! The interpreter (`crate::kernel`) calls [`Magics::run_line`] / [`Magics::run_cell`] and routes
+//! their [`CellOutput`]s; completion and inspection of magic lines come from here too. This module
+//! must not speak the Jupyter protocol or reach the device other than through `DeviceState`; a
+//! line is parsed completely before anything runs, and an error never changes an array that the
+//! line did not name.
+
+pub mod complete;
+pub mod eval;
+mod exec;
+pub mod files;
+pub mod help;
+pub mod host;
+mod launch;
+pub mod lex;
+pub mod parse;
+pub mod table;
+#[cfg(test)]
+mod tests;
+
+use crate::gpu::{DeviceState, GpuError};
+use crate::output::{CellOutput, MimeBundle, OutputSink};
+use eval::Value;
+use lex::ParseError;
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// An error of a magic line or cell, shown as a Jupyter `error` reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MagicError {
+    /// `"SyntaxError" | "ArgumentError" | "LaunchError" | "MemoryError" | "DeviceFault" |
+    /// "CompileError" | "UnknownMagic" | "IOError" | "Interrupted"`.
+    pub ename: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for MagicError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.ename, self.message)
+    }
+}
+
+impl std::error::Error for MagicError {}
+
+/// The command language's state: the device and the `%set` scalars.
+pub struct Magics {
+    pub(crate) dev: DeviceState,
+    pub(crate) scalars: BTreeMap<String, Value>,
+}
+
+impl Default for Magics {
+    fn default() -> Self {
+        Magics::new()
+    }
+}
+
+/// Context of one line for error messages.
+pub(crate) struct LineCtx<'a> {
+    pub line: &'a str,
+    pub line_no: usize,
+}
+
+impl LineCtx<'_> {
+    /// `line N: message`, then the line and a caret under the offending token.
+    pub fn err(&self, ename: &'static str, e: ParseError) -> MagicError {
+        let mut message = format!("line {}: {}", self.line_no, e.message);
+        if let Some(span) = e.span {
+            let text = self.line.trim_end();
+            let start = span.start.min(text.len());
+            let end = span.end.clamp(start, text.len());
+            let col = text.get(..start).map_or(0, |s| s.chars().count());
+            let width = text.get(start..end).map_or(1, |s| s.chars().count()).max(1);
+            message.push_str(&format!(
+                "\n    {text}\n    {}{}",
+                " ".repeat(col),
+                "^".repeat(width)
+            ));
+        }
+        MagicError { ename, message }
+    }
+
+    /// A device-state error, prefixed with the line number.
+    pub fn gpu(&self, e: GpuError) -> MagicError {
+        MagicError {
+            ename: e.ename,
+            message: format!("line {}: {}", self.line_no, e.message),
+        }
+    }
+
+    /// A device-state error pointing at a token.
+    pub fn gpu_at(&self, e: GpuError, span: lex::Span) -> MagicError {
+        self.err(e.ename, ParseError::at(span, e.message))
+    }
+
+    pub fn plain(&self, ename: &'static str, message: impl std::fmt::Display) -> MagicError {
+        MagicError {
+            ename,
+            message: format!("line {}: {message}", self.line_no),
+        }
+    }
+}
+
+/// Parses a magic line without running it: the syntax error (with its `line N:` and caret) or
+/// the unknown-magic error that [`Magics::run_line`] would give. Lets the interpreter check every
+/// magic line of a cell before running any.
+pub fn check_line(line: &str, line_no: usize) -> Result<(), MagicError> {
+    parse_line_ctx(&LineCtx { line, line_no }).map(|_| ())
+}
+
+/// Parses a cell-magic header (`%%cuda …`) without running it.
+pub fn check_cell_header(header: &str) -> Result<(), MagicError> {
+    cell_header(header).map(|_| ())
+}
+
+fn cell_header(header: &str) -> Result<parse::CudaHeader, MagicError> {
+    let ctx = LineCtx {
+        line: header,
+        line_no: 1,
+    };
+    let trimmed = header.trim_start();
+    let word = parse::magic_word(trimmed, 2);
+    if word != "cuda" {
+        let full = format!("%%{word}");
+        let at = header.len() - trimmed.len();
+        return Err(ctx.err(
+            "UnknownMagic",
+            ParseError::at(lex::Span::new(at, at + full.len()), unknown_magic(&full)),
+        ));
+    }
+    parse::parse_cuda_header(header).map_err(|e| ctx.err("SyntaxError", e))
+}
+
+fn unknown_magic(full: &str) -> String {
+    match help::nearest(full, help::names()) {
+        Some(s) if s.starts_with("%%") && !full.starts_with("%%") => format!(
+            "unknown magic {full}; did you mean {s}? (a cell magic: it goes on the first line of a cell)"
+        ),
+        Some(s) => format!("unknown magic {full}; did you mean {s}?"),
+        None => format!("unknown magic {full} (%lsmagic lists them)"),
+    }
+}
+
+fn parse_line_ctx(ctx: &LineCtx) -> Result<parse::Command, MagicError> {
+    parse::parse_line(ctx.line).map_err(|e| {
+        if e.message == parse::UNKNOWN_MAGIC {
+            let at = ctx.line.len() - ctx.line.trim_start().len();
+            let word = parse::magic_word(ctx.line, at + 1);
+            ctx.err(
+                "UnknownMagic",
+                ParseError {
+                    message: unknown_magic(&format!("%{word}")),
+                    span: e.span,
+                },
+            )
+        } else {
+            ctx.err("SyntaxError", e)
+        }
+    })
+}
+
+impl Magics {
+    /// A new state on the default backend (a GPU when one is detected, else ptxsim).
+    pub fn new() -> Magics {
+        Magics {
+            dev: DeviceState::new(),
+            scalars: BTreeMap::new(),
+        }
+    }
+
+    /// `"ptxsim"` or `"cuda"`, for the Jupyter kernel's banner.
+    pub fn backend_name(&self) -> &'static str {
+        self.dev.backend_name()
+    }
+
+    /// The device state, for the `nb` crate's socket server (put/get of arrays).
+    pub fn device(&mut self) -> &mut DeviceState {
+        &mut self.dev
+    }
+
+    /// Names of all line and cell magics, with their `%`/`%%`.
+    pub fn names() -> Vec<&'static str> {
+        help::names()
+    }
+
+    /// Runs one magic line (it starts with `%`); `line_no` is its 1-based line in the cell.
+    pub fn run_line(
+        &mut self,
+        line: &str,
+        line_no: usize,
+        out: &OutputSink,
+        cancel: &Arc<AtomicBool>,
+    ) -> Result<Option<MimeBundle>, MagicError> {
+        let ctx = LineCtx { line, line_no };
+        let cmd = parse_line_ctx(&ctx)?;
+        self.execute(&ctx, cmd, out, cancel)
+    }
+
+    /// Runs a cell magic: `header` is its first line (`%%cuda --name k -DN=4`), `body` the rest,
+    /// whose first line is line `body_first_line` of the cell.
+    pub fn run_cell(
+        &mut self,
+        header: &str,
+        body: &str,
+        body_first_line: usize,
+        out: &OutputSink,
+        _cancel: &Arc<AtomicBool>,
+    ) -> Result<Option<MimeBundle>, MagicError> {
+        let h = cell_header(header)?;
+        let options = crate::gpu::CudaOptions {
+            name: h.name,
+            defines: h.defines,
+            std: h.std,
+            fast_math: h.fast_math,
+            device_debug: h.device_debug,
+            arch: h.arch,
+        };
+        let r = self
+            .dev
+            .compile_cuda(body, &options, body_first_line)
+            .map_err(|e| MagicError {
+                ename: e.ename,
+                message: e.message,
+            })?;
+        if !r.log.trim().is_empty() {
+            out(CellOutput::Stderr(format!("{}\n", r.log.trim_end())));
+        }
+        let mut text = String::new();
+        if r.kernels.is_empty() {
+            text.push_str("no __global__ functions in this cell\n");
+        }
+        for k in &r.kernels {
+            text.push_str(&k.signature);
+            if let Some(res) = &k.resources {
+                text.push_str("  ");
+                text.push_str(res);
+            }
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "compiled in {:.1} ms (cache: {})\n",
+            r.compile_ms,
+            if r.cache_hit { "hit" } else { "miss" }
+        ));
+        out(CellOutput::Stdout(text));
+        Ok(None)
+    }
+
+    /// Completion of a magic line at byte offset `cursor`: (matches, start, end) in line offsets.
+    pub fn complete(&mut self, line: &str, cursor: usize) -> (Vec<String>, usize, usize) {
+        complete::complete(self, line, cursor)
+    }
+
+    /// Inspection of the word at `cursor`: a magic's help, a CUDA kernel's signature, an array's
+    /// dtype/shape/bytes/statistics, a scalar's value.
+    pub fn inspect(&mut self, line: &str, cursor: usize) -> Option<MimeBundle> {
+        complete::inspect(self, line, cursor)
+    }
+}

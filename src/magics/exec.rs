@@ -1,0 +1,403 @@
+//! Execution of parsed magic lines (everything but `%launch`, which is in `launch.rs`): array
+//! constructors, files, scalars, listings and device commands.
+//!
+//! Every command evaluates all of its expressions and checks every name before it changes
+//! anything, so an error leaves the arrays as they were.
+
+use super::eval::{self, Env, Value};
+use super::files::{self, HostArray};
+use super::host::{self, Fill};
+use super::lex::{ParseError, Span};
+use super::parse::{Command, Ctor, Expr, Name};
+use super::table::Table;
+use super::{help, LineCtx, MagicError, Magics};
+use crate::gpu::{DeviceState, Dtype};
+use crate::output::{CellOutput, MimeBundle, OutputSink};
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// Names as expressions see them: `%set` scalars and array shapes.
+pub(crate) struct EnvRef<'a> {
+    pub scalars: &'a BTreeMap<String, Value>,
+    pub dev: &'a DeviceState,
+}
+
+impl Env for EnvRef<'_> {
+    fn scalar(&self, name: &str) -> Option<Value> {
+        self.scalars.get(name).copied()
+    }
+    fn shape(&self, array: &str) -> Option<Vec<usize>> {
+        self.dev.array(array).map(|a| a.shape)
+    }
+}
+
+fn arg_err(ctx: &LineCtx, e: ParseError) -> MagicError {
+    ctx.err("ArgumentError", e)
+}
+
+impl Magics {
+    pub(crate) fn env(&self) -> EnvRef<'_> {
+        EnvRef {
+            scalars: &self.scalars,
+            dev: &self.dev,
+        }
+    }
+
+    /// An existing array, or an ArgumentError at its name (with a suggestion).
+    pub(crate) fn need_array(
+        &self,
+        ctx: &LineCtx,
+        n: &Name,
+        what: &str,
+    ) -> Result<crate::gpu::ArrayInfo, MagicError> {
+        self.dev.array(&n.text).ok_or_else(|| {
+            let names: Vec<String> = self.dev.arrays().into_iter().map(|a| a.name).collect();
+            let hint = help::nearest(&n.text, names.iter().map(String::as_str))
+                .map(|s| format!("; did you mean {s}?"))
+                .unwrap_or_default();
+            arg_err(
+                ctx,
+                ParseError::at(n.span, format!("unknown array '{}'{what}{hint}", n.text)),
+            )
+        })
+    }
+
+    pub(crate) fn execute(
+        &mut self,
+        ctx: &LineCtx,
+        cmd: Command,
+        out: &OutputSink,
+        cancel: &Arc<AtomicBool>,
+    ) -> Result<Option<MimeBundle>, MagicError> {
+        match cmd {
+            Command::LsMagic => out(CellOutput::Stdout(help::lsmagic())),
+            Command::Help(name) => {
+                let text = help::help(name.as_ref().map(|n| n.text.as_str())).map_err(|m| {
+                    let span = name.as_ref().map(|n| n.span).unwrap_or_default();
+                    ctx.err("UnknownMagic", ParseError::at(span, m))
+                })?;
+                out(CellOutput::Stdout(text));
+            }
+            Command::ClearOutput { wait } => out(CellOutput::Clear { wait }),
+            Command::Array {
+                name,
+                ctor,
+                dtype,
+                span,
+            } => self.array(ctx, &name, &ctor, dtype.map(|d| d.dtype), span)?,
+            Command::Load {
+                name,
+                path,
+                gray,
+                as_dtype,
+            } => {
+                let a = files::load(&path.text, gray, as_dtype.map(|d| d.dtype))
+                    .map_err(|(ename, m)| ctx.err(ename, ParseError::at(path.span, m)))?;
+                self.dev
+                    .create_array(&name.text, a.dtype, a.shape, &a.data)
+                    .map_err(|e| ctx.gpu(e))?;
+            }
+            Command::Save { name, path } => {
+                let info = self.need_array(ctx, &name, "")?;
+                let data = self.dev.read_array(&name.text).map_err(|e| ctx.gpu(e))?;
+                let a = HostArray {
+                    dtype: info.dtype,
+                    shape: info.shape,
+                    data,
+                };
+                files::save(&path.text, &a)
+                    .map_err(|(ename, m)| ctx.err(ename, ParseError::at(path.span, m)))?;
+                out(CellOutput::Stdout(format!(
+                    "saved {} ({} {}) to {}\n",
+                    name.text,
+                    a.dtype,
+                    host::fmt_shape(&a.shape),
+                    path.text
+                )));
+            }
+            Command::Set(None) => {
+                if self.scalars.is_empty() {
+                    out(CellOutput::Stdout("no scalars (%set NAME = EXPR)\n".into()));
+                } else {
+                    let mut t = Table::new(&["name", "value", "type"]).right(&[1]);
+                    for (k, v) in &self.scalars {
+                        let ty = if matches!(v, Value::Int(_)) {
+                            "int"
+                        } else {
+                            "float"
+                        };
+                        t.row(vec![k.clone(), v.to_string(), ty.into()]);
+                    }
+                    out(t.display());
+                }
+            }
+            Command::Set(Some((name, e))) => {
+                if eval::FUNCTIONS.contains(&name.text.as_str()) {
+                    return Err(arg_err(
+                        ctx,
+                        ParseError::at(name.span, format!("'{}' is a function name", name.text)),
+                    ));
+                }
+                let v = eval::eval(&e, &self.env()).map_err(|e| arg_err(ctx, e))?;
+                self.scalars.insert(name.text, v);
+            }
+            Command::Launch(l) => self.launch(ctx, &l, out, cancel)?,
+            Command::Arrays => {
+                let arrays = self.dev.arrays();
+                if arrays.is_empty() {
+                    out(CellOutput::Stdout("no arrays\n".into()));
+                } else {
+                    let mut t =
+                        Table::new(&["name", "dtype", "shape", "bytes", "backend", "last writer"])
+                            .right(&[3]);
+                    for a in arrays {
+                        t.row(vec![
+                            a.name,
+                            a.dtype.to_string(),
+                            host::fmt_shape(&a.shape),
+                            host::human_bytes(a.bytes),
+                            a.backend.to_string(),
+                            a.last_writer.unwrap_or_else(|| "-".into()),
+                        ]);
+                    }
+                    out(t.display());
+                }
+            }
+            Command::Print { name, head } => {
+                let info = self.need_array(ctx, &name, "")?;
+                let head = match head {
+                    Some(e) => {
+                        let n = eval::eval_int(&e, &self.env(), "--head")
+                            .map_err(|x| arg_err(ctx, x))?;
+                        if n < 1 {
+                            return Err(arg_err(
+                                ctx,
+                                ParseError::at(e.span, "--head must be positive"),
+                            ));
+                        }
+                        Some(n as usize)
+                    }
+                    None => None,
+                };
+                let data = self.dev.read_array(&name.text).map_err(|e| ctx.gpu(e))?;
+                out(CellOutput::Stdout(print_text(&info, &data, head)));
+            }
+            Command::Free(names) => {
+                for n in &names {
+                    self.need_array(ctx, n, "")?;
+                }
+                for n in &names {
+                    self.dev
+                        .free_array(&n.text)
+                        .map_err(|e| ctx.gpu_at(e, n.span))?;
+                }
+            }
+            Command::Swap(a, b) => {
+                self.need_array(ctx, &a, "")?;
+                self.need_array(ctx, &b, "")?;
+                self.dev
+                    .swap_arrays(&a.text, &b.text)
+                    .map_err(|e| ctx.gpu(e))?;
+            }
+            Command::Sync(stream) => {
+                self.dev
+                    .synchronize(stream.as_ref().map(|s| s.text.as_str()))
+                    .map_err(|e| ctx.gpu(e))?;
+            }
+            Command::Device => {
+                let d = self.dev.describe();
+                let mut t = Table::new(&["property", "value"])
+                    .caption(format!("{} (backend: {})", d.name, d.backend));
+                for (k, v) in d.rows {
+                    t.row(vec![k, v]);
+                }
+                out(t.display());
+            }
+            Command::Backend(n) => {
+                let target = match n.text.as_str() {
+                    "cuda" | "gpu" => "gpu",
+                    _ => "sim",
+                };
+                let msg = self
+                    .dev
+                    .set_backend(target)
+                    .map_err(|e| ctx.gpu_at(e, n.span))?;
+                out(CellOutput::Stdout(format!("{}\n", msg.trim_end())));
+            }
+            Command::Ptx(k) => {
+                let ptx = self
+                    .dev
+                    .ptx(&k.text)
+                    .map_err(|e| self.kernel_err(ctx, e, &k))?;
+                out(CellOutput::Stdout(ptx));
+            }
+            Command::Info(k) => {
+                let info = self
+                    .dev
+                    .info(&k.text)
+                    .map_err(|e| self.kernel_err(ctx, e, &k))?;
+                let params: Vec<String> = info
+                    .params
+                    .iter()
+                    .map(|p| format!("{} {}", p.c_type, p.name))
+                    .collect();
+                let mut t = Table::new(&["property", "value"]).caption(format!(
+                    "CUDA kernel {}({})",
+                    info.name,
+                    params.join(", ")
+                ));
+                for (k, v) in info.rows {
+                    t.row(vec![k, v]);
+                }
+                out(t.display());
+            }
+            Command::Reset => {
+                let msg = self.dev.reset().map_err(|e| ctx.gpu(e))?;
+                out(CellOutput::Stdout(format!("{}\n", msg.trim_end())));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A device error about a CUDA kernel name, with a suggestion when the name is unknown.
+    pub(crate) fn kernel_err(
+        &self,
+        ctx: &LineCtx,
+        e: crate::gpu::GpuError,
+        k: &Name,
+    ) -> MagicError {
+        let names = self.dev.kernel_names();
+        let mut e = e;
+        if !names.contains(&k.text) && !e.message.contains("did you mean") {
+            if let Some(s) = help::nearest(&k.text, names.iter().map(String::as_str)) {
+                e.message.push_str(&format!("; did you mean {s}?"));
+            }
+        }
+        ctx.gpu_at(e, k.span)
+    }
+
+    fn array(
+        &mut self,
+        ctx: &LineCtx,
+        name: &Name,
+        ctor: &Ctor,
+        dtype: Option<Dtype>,
+        span: Span,
+    ) -> Result<(), MagicError> {
+        if let Ctor::Copy(other) = ctor {
+            let info = self.need_array(ctx, other, " in copy()")?;
+            let data = self.dev.read_array(&other.text).map_err(|e| ctx.gpu(e))?;
+            return self
+                .dev
+                .create_array(&name.text, info.dtype, info.shape, &data)
+                .map_err(|e| ctx.gpu(e));
+        }
+        let Some(d) = dtype else {
+            return Err(ctx.plain("SyntaxError", "missing dtype"));
+        };
+        let env = self.env();
+        let shape_of = |e: &Expr| -> Result<Vec<usize>, MagicError> {
+            let dims = eval::eval_dims(e, &env, "the shape", 4).map_err(|x| arg_err(ctx, x))?;
+            Ok(dims.into_iter().map(|v| v as usize).collect())
+        };
+        let num = |e: &Expr| eval::eval(e, &env).map_err(|x| arg_err(ctx, x));
+        let (shape, fill) = match ctor {
+            Ctor::Zeros(s) | Ctor::Empty(s) => (shape_of(s)?, Fill::Zeros),
+            Ctor::Ones(s) => (shape_of(s)?, Fill::Ones),
+            Ctor::Full(s, v) => (shape_of(s)?, Fill::Value(num(v)?)),
+            Ctor::Rand(s, seed) | Ctor::Randn(s, seed) => {
+                let seed = match seed {
+                    Some(e) => {
+                        eval::eval_int(e, &env, "seed=").map_err(|x| arg_err(ctx, x))? as u64
+                    }
+                    None => host::fresh_seed(),
+                };
+                let fill = if matches!(ctor, Ctor::Rand(..)) {
+                    Fill::Rand(seed)
+                } else {
+                    Fill::Randn(seed)
+                };
+                (shape_of(s)?, fill)
+            }
+            Ctor::Arange(args) => {
+                let vals = args.iter().map(num).collect::<Result<Vec<_>, _>>()?;
+                let (start, stop, step) = match vals.as_slice() {
+                    [n] => (Value::Int(0), *n, Value::Int(1)),
+                    [a, b] => (*a, *b, Value::Int(1)),
+                    [a, b, s] => (*a, *b, *s),
+                    _ => return Err(ctx.plain("SyntaxError", "arange() takes 1 to 3 numbers")),
+                };
+                let count = arange_len(start, stop, step)
+                    .map_err(|m| arg_err(ctx, ParseError::at(span, m)))?;
+                (vec![count], Fill::Arange { start, step })
+            }
+            Ctor::Linspace(a, b, n) => {
+                let (a, b) = (num(a)?.as_f64(), num(b)?.as_f64());
+                let count = eval::eval_dims(n, &env, "the number of points N", 1)
+                    .map_err(|x| arg_err(ctx, x))?[0] as usize;
+                (vec![count], Fill::Linspace { a, b })
+            }
+            Ctor::Copy(_) => return Err(ctx.plain("SyntaxError", "copy()")),
+        };
+        let len = shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .ok_or_else(|| ctx.plain("MemoryError", "the shape is too large"))?;
+        let data = host::generate(fill, d, len).map_err(|(mem, m)| {
+            let ename = if mem { "MemoryError" } else { "ArgumentError" };
+            ctx.err(ename, ParseError::at(span, m))
+        })?;
+        self.dev
+            .create_array(&name.text, d, shape, &data)
+            .map_err(|e| ctx.gpu(e))
+    }
+}
+
+/// Number of elements of `arange(start, stop, step)` (numpy's rule: ceil((stop - start) / step)).
+pub(crate) fn arange_len(start: Value, stop: Value, step: Value) -> Result<usize, String> {
+    let n: f64 = match (start, stop, step) {
+        (Value::Int(a), Value::Int(b), Value::Int(s)) => {
+            if s == 0 {
+                return Err("arange() step must not be zero".into());
+            }
+            let diff = b as i128 - a as i128;
+            let s = s as i128;
+            let q = diff / s;
+            let q = if diff % s != 0 && (diff % s > 0) == (s > 0) {
+                q + 1
+            } else {
+                q
+            };
+            q as f64
+        }
+        _ => {
+            let (a, b, s) = (start.as_f64(), stop.as_f64(), step.as_f64());
+            if s == 0.0 || !s.is_finite() || !a.is_finite() || !b.is_finite() {
+                return Err("arange() needs finite numbers and a non-zero step".into());
+            }
+            ((b - a) / s).ceil()
+        }
+    };
+    if n < 1.0 {
+        return Err("arange() would be empty (arrays need at least one element)".into());
+    }
+    if n > (host::MAX_HOST_BYTES as f64) {
+        return Err("arange() is too long".into());
+    }
+    Ok(n as usize)
+}
+
+/// The text of `%print`.
+pub(crate) fn print_text(info: &crate::gpu::ArrayInfo, data: &[u8], head: Option<usize>) -> String {
+    let s = host::stats(info.dtype, data);
+    format!(
+        "{}: {} {}, {}\n{}\n{}\n",
+        info.name,
+        info.dtype,
+        host::fmt_shape(&info.shape),
+        host::human_bytes(info.bytes),
+        host::format_values(info.dtype, &info.shape, data, head),
+        host::fmt_stats(info.dtype, &s)
+    )
+}

@@ -1,0 +1,356 @@
+//! `%load` and `%save`: images (PNG/JPEG through the `image` crate) and `.npy` files (through
+//! `npyz`) to and from row-major little-endian array bytes.
+//!
+//! File formats only: this module never touches the device; the caller creates or reads the
+//! array. Errors are `(ename, message)` pairs: `IOError` for files, `ArgumentError` for arrays that
+//! a format cannot hold, `MemoryError` for sizes over the host limit.
+
+use super::host::{self, put_f64, put_int};
+use crate::gpu::Dtype;
+use std::path::{Path, PathBuf};
+
+pub type FileResult<T> = Result<T, (&'static str, String)>;
+
+/// Host-side array data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostArray {
+    pub dtype: Dtype,
+    pub shape: Vec<usize>,
+    pub data: Vec<u8>,
+}
+
+/// `~/x` → the home directory; everything else as given (relative to the Jupyter kernel's working
+/// directory, which is the notebook's).
+pub fn expand(path: &str) -> PathBuf {
+    if let Some(rest) = path.strip_prefix("~/") {
+        if let Some(home) = dirs::home_dir() {
+            return home.join(rest);
+        }
+    }
+    PathBuf::from(path)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Png,
+    Jpeg,
+    Npy,
+}
+
+fn format_of(path: &str) -> FileResult<Format> {
+    let ext = Path::new(path)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("png") => Ok(Format::Png),
+        Some("jpg") | Some("jpeg") => Ok(Format::Jpeg),
+        Some("npy") => Ok(Format::Npy),
+        _ => Err((
+            "IOError",
+            format!("cannot tell the format of '{path}': use a .png, .jpg or .npy file"),
+        )),
+    }
+}
+
+fn io_err(path: &str, e: impl std::fmt::Display) -> (&'static str, String) {
+    ("IOError", format!("{path}: {e}"))
+}
+
+/// Reads an image or `.npy` file. `gray` applies to images; `as_dtype` converts (images to f32/f64
+/// are scaled to [0, 1]).
+pub fn load(path: &str, gray: bool, as_dtype: Option<Dtype>) -> FileResult<HostArray> {
+    let fmt = format_of(path)?;
+    let p = expand(path);
+    if !p.exists() {
+        return Err(("IOError", format!("no such file: '{path}'")));
+    }
+    match fmt {
+        Format::Png | Format::Jpeg => load_image(path, &p, gray, as_dtype),
+        Format::Npy => {
+            if gray {
+                return Err((
+                    "ArgumentError",
+                    "--gray applies to images, not to .npy files".into(),
+                ));
+            }
+            let a = load_npy(path, &p)?;
+            match as_dtype {
+                Some(d) if d != a.dtype => Ok(HostArray {
+                    data: convert(a.dtype, &a.data, d)?,
+                    dtype: d,
+                    shape: a.shape,
+                }),
+                _ => Ok(a),
+            }
+        }
+    }
+}
+
+fn load_image(path: &str, p: &Path, gray: bool, as_dtype: Option<Dtype>) -> FileResult<HostArray> {
+    let img = image::ImageReader::open(p)
+        .map_err(|e| io_err(path, e))?
+        .with_guessed_format()
+        .map_err(|e| io_err(path, e))?
+        .decode()
+        .map_err(|e| io_err(path, e))?;
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let (shape, data) = if gray {
+        (vec![h, w], img.to_luma8().into_raw())
+    } else if img.color().has_alpha() {
+        (vec![h, w, 4], img.to_rgba8().into_raw())
+    } else {
+        (vec![h, w, 3], img.to_rgb8().into_raw())
+    };
+    let dtype = as_dtype.unwrap_or(Dtype::U8);
+    let data = if dtype == Dtype::U8 {
+        data
+    } else {
+        let mut out = host::alloc(dtype, data.len()).map_err(|m| ("MemoryError", m))?;
+        for &v in &data {
+            if dtype.is_float() {
+                put_f64(dtype, v as f64 / 255.0, &mut out);
+            } else {
+                put_int(dtype, v as i128, &mut out);
+            }
+        }
+        out
+    };
+    Ok(HostArray { dtype, shape, data })
+}
+
+/// Converts element bytes between dtypes like numpy's `astype` (floats to integers truncate and
+/// saturate, integers to narrower integers wrap).
+pub fn convert(from: Dtype, data: &[u8], to: Dtype) -> FileResult<Vec<u8>> {
+    let n = data.len() / from.size();
+    let mut out = host::alloc(to, n).map_err(|m| ("MemoryError", m))?;
+    for i in 0..n {
+        if from.is_float() {
+            put_f64(to, host::get_f64(from, data, i), &mut out);
+        } else {
+            put_int(to, host::get_i128(from, data, i), &mut out);
+        }
+    }
+    Ok(out)
+}
+
+macro_rules! read_typed {
+    ($file:expr, $t:ty, $path:expr) => {{
+        let v: Vec<$t> = $file.into_vec::<$t>().map_err(|e| io_err($path, e))?;
+        let mut out = Vec::with_capacity(v.len() * std::mem::size_of::<$t>());
+        for x in v {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out
+    }};
+}
+
+fn load_npy(path: &str, p: &Path) -> FileResult<HostArray> {
+    let f = std::fs::File::open(p).map_err(|e| io_err(path, e))?;
+    let file = npyz::NpyFile::new(std::io::BufReader::new(f)).map_err(|e| io_err(path, e))?;
+    let shape: Vec<usize> = file.shape().iter().map(|&d| d as usize).collect();
+    if shape.is_empty() || shape.len() > 4 {
+        return Err((
+            "ArgumentError",
+            format!(
+                "{path}: a {}-dimensional array; %load takes 1 to 4 dimensions",
+                shape.len()
+            ),
+        ));
+    }
+    if shape.contains(&0) {
+        return Err(("ArgumentError", format!("{path}: the array is empty")));
+    }
+    let strides: Vec<usize> = file.strides().iter().map(|&s| s as usize).collect();
+    let fortran = file.order() == npyz::Order::Fortran;
+    let npyz::DType::Plain(ts) = file.dtype() else {
+        return Err((
+            "ArgumentError",
+            format!("{path}: structured dtypes are not supported"),
+        ));
+    };
+    use npyz::TypeChar;
+    let (dtype, data) = match (ts.type_char(), ts.size_field()) {
+        (TypeChar::Float, 4) => (Dtype::F32, read_typed!(file, f32, path)),
+        (TypeChar::Float, 8) => (Dtype::F64, read_typed!(file, f64, path)),
+        (TypeChar::Int, 1) => (Dtype::I8, read_typed!(file, i8, path)),
+        (TypeChar::Int, 2) => (Dtype::I16, read_typed!(file, i16, path)),
+        (TypeChar::Int, 4) => (Dtype::I32, read_typed!(file, i32, path)),
+        (TypeChar::Int, 8) => (Dtype::I64, read_typed!(file, i64, path)),
+        (TypeChar::Uint, 1) => (Dtype::U8, read_typed!(file, u8, path)),
+        (TypeChar::Uint, 2) => (Dtype::U16, read_typed!(file, u16, path)),
+        (TypeChar::Uint, 4) => (Dtype::U32, read_typed!(file, u32, path)),
+        (TypeChar::Uint, 8) => (Dtype::U64, read_typed!(file, u64, path)),
+        (TypeChar::Bool, 1) => {
+            let v: Vec<bool> = file.into_vec::<bool>().map_err(|e| io_err(path, e))?;
+            (Dtype::U8, v.into_iter().map(u8::from).collect())
+        }
+        _ => {
+            return Err((
+                "ArgumentError",
+                format!(
+                    "{path}: dtype '{ts}' is not supported (use f32 f64 i8..i64 u8..u64 or bool)"
+                ),
+            ))
+        }
+    };
+    let data = if fortran && shape.len() > 1 {
+        to_c_order(&data, dtype.size(), &shape, &strides)
+    } else {
+        data
+    };
+    Ok(HostArray { dtype, shape, data })
+}
+
+/// Reorders elements stored with `strides` (in elements) into C order.
+fn to_c_order(data: &[u8], size: usize, shape: &[usize], strides: &[usize]) -> Vec<u8> {
+    let n: usize = shape.iter().product();
+    let mut out = Vec::with_capacity(n * size);
+    let mut idx = vec![0usize; shape.len()];
+    for _ in 0..n {
+        let src: usize = idx.iter().zip(strides).map(|(i, s)| i * s).sum();
+        out.extend_from_slice(
+            data.get(src * size..src * size + size)
+                .unwrap_or(&[0; 8][..size]),
+        );
+        for k in (0..shape.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    out
+}
+
+/// Writes an array to `.npy` (any) or `.png`/`.jpg` (images: see `%help save`).
+pub fn save(path: &str, a: &HostArray) -> FileResult<()> {
+    let fmt = format_of(path)?;
+    let p = expand(path);
+    match fmt {
+        Format::Npy => save_npy(path, &p, a),
+        Format::Png | Format::Jpeg => save_image(path, &p, a, fmt),
+    }
+}
+
+macro_rules! write_typed {
+    ($t:ty, $a:expr, $w:expr, $path:expr) => {{
+        let n = std::mem::size_of::<$t>();
+        let shape: Vec<u64> = $a.shape.iter().map(|&d| d as u64).collect();
+        let mut writer = {
+            use npyz::WriterBuilder;
+            npyz::WriteOptions::<$t>::new()
+                .default_dtype()
+                .shape(&shape)
+                .writer($w)
+                .begin_nd()
+                .map_err(|e| io_err($path, e))?
+        };
+        for c in $a.data.chunks_exact(n) {
+            let mut b = [0u8; std::mem::size_of::<$t>()];
+            b.copy_from_slice(c);
+            writer
+                .push(&<$t>::from_le_bytes(b))
+                .map_err(|e| io_err($path, e))?;
+        }
+        writer.finish().map_err(|e| io_err($path, e))?;
+    }};
+}
+
+fn save_npy(path: &str, p: &Path, a: &HostArray) -> FileResult<()> {
+    let f = std::fs::File::create(p).map_err(|e| io_err(path, e))?;
+    let w = std::io::BufWriter::new(f);
+    match a.dtype {
+        Dtype::F32 => write_typed!(f32, a, w, path),
+        Dtype::F64 => write_typed!(f64, a, w, path),
+        Dtype::I8 => write_typed!(i8, a, w, path),
+        Dtype::I16 => write_typed!(i16, a, w, path),
+        Dtype::I32 => write_typed!(i32, a, w, path),
+        Dtype::I64 => write_typed!(i64, a, w, path),
+        Dtype::U8 => write_typed!(u8, a, w, path),
+        Dtype::U16 => write_typed!(u16, a, w, path),
+        Dtype::U32 => write_typed!(u32, a, w, path),
+        Dtype::U64 => write_typed!(u64, a, w, path),
+    }
+    Ok(())
+}
+
+/// Min-max scales any 2-D array to gray bytes (constant arrays and NaN give 0).
+pub fn to_gray_u8(dtype: Dtype, data: &[u8]) -> Vec<u8> {
+    let s = host::stats(dtype, data);
+    let range = s.max - s.min;
+    (0..data.len() / dtype.size())
+        .map(|i| {
+            let v = host::get_f64(dtype, data, i);
+            if !v.is_finite() || !range.is_finite() || range <= 0.0 {
+                0
+            } else {
+                ((v - s.min) / range * 255.0).round().clamp(0.0, 255.0) as u8
+            }
+        })
+        .collect()
+}
+
+fn save_image(path: &str, p: &Path, a: &HostArray, fmt: Format) -> FileResult<()> {
+    let bad = || {
+        (
+            "ArgumentError",
+            format!(
+                "cannot save a {} {} array as an image: images are (H, W) or (H, W, 3|4); use .npy",
+                a.dtype,
+                host::fmt_shape(&a.shape)
+            ),
+        )
+    };
+    let (h, w, channels) = match a.shape.as_slice() {
+        [h, w] => (*h, *w, 1),
+        [h, w, 1] => (*h, *w, 1),
+        [h, w, c @ (3 | 4)] => (*h, *w, *c),
+        _ => return Err(bad()),
+    };
+    let (Ok(w32), Ok(h32)) = (u32::try_from(w), u32::try_from(h)) else {
+        return Err(bad());
+    };
+    let mut bytes = if channels == 1 {
+        if a.dtype == Dtype::U8 {
+            a.data.clone()
+        } else {
+            to_gray_u8(a.dtype, &a.data)
+        }
+    } else {
+        (0..a.data.len() / a.dtype.size())
+            .map(|i| match a.dtype {
+                Dtype::U8 => a.data[i],
+                d if d.is_float() => {
+                    let v = host::get_f64(d, &a.data, i);
+                    if v.is_nan() {
+                        0
+                    } else {
+                        (v.clamp(0.0, 1.0) * 255.0).round() as u8
+                    }
+                }
+                d => host::get_i128(d, &a.data, i).clamp(0, 255) as u8,
+            })
+            .collect()
+    };
+    let mut channels = channels;
+    if fmt == Format::Jpeg && channels == 4 {
+        bytes = bytes
+            .chunks_exact(4)
+            .flat_map(|c| [c[0], c[1], c[2]])
+            .collect();
+        channels = 3;
+    }
+    let color = match channels {
+        1 => image::ExtendedColorType::L8,
+        3 => image::ExtendedColorType::Rgb8,
+        _ => image::ExtendedColorType::Rgba8,
+    };
+    let format = if fmt == Format::Png {
+        image::ImageFormat::Png
+    } else {
+        image::ImageFormat::Jpeg
+    };
+    image::save_buffer_with_format(p, &bytes, w32, h32, color, format).map_err(|e| io_err(path, e))
+}

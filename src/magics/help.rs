@@ -1,0 +1,178 @@
+//! The list of magics with their syntax and a sentence each (for `%lsmagic`, `%help`, inspect and
+//! completion), and "did you mean" suggestions by string similarity.
+//!
+//! Pure data and string functions; nothing here runs a command.
+
+/// One magic: its name with `%`/`%%`, one line of syntax, one sentence.
+pub struct MagicDoc {
+    pub name: &'static str,
+    pub syntax: &'static str,
+    pub about: &'static str,
+}
+
+const fn m(name: &'static str, syntax: &'static str, about: &'static str) -> MagicDoc {
+    MagicDoc {
+        name,
+        syntax,
+        about,
+    }
+}
+
+/// Every magic of this version, cell magics first.
+pub const MAGICS: &[MagicDoc] = &[
+    m(
+        "%%cuda",
+        "%%cuda [--name M] [-DNAME=V] [--std=c++17] [--fast-math] [-G] [--arch sm_XX]",
+        "Compiles the cell's CUDA C++ with NVRTC; every __global__ function becomes a launchable CUDA kernel (re-running the cell replaces them); prints a summary per kernel, the compile time and whether the cache served it.",
+    ),
+    m(
+        "%array",
+        "%array NAME = zeros(SHAPE, DT) | ones(SHAPE, DT) | empty(SHAPE, DT) | full(SHAPE, V, DT) | arange(N, DT) | arange(START, STOP[, STEP], DT) | linspace(A, B, N, DT) | rand(SHAPE, DT[, seed=S]) | randn(SHAPE, DT[, seed=S]) | copy(OTHER)",
+        "Creates (or replaces) a device array; SHAPE is N, (H, W) or (D, H, W); rand() is uniform in [0, 1) for f32/f64 and in [0, 100) for integer dtypes, randn() is standard normal (floats only); without seed= every call differs; empty() is zero-filled here.",
+    ),
+    m(
+        "%load",
+        "%load NAME = PATH.png|.jpg|.npy [--gray] [--as DT]",
+        "Loads an image as (H, W, 3) u8 ((H, W, 4) if it has alpha; (H, W) with --gray; --as f32/f64 scales to [0, 1]) or a .npy array (1-4 dims, any numeric dtype; --as converts).",
+    ),
+    m(
+        "%save",
+        "%save NAME PATH.png|.jpg|.npy",
+        "Saves an array: .npy for any array; .png for (H, W) (u8 as is, other dtypes scaled min..max to gray) and (H, W, 3|4) u8 (floats clamped to [0, 1]).",
+    ),
+    m(
+        "%set",
+        "%set NAME = EXPR",
+        "Sets a scalar (integer or float) usable in every expression; %set alone lists them.",
+    ),
+    m(
+        "%launch",
+        "%launch [--check] KERNEL[GRID, BLOCK(, SHMEM(, STREAM))](ARGS) | KERNEL<<<GRID, BLOCK(, SHMEM(, STREAM))>>>(ARGS) | KERNEL[auto](ARGS)",
+        "Launches a CUDA kernel: GRID and BLOCK are integers or tuples of up to 3; ARGS are array names and numbers or expressions, checked against the C signature; [auto] uses blocks of 256 over the first array; --check runs it on the simulator with the memory and race checker.",
+    ),
+    m(
+        "%arrays",
+        "%arrays",
+        "Table of the device arrays: name, dtype, shape, bytes, backend and the CUDA kernel that last wrote each.",
+    ),
+    m(
+        "%print",
+        "%print NAME [--head N]",
+        "Prints an array's values numpy-style (first and last ones when large; --head N: the first N along the first axis) with min, max, mean and NaN count.",
+    ),
+    m("%free", "%free NAME...", "Frees device arrays."),
+    m("%swap", "%swap A B", "Swaps the contents of two arrays (by name, no copy)."),
+    m(
+        "%sync",
+        "%sync [STREAM]",
+        "Waits for all work (or one stream's work) on the device.",
+    ),
+    m(
+        "%device",
+        "%device",
+        "Table of the active device (name, SMs, memory, compute capability, bandwidth) and backend.",
+    ),
+    m(
+        "%backend",
+        "%backend gpu|sim",
+        "Switches between the GPU and the ptxsim simulator; the arrays move with it.",
+    ),
+    m("%ptx", "%ptx KERNEL", "Shows the PTX of a CUDA kernel."),
+    m(
+        "%info",
+        "%info KERNEL",
+        "Signature, resources and occupancy per block size of a CUDA kernel.",
+    ),
+    m(
+        "%reset",
+        "%reset",
+        "Rebuilds the device context (after a device fault).",
+    ),
+    m(
+        "%clear_output",
+        "%clear_output [--wait]",
+        "Clears the cell's output.",
+    ),
+    m("%lsmagic", "%lsmagic", "Lists the magics."),
+    m("%help", "%help [MAGIC]", "Help for one magic, or for all of them."),
+];
+
+/// Names of all magics (`%%cuda`, `%array`, …).
+pub fn names() -> Vec<&'static str> {
+    MAGICS.iter().map(|d| d.name).collect()
+}
+
+/// The doc of a magic given with or without its `%`/`%%`.
+pub fn find(name: &str) -> Option<&'static MagicDoc> {
+    let bare = name.trim_start_matches('%');
+    MAGICS
+        .iter()
+        .find(|d| d.name.trim_start_matches('%') == bare)
+}
+
+/// The candidate closest to `word` if it is close enough to be a plausible typo.
+pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let mut best: Option<(f64, &str)> = None;
+    for c in candidates {
+        let score = strsim::jaro_winkler(word, c);
+        let close = strsim::damerau_levenshtein(word, c) <= (c.len().max(word.len()) / 3).max(1)
+            || score >= 0.85
+            || (word.len() >= 3 && c.starts_with(word));
+        if close && best.is_none_or(|(s, _)| score > s) {
+            best = Some((score, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// `%lsmagic` text.
+pub fn lsmagic() -> String {
+    let line: Vec<&str> = MAGICS
+        .iter()
+        .filter(|d| !d.name.starts_with("%%"))
+        .map(|d| d.name)
+        .collect();
+    let cell: Vec<&str> = MAGICS
+        .iter()
+        .filter(|d| d.name.starts_with("%%"))
+        .map(|d| d.name)
+        .collect();
+    format!(
+        "Available line magics:\n{}\n\nAvailable cell magics:\n{}\n\n%help MAGIC for details.\n",
+        line.join("  "),
+        cell.join("  ")
+    )
+}
+
+/// `%help` or `%help MAGIC` text.
+pub fn help(name: Option<&str>) -> Result<String, String> {
+    match name {
+        Some(n) => match find(n) {
+            Some(d) => Ok(format!("{}\n    {}\n", d.syntax, d.about)),
+            None => {
+                let hint = nearest(&format!("%{}", n.trim_start_matches('%')), names())
+                    .map(|s| format!("; did you mean {s}?"))
+                    .unwrap_or_default();
+                Err(format!(
+                    "unknown magic %{}{hint}",
+                    n.trim_start_matches('%')
+                ))
+            }
+        },
+        None => {
+            let mut s = String::new();
+            for d in MAGICS {
+                s.push_str(d.syntax);
+                s.push_str("\n    ");
+                s.push_str(d.about);
+                s.push('\n');
+            }
+            s.push_str(
+                "\nExpressions: integers (1_000, 1e6, 0x10), floats, + - * / % (integer / truncates), \
+                 parentheses, ceil(a / b), floor, min, max, int, float, sqrt, len(x), x.shape[i], \
+                 pi, and %set scalars.\nDtypes: f32 f64 i8 i16 i32 i64 u8 u16 u32 u64.\n",
+            );
+            Ok(s)
+        }
+    }
+}

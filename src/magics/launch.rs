@@ -1,0 +1,227 @@
+//! `%launch`: evaluates the grid, block, shared memory and stream, matches every argument against
+//! the CUDA kernel's C parameters (arrays for pointers, numbers converted to the scalar type) and
+//! hands one `LaunchRequest` to the device state. Device printf goes to stdout, checker reports
+//! to stderr.
+//!
+//! All checks happen before the launch; nothing here touches array contents.
+
+use super::eval::{self, Value};
+use super::help;
+use super::host::{fmt_f64, int_range};
+use super::lex::{ParseError, Span};
+use super::parse::{Expr, ExprKind, Launch, LaunchConfig};
+use super::{LineCtx, MagicError, Magics};
+use crate::gpu::{Dim3, Dtype, KernelParam, LaunchArg, LaunchRequest, ParamKind};
+use crate::output::{CellOutput, OutputSink};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+fn dim3(v: &[u64], what: &str, e: &Expr) -> Result<Dim3, ParseError> {
+    let get = |i: usize| -> Result<u32, ParseError> {
+        let x = v.get(i).copied().unwrap_or(1);
+        u32::try_from(x).map_err(|_| ParseError::at(e.span, format!("{what} {x} is too large")))
+    };
+    Ok((get(0)?, get(1)?, get(2)?))
+}
+
+fn describe(p: &KernelParam) -> String {
+    format!("{} {}", p.c_type, p.name)
+}
+
+impl Magics {
+    pub(crate) fn launch(
+        &mut self,
+        ctx: &LineCtx,
+        l: &Launch,
+        out: &OutputSink,
+        cancel: &Arc<AtomicBool>,
+    ) -> Result<(), MagicError> {
+        let params = self
+            .dev
+            .kernel_params(&l.kernel.text)
+            .map_err(|e| self.kernel_err(ctx, e, &l.kernel))?;
+        let argerr = |e: ParseError| ctx.err("ArgumentError", e);
+        if l.args.len() != params.len() {
+            let span = match (l.args.first(), l.args.last()) {
+                (Some(a), Some(b)) => a.span.to(b.span),
+                _ => l.kernel.span,
+            };
+            let sig: Vec<String> = params.iter().map(describe).collect();
+            return Err(argerr(ParseError::at(
+                span,
+                format!(
+                    "{} takes {} argument{} ({}), got {}",
+                    l.kernel.text,
+                    params.len(),
+                    if params.len() == 1 { "" } else { "s" },
+                    sig.join(", "),
+                    l.args.len()
+                ),
+            )));
+        }
+        let mut args = Vec::with_capacity(params.len());
+        let mut first_array: Option<(String, usize)> = None;
+        for (i, (a, p)) in l.args.iter().zip(&params).enumerate() {
+            let which = format!("argument {} of %launch ({})", i + 1, describe(p));
+            match &p.kind {
+                ParamKind::Pointer { elem, .. } => {
+                    let ExprKind::Name(n) = &a.kind else {
+                        return Err(argerr(ParseError::at(
+                            a.span,
+                            format!("{which} must be an array name"),
+                        )));
+                    };
+                    let Some(info) = self.dev.array(n) else {
+                        let names: Vec<String> =
+                            self.dev.arrays().into_iter().map(|x| x.name).collect();
+                        let hint = help::nearest(n, names.iter().map(String::as_str))
+                            .map(|s| format!("; did you mean {s}?"))
+                            .unwrap_or_default();
+                        let msg = if self.scalars.contains_key(n) {
+                            format!("'{n}' is a scalar, but {which} must be an array")
+                        } else {
+                            format!("unknown array '{n}' in argument {} of %launch{hint}", i + 1)
+                        };
+                        return Err(argerr(ParseError::at(a.span, msg)));
+                    };
+                    if let Some(d) = elem {
+                        if *d != info.dtype {
+                            return Err(argerr(ParseError::at(
+                                a.span,
+                                format!(
+                                    "array '{n}' is {} but {which} points to {}",
+                                    info.dtype, d
+                                ),
+                            )));
+                        }
+                    }
+                    if first_array.is_none() {
+                        first_array = Some((n.clone(), info.shape.iter().product()));
+                    }
+                    args.push(LaunchArg::Array(n.clone()));
+                }
+                ParamKind::Scalar(d) => {
+                    let v = eval::eval(a, &self.env()).map_err(|e| {
+                        argerr(ParseError {
+                            message: format!("{} in {which}", e.message),
+                            span: e.span,
+                        })
+                    })?;
+                    args.push(scalar_arg(v, *d, &which, a.span).map_err(argerr)?);
+                }
+                ParamKind::Other => {
+                    return Err(argerr(ParseError::at(
+                        a.span,
+                        format!("{which}: this parameter type cannot be passed from %launch"),
+                    )))
+                }
+            }
+        }
+        let env = self.env();
+        let (grid, block, shared_bytes, stream) = match &l.config {
+            LaunchConfig::Auto(span) => {
+                let Some((_, len)) = first_array else {
+                    return Err(argerr(ParseError::at(
+                        *span,
+                        "[auto] needs an array argument to size the grid",
+                    )));
+                };
+                let blocks = len.div_ceil(256).max(1);
+                let blocks = u32::try_from(blocks).map_err(|_| {
+                    argerr(ParseError::at(*span, "the array is too large for [auto]"))
+                })?;
+                ((blocks, 1, 1), (256, 1, 1), 0, None)
+            }
+            LaunchConfig::Explicit {
+                grid,
+                block,
+                shared,
+                stream,
+            } => {
+                let g = eval::eval_dims(grid, &env, "the grid", 3).map_err(argerr)?;
+                let b = eval::eval_dims(block, &env, "the block", 3).map_err(argerr)?;
+                let g = dim3(&g, "grid dimension", grid).map_err(argerr)?;
+                let b = dim3(&b, "block dimension", block).map_err(argerr)?;
+                let sh = match shared {
+                    Some(e) => {
+                        let v =
+                            eval::eval_int(e, &env, "the shared memory size").map_err(argerr)?;
+                        u32::try_from(v).map_err(|_| {
+                            argerr(ParseError::at(
+                                e.span,
+                                format!("shared memory size {v} is out of range"),
+                            ))
+                        })?
+                    }
+                    None => 0,
+                };
+                let st = match stream.as_ref().map(|e| &e.kind) {
+                    None | Some(ExprKind::Int(0)) => None,
+                    Some(ExprKind::Name(n)) => Some(n.clone()),
+                    Some(ExprKind::Int(n)) => Some(n.to_string()),
+                    Some(_) => {
+                        let span = stream.as_ref().map(|e| e.span).unwrap_or_default();
+                        return Err(argerr(ParseError::at(
+                            span,
+                            "a stream is a name (stream=s1) or 0 for the default stream",
+                        )));
+                    }
+                };
+                (g, b, sh, st)
+            }
+        };
+        let request = LaunchRequest {
+            kernel: l.kernel.text.clone(),
+            grid,
+            block,
+            shared_bytes,
+            stream,
+            args,
+            check: l.check,
+            cancel: cancel.clone(),
+        };
+        let outcome = self.dev.launch(&request).map_err(|e| {
+            if cancel.load(Ordering::Relaxed) {
+                ctx.plain("Interrupted", format!("{} was interrupted", l.kernel.text))
+            } else {
+                ctx.gpu(e)
+            }
+        })?;
+        if !outcome.printf.is_empty() {
+            out(CellOutput::Stdout(outcome.printf));
+        }
+        if !outcome.reports.is_empty() {
+            let mut s = outcome.reports.join("\n");
+            s.push('\n');
+            out(CellOutput::Stderr(s));
+        }
+        Ok(())
+    }
+}
+
+/// A number converted to a scalar parameter's type, or an error naming the argument.
+fn scalar_arg(v: Value, d: Dtype, which: &str, span: Span) -> Result<LaunchArg, ParseError> {
+    if d.is_float() {
+        return Ok(LaunchArg::Float(v.as_f64()));
+    }
+    let i = match v {
+        Value::Int(i) => i,
+        Value::Float(f) => {
+            return Err(ParseError::at(
+                span,
+                format!(
+                    "{which} is an integer, got {} (use int(...) to truncate)",
+                    fmt_f64(f)
+                ),
+            ))
+        }
+    };
+    let (lo, hi) = int_range(d);
+    if (i as i128) < lo || (i as i128) > hi {
+        return Err(ParseError::at(
+            span,
+            format!("{i} does not fit in {which} ({lo} to {hi})"),
+        ));
+    }
+    Ok(LaunchArg::Int(i))
+}
