@@ -20,6 +20,8 @@ pub mod parse;
 pub mod table;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_device;
 
 use crate::gpu::{DeviceState, GpuError};
 use crate::output::{CellOutput, MimeBundle, OutputSink};
