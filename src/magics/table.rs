@@ -52,6 +52,11 @@ impl Table {
         self.rows.push(cells);
     }
 
+    /// Headers that are all empty are not shown.
+    fn has_header(&self) -> bool {
+        self.headers.iter().any(|h| !h.is_empty())
+    }
+
     fn ncols(&self) -> usize {
         self.rows
             .iter()
@@ -90,7 +95,7 @@ impl Table {
             out.push_str(c);
             out.push('\n');
         }
-        if !self.headers.is_empty() {
+        if self.has_header() {
             out.push_str(&fmt_row(&self.headers));
             out.push('\n');
             let rule: Vec<String> = width.iter().map(|w| "-".repeat(*w)).collect();
@@ -113,7 +118,7 @@ impl Table {
                 escape_html(c)
             ));
         }
-        if !self.headers.is_empty() {
+        if self.has_header() {
             out.push_str("<thead><tr>");
             for i in 0..n {
                 let h = self.headers.get(i).map(String::as_str).unwrap_or("");
@@ -173,6 +178,10 @@ mod tests {
         assert!(h.contains("<caption style=\"text-align:left\">a &lt;b&gt;</caption>"));
         assert!(h.contains("<td style=\"text-align:right\">4096</td>"));
         assert_eq!(escape_html("<&\"'>"), "&lt;&amp;&quot;&#39;&gt;");
+        let mut bare = Table::new(&["", ""]);
+        bare.row(vec!["runs".into(), "3".into()]);
+        assert_eq!(bare.text(), "runs  3\n");
+        assert!(!bare.html().contains("<th>"));
         let b = t.bundle();
         assert!(b.contains_key("text/plain") && b.contains_key("text/html"));
     }
