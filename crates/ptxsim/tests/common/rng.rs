@@ -42,6 +42,11 @@ impl Rng {
         Rng { state: base ^ h }
     }
 
+    /// A generator with a fixed seed (benchmarks).
+    pub fn seeded(seed: u64) -> Rng {
+        Rng { state: seed }
+    }
+
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.state;

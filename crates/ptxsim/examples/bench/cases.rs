@@ -1,0 +1,447 @@
+//! The tutorial CUDA kernels of the benchmark: how to build a problem of about `threads`
+//! threads for each, and a plain single-threaded Rust version of the same computation.
+//! Problems own their host data; nothing here touches the simulator.
+
+use crate::rng::Rng;
+use ptxsim::Dim3;
+
+/// A kernel argument: a buffer of the problem, or a scalar.
+pub enum A {
+    Buf(usize),
+    I32(i32),
+    F32(f32),
+}
+
+/// A host buffer; `dtype` is a NumPy dtype name.
+pub struct Buf {
+    pub name: &'static str,
+    pub dtype: &'static str,
+    pub data: Vec<u8>,
+}
+
+/// How to compare the checked output with the native one.
+#[derive(Clone, Copy)]
+pub enum Cmp {
+    Exact,
+    /// f32 values within this relative tolerance (summation order differs).
+    F32(f32),
+}
+
+pub struct Problem {
+    pub kernel: &'static str,
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shmem: u32,
+    pub bufs: Vec<Buf>,
+    pub args: Vec<A>,
+    /// Index in `bufs` of the output that is checked.
+    pub out: usize,
+    pub cmp: Cmp,
+}
+
+impl Problem {
+    pub fn threads(&self) -> u64 {
+        let (g, b) = (self.grid, self.block);
+        g.0 as u64 * g.1 as u64 * g.2 as u64 * b.0 as u64 * b.1 as u64 * b.2 as u64
+    }
+}
+
+/// A native run: prepared once, called (and timed) repeatedly; returns the output bytes.
+pub type Native = Box<dyn FnMut() -> Vec<u8>>;
+
+pub struct Case {
+    pub name: &'static str,
+    pub fixture: &'static str,
+    pub build: fn(u64, &mut Rng) -> Problem,
+    pub native: fn(&Problem) -> Native,
+    /// Threads for the Numba simulator run (it manages a few thousand per second).
+    pub numba_threads: u64,
+}
+
+fn bytes_f32(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+fn bytes_i32(v: &[i32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+fn bytes_u32(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+pub fn f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+fn i32s(b: &[u8]) -> Vec<i32> {
+    b.chunks_exact(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+fn buf(name: &'static str, dtype: &'static str, data: Vec<u8>) -> Buf {
+    Buf { name, dtype, data }
+}
+fn div_up(a: u64, b: u64) -> u32 {
+    a.div_ceil(b) as u32
+}
+fn side(threads: u64) -> usize {
+    ((threads as f64).sqrt() as usize).max(16)
+}
+
+const MATMUL_K: usize = 128;
+
+fn vec_add(t: u64, r: &mut Rng) -> Problem {
+    let n = t as usize;
+    let a: Vec<f32> = r.vec(n, |r| r.f32_in(-1.0, 1.0));
+    let b: Vec<f32> = r.vec(n, |r| r.f32_in(-1.0, 1.0));
+    Problem {
+        kernel: "vecAdd",
+        grid: (div_up(t, 256), 1, 1),
+        block: (256, 1, 1),
+        shmem: 0,
+        bufs: vec![
+            buf("a", "float32", bytes_f32(&a)),
+            buf("b", "float32", bytes_f32(&b)),
+            buf("c", "float32", vec![0; 4 * n]),
+        ],
+        args: vec![A::Buf(0), A::Buf(1), A::Buf(2), A::I32(n as i32)],
+        out: 2,
+        cmp: Cmp::Exact,
+    }
+}
+
+fn vec_add_native(p: &Problem) -> Native {
+    let (a, b) = (f32s(&p.bufs[0].data), f32s(&p.bufs[1].data));
+    Box::new(move || {
+        let c: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        bytes_f32(&c)
+    })
+}
+
+fn matmul(kernel: &'static str, t: u64, r: &mut Rng) -> Problem {
+    let m = side(t);
+    let k = MATMUL_K;
+    let a: Vec<f32> = r.vec(m * k, |r| r.f32_in(-1.0, 1.0));
+    let b: Vec<f32> = r.vec(k * m, |r| r.f32_in(-1.0, 1.0));
+    Problem {
+        kernel,
+        grid: (div_up(m as u64, 16), div_up(m as u64, 16), 1),
+        block: (16, 16, 1),
+        shmem: 0,
+        bufs: vec![
+            buf("A", "float32", bytes_f32(&a)),
+            buf("B", "float32", bytes_f32(&b)),
+            buf("C", "float32", vec![0; 4 * m * m]),
+        ],
+        args: vec![
+            A::Buf(0),
+            A::Buf(1),
+            A::Buf(2),
+            A::I32(m as i32),
+            A::I32(m as i32),
+            A::I32(k as i32),
+        ],
+        out: 2,
+        cmp: Cmp::F32(1e-4),
+    }
+}
+
+fn matmul_naive(t: u64, r: &mut Rng) -> Problem {
+    matmul("matmulNaive", t, r)
+}
+fn matmul_tiled(t: u64, r: &mut Rng) -> Problem {
+    matmul("matmulTiled", t, r)
+}
+
+fn matmul_native(p: &Problem) -> Native {
+    let (a, b) = (f32s(&p.bufs[0].data), f32s(&p.bufs[1].data));
+    let k = MATMUL_K;
+    let m = a.len() / k;
+    Box::new(move || {
+        // i-k-j order: the inner loop streams rows of B and C (vectorisable).
+        let mut c = vec![0f32; m * m];
+        for i in 0..m {
+            let row = &mut c[i * m..(i + 1) * m];
+            for kk in 0..k {
+                let aik = a[i * k + kk];
+                for (cj, bj) in row.iter_mut().zip(&b[kk * m..(kk + 1) * m]) {
+                    *cj += aik * bj;
+                }
+            }
+        }
+        bytes_f32(&c)
+    })
+}
+
+fn reduce_tree(t: u64, r: &mut Rng) -> Problem {
+    let n = t as usize;
+    let x: Vec<f32> = r.vec(n, |r| r.f32_in(-1.0, 1.0));
+    let g = div_up(t, 256);
+    Problem {
+        kernel: "reduceBlockTree",
+        grid: (g, 1, 1),
+        block: (256, 1, 1),
+        shmem: 1024,
+        bufs: vec![
+            buf("x", "float32", bytes_f32(&x)),
+            buf("partial", "float32", vec![0; 4 * g as usize]),
+        ],
+        args: vec![A::Buf(0), A::Buf(1), A::I32(n as i32)],
+        out: 1,
+        cmp: Cmp::F32(1e-3),
+    }
+}
+
+fn reduce_tree_native(p: &Problem) -> Native {
+    let x = f32s(&p.bufs[0].data);
+    Box::new(move || {
+        let partial: Vec<f32> = x.chunks(256).map(|c| c.iter().sum()).collect();
+        bytes_f32(&partial)
+    })
+}
+
+fn reduce_shfl(t: u64, r: &mut Rng) -> Problem {
+    let n = t as usize;
+    let x: Vec<i32> = r.vec(n, |r| r.range_i32(-1000, 1000));
+    let g = div_up(t, 256);
+    Problem {
+        kernel: "reduceWarpShuffle",
+        grid: (g, 1, 1),
+        block: (256, 1, 1),
+        shmem: 0,
+        bufs: vec![
+            buf("x", "int32", bytes_i32(&x)),
+            buf("partial", "int32", vec![0; 4 * g as usize]),
+        ],
+        args: vec![A::Buf(0), A::Buf(1), A::I32(n as i32)],
+        out: 1,
+        cmp: Cmp::Exact,
+    }
+}
+
+fn reduce_shfl_native(p: &Problem) -> Native {
+    let x = i32s(&p.bufs[0].data);
+    Box::new(move || {
+        let partial: Vec<i32> = x.chunks(256).map(|c| c.iter().sum()).collect();
+        bytes_i32(&partial)
+    })
+}
+
+fn histogram(t: u64, r: &mut Rng) -> Problem {
+    let n = t as usize;
+    let data: Vec<u8> = r.vec(n, |r| (r.next_u32() % 256) as u8);
+    Problem {
+        kernel: "histogramShared",
+        grid: (div_up(t, 256), 1, 1),
+        block: (256, 1, 1),
+        shmem: 0,
+        bufs: vec![
+            buf("data", "uint8", data),
+            buf("hist", "uint32", vec![0; 1024]),
+        ],
+        args: vec![A::Buf(0), A::Buf(1), A::I32(n as i32)],
+        out: 1,
+        cmp: Cmp::Exact,
+    }
+}
+
+fn histogram_native(p: &Problem) -> Native {
+    let data = p.bufs[0].data.clone();
+    Box::new(move || {
+        let mut h = [0u32; 256];
+        for &d in &data {
+            h[d as usize] += 1;
+        }
+        bytes_u32(&h)
+    })
+}
+
+fn image(kernel: &'static str, t: u64, r: &mut Rng, block: Dim3, heat: bool) -> Problem {
+    let w = side(t);
+    let img: Vec<f32> = r.vec(w * w, |r| r.f32_in(0.0, 1.0));
+    let mut args = vec![A::Buf(0), A::Buf(1), A::I32(w as i32), A::I32(w as i32)];
+    if heat {
+        args.push(A::F32(0.2));
+    }
+    Problem {
+        kernel,
+        grid: (
+            div_up(w as u64, block.0 as u64),
+            div_up(w as u64, block.1 as u64),
+            1,
+        ),
+        block,
+        shmem: 0,
+        bufs: vec![
+            buf("img", "float32", bytes_f32(&img)),
+            buf("out", "float32", vec![0; 4 * w * w]),
+        ],
+        args,
+        out: 1,
+        cmp: Cmp::F32(1e-5),
+    }
+}
+
+fn blur(t: u64, r: &mut Rng) -> Problem {
+    image("blur3x3", t, r, (16, 16, 1), false)
+}
+fn heat(t: u64, r: &mut Rng) -> Problem {
+    image("heatStep", t, r, (32, 8, 1), true)
+}
+
+fn blur_native(p: &Problem) -> Native {
+    let img = f32s(&p.bufs[0].data);
+    let w = (img.len() as f64).sqrt() as usize;
+    Box::new(move || {
+        let mut out = vec![0f32; w * w];
+        for y in 0..w {
+            for x in 0..w {
+                let mut s = 0f32;
+                for yy in [y.saturating_sub(1), y, (y + 1).min(w - 1)] {
+                    for xx in [x.saturating_sub(1), x, (x + 1).min(w - 1)] {
+                        s += img[yy * w + xx];
+                    }
+                }
+                out[y * w + x] = s / 9.0;
+            }
+        }
+        bytes_f32(&out)
+    })
+}
+
+fn heat_native(p: &Problem) -> Native {
+    let u = f32s(&p.bufs[0].data);
+    let w = (u.len() as f64).sqrt() as usize;
+    Box::new(move || {
+        let mut next = u.clone();
+        for y in 1..w - 1 {
+            for x in 1..w - 1 {
+                let i = y * w + x;
+                let lap = u[i - 1] + u[i + 1] + u[i - w] + u[i + w] - 4.0 * u[i];
+                next[i] = u[i] + 0.2 * lap;
+            }
+        }
+        bytes_f32(&next)
+    })
+}
+
+const GRID: usize = 32;
+const MAX_PER: usize = 64;
+
+fn particles(t: u64, r: &mut Rng) -> Problem {
+    let n = t as usize;
+    let pos: Vec<f32> = r.vec(2 * n, |r| r.f32_in(0.0, 1.0));
+    Problem {
+        kernel: "binParticles",
+        grid: (div_up(t, 128), 1, 1),
+        block: (128, 1, 1),
+        shmem: 0,
+        bufs: vec![
+            buf("pos", "float32", bytes_f32(&pos)),
+            buf("count", "int32", vec![0; 4 * GRID * GRID]),
+            buf("items", "int32", vec![0; 4 * GRID * GRID * MAX_PER]),
+            buf("overflow", "int32", vec![0; 4]),
+        ],
+        args: vec![
+            A::Buf(0),
+            A::I32(n as i32),
+            A::I32(GRID as i32),
+            A::I32(MAX_PER as i32),
+            A::Buf(1),
+            A::Buf(2),
+            A::Buf(3),
+        ],
+        out: 1,
+        cmp: Cmp::Exact,
+    }
+}
+
+fn particles_native(p: &Problem) -> Native {
+    let pos = f32s(&p.bufs[0].data);
+    Box::new(move || {
+        let mut count = vec![0i32; GRID * GRID];
+        let mut items = vec![0i32; GRID * GRID * MAX_PER];
+        let mut overflow = 0;
+        for (i, p) in pos.chunks_exact(2).enumerate() {
+            let cx = ((p[0] * GRID as f32) as i32).clamp(0, GRID as i32 - 1) as usize;
+            let cy = ((p[1] * GRID as f32) as i32).clamp(0, GRID as i32 - 1) as usize;
+            let cell = cy * GRID + cx;
+            let slot = count[cell] as usize;
+            count[cell] += 1;
+            if slot < MAX_PER {
+                items[cell * MAX_PER + slot] = i as i32;
+            } else {
+                overflow += 1;
+            }
+        }
+        std::hint::black_box((&items, overflow));
+        bytes_i32(&count)
+    })
+}
+
+pub fn all() -> Vec<Case> {
+    vec![
+        Case {
+            name: "vecAdd",
+            fixture: "vector_add",
+            build: vec_add,
+            native: vec_add_native,
+            numba_threads: 4096,
+        },
+        Case {
+            name: "matmulNaive",
+            fixture: "matmul",
+            build: matmul_naive,
+            native: matmul_native,
+            numba_threads: 1024,
+        },
+        Case {
+            name: "matmulTiled",
+            fixture: "matmul",
+            build: matmul_tiled,
+            native: matmul_native,
+            numba_threads: 1024,
+        },
+        Case {
+            name: "reduceBlockTree",
+            fixture: "reduce",
+            build: reduce_tree,
+            native: reduce_tree_native,
+            numba_threads: 4096,
+        },
+        Case {
+            name: "reduceWarpShuffle",
+            fixture: "reduce",
+            build: reduce_shfl,
+            native: reduce_shfl_native,
+            numba_threads: 2048,
+        },
+        Case {
+            name: "histogramShared",
+            fixture: "histogram",
+            build: histogram,
+            native: histogram_native,
+            numba_threads: 4096,
+        },
+        Case {
+            name: "blur3x3",
+            fixture: "stencil",
+            build: blur,
+            native: blur_native,
+            numba_threads: 4096,
+        },
+        Case {
+            name: "heatStep",
+            fixture: "stencil",
+            build: heat,
+            native: heat_native,
+            numba_threads: 4096,
+        },
+        Case {
+            name: "binParticles",
+            fixture: "particles",
+            build: particles,
+            native: particles_native,
+            numba_threads: 4096,
+        },
+    ]
+}

@@ -1,0 +1,326 @@
+//! ptxsim benchmark: the tutorial CUDA kernels (NVRTC 12.9 PTX from `tests/fixtures`) on
+//! ptxsim, beside a single-threaded native Rust version of the same computation and, when a
+//! Python with Numba is given, Numba's CUDA simulator on the same inputs.
+//!
+//! Sizes: each kernel's problem is grown until one ptxsim launch takes at least 0.2 s. Numba's
+//! simulator runs a few thousand threads per second, so it gets a smaller problem built by the
+//! same generator with the same seed; all rates are per-thread rates (threads/s), so ratios
+//! compare rates, not times of different problem sizes. The native ratio is at the same size.
+//!
+//! Usage: `cargo run --release -p ptxsim --example bench -- [--numba PYTHON] [--quick]`.
+//! The last line printed is
+//! `ptxsim: min_ratio_vs_numba_sim=X max_ratio_vs_native=Y parallel_speedup=Z`.
+//! A benchmark, not a test: it reports what it measures and checks that the outputs agree.
+
+mod cases;
+#[path = "../../tests/common/rng.rs"]
+#[allow(dead_code)]
+mod rng;
+
+use cases::{Case, Cmp, Problem, A};
+use ptxsim::{Device, LaunchConfig, Module};
+use std::collections::HashMap;
+use std::error::Error;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+type Res<T> = Result<T, Box<dyn Error>>;
+
+const MIN_SECONDS: f64 = 0.2;
+const SEED: u64 = 20_240_611;
+
+struct Row {
+    name: &'static str,
+    threads: u64,
+    sim_s: f64,
+    sim_nocheck_s: f64,
+    sim_1thread_s: f64,
+    native_s: f64,
+    agrees: bool,
+    numba: Option<(u64, f64, bool)>,
+}
+
+fn fixture(name: &str) -> Res<String> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(format!("{name}.ptx"));
+    std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()).into())
+}
+
+/// One launch on fresh device buffers; returns (seconds of the launch alone, checked output).
+fn run_sim(
+    dev: &Device,
+    module: &Module,
+    p: &Problem,
+    threads: usize,
+    check: bool,
+) -> Res<(f64, Vec<u8>)> {
+    let mut ptrs = Vec::new();
+    for b in &p.bufs {
+        let ptr = dev.alloc(b.data.len().max(1))?;
+        dev.write(ptr, 0, &b.data)?;
+        ptrs.push(ptr);
+    }
+    let params: Vec<Vec<u8>> = p
+        .args
+        .iter()
+        .map(|a| match a {
+            A::Buf(i) => ptrs[*i].to_le_bytes().to_vec(),
+            A::I32(v) => v.to_le_bytes().to_vec(),
+            A::F32(v) => v.to_le_bytes().to_vec(),
+        })
+        .collect();
+    let refs: Vec<&[u8]> = params.iter().map(|v| v.as_slice()).collect();
+    let mut cfg = LaunchConfig::new(p.grid, p.block);
+    cfg.dynamic_shared_bytes = p.shmem;
+    cfg.threads = threads;
+    cfg.check = check;
+    let t0 = Instant::now();
+    let report = dev.launch(module, p.kernel, &cfg, &refs)?;
+    let secs = t0.elapsed().as_secs_f64();
+    if !report.reports.is_empty() {
+        return Err(format!(
+            "{}: unexpected check reports: {:?}",
+            p.kernel, report.reports
+        )
+        .into());
+    }
+    let mut out = vec![0u8; p.bufs[p.out].data.len()];
+    dev.read(ptrs[p.out], 0, &mut out)?;
+    for ptr in ptrs {
+        dev.free(ptr)?;
+    }
+    Ok((secs, out))
+}
+
+fn agrees(cmp: Cmp, a: &[u8], b: &[u8]) -> bool {
+    match cmp {
+        Cmp::Exact => a == b,
+        Cmp::F32(rel) => {
+            let (x, y) = (cases::f32s(a), cases::f32s(b));
+            x.len() == y.len()
+                && x.iter()
+                    .zip(&y)
+                    .all(|(p, q)| (p - q).abs() <= rel * q.abs().max(1.0))
+        }
+    }
+}
+
+/// Median-free but robust enough: repeat the native run until 50 ms have passed, report the
+/// mean per run.
+fn time_native(native: &mut cases::Native) -> (f64, Vec<u8>) {
+    let t0 = Instant::now();
+    let mut runs = 0u32;
+    let mut out = Vec::new();
+    while runs == 0 || t0.elapsed().as_secs_f64() < 0.05 {
+        out = std::hint::black_box(native());
+        runs += 1;
+    }
+    (t0.elapsed().as_secs_f64() / runs as f64, out)
+}
+
+fn bench_case(dev: &Device, case: &Case, quick: bool) -> Res<Row> {
+    let module = dev.load_module(&fixture(case.fixture)?)?;
+    let mut threads: u64 = 1 << 14;
+    let min = if quick { 0.02 } else { MIN_SECONDS };
+    // Grow the problem until one launch takes MIN_SECONDS.
+    let (p, sim_s, out) = loop {
+        let mut r = rng::Rng::seeded(SEED);
+        let p = (case.build)(threads, &mut r);
+        let (s, out) = run_sim(dev, &module, &p, 0, true)?;
+        if s >= min || threads >= 1 << 28 {
+            break (p, s, out);
+        }
+        let grow = ((min * 1.3 / s.max(1e-6)).ceil() as u64).clamp(2, 16);
+        threads *= grow;
+    };
+    let (sim_nocheck_s, _) = run_sim(dev, &module, &p, 0, false)?;
+    let (sim_1thread_s, out1) = run_sim(dev, &module, &p, 1, true)?;
+    let mut native = (case.native)(&p);
+    let (native_s, want) = time_native(&mut native);
+    Ok(Row {
+        name: case.name,
+        threads: p.threads(),
+        sim_s,
+        sim_nocheck_s,
+        sim_1thread_s,
+        native_s,
+        agrees: agrees(p.cmp, &out, &want) && agrees(p.cmp, &out1, &want),
+        numba: None,
+    })
+}
+
+/// Writes the Numba-sized problem of each case (inputs, launch shape, ptxsim's output).
+fn write_numba_inputs(dev: &Device, dir: &Path, all: &[Case]) -> Res<()> {
+    for case in all {
+        let module = dev.load_module(&fixture(case.fixture)?)?;
+        let mut r = rng::Rng::seeded(SEED);
+        let p = (case.build)(case.numba_threads, &mut r);
+        let (_, out) = run_sim(dev, &module, &p, 0, true)?;
+        let d = dir.join(case.name);
+        std::fs::create_dir_all(&d)?;
+        let mut meta = format!(
+            "kernel {}\ngrid {} {} {}\nblock {} {} {}\nshmem {}\nout {}\n",
+            case.name,
+            p.grid.0,
+            p.grid.1,
+            p.grid.2,
+            p.block.0,
+            p.block.1,
+            p.block.2,
+            p.shmem,
+            p.bufs[p.out].name
+        );
+        for b in &p.bufs {
+            std::fs::write(d.join(format!("{}.bin", b.name)), &b.data)?;
+            meta.push_str(&format!("buf {} {}\n", b.name, b.dtype));
+        }
+        for a in &p.args {
+            meta.push_str(&match a {
+                A::Buf(i) => format!("arg buf {}\n", p.bufs[*i].name),
+                A::I32(v) => format!("arg i32 {v}\n"),
+                A::F32(v) => format!("arg f32 {v:e}\n"),
+            });
+        }
+        meta.push_str(&format!(
+            "cmp {}\n",
+            match p.cmp {
+                Cmp::Exact => "exact".to_string(),
+                Cmp::F32(r) => format!("{r:e}"),
+            }
+        ));
+        std::fs::write(d.join("expected.bin"), &out)?;
+        std::fs::write(d.join("meta.txt"), meta)?;
+    }
+    Ok(())
+}
+
+/// Runs the Numba script; returns case → (threads, seconds, agrees with ptxsim).
+fn run_numba(python: &str, dir: &Path) -> Res<HashMap<String, (u64, f64, bool)>> {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/numba_sim.py");
+    let out = std::process::Command::new(python)
+        .arg(&script)
+        .arg(dir)
+        .env("NUMBA_ENABLE_CUDASIM", "1")
+        .output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(format!(
+            "numba script failed:\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
+    }
+    let mut res = HashMap::new();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() == 5 && f[0] == "RESULT" {
+            if f[4] == "SKIP" {
+                continue;
+            }
+            if let (Ok(t), Ok(s)) = (f[2].parse::<u64>(), f[3].parse::<f64>()) {
+                res.insert(f[1].to_string(), (t, s, f[4] == "ok"));
+            }
+        } else if !line.trim().is_empty() {
+            println!("numba: {line}");
+        }
+    }
+    Ok(res)
+}
+
+fn rate(threads: u64, secs: f64) -> f64 {
+    threads as f64 / secs.max(1e-12)
+}
+
+fn main() -> Res<()> {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let numba_python = args
+        .iter()
+        .position(|a| a == "--numba")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let dev = Device::new();
+    let all = cases::all();
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    println!("ptxsim benchmark: {} tutorial CUDA kernels, {cores} cores, rates in threads/s (per-thread rates, so ratios compare rates)", all.len());
+    let mut rows = Vec::new();
+    for case in &all {
+        let row = bench_case(&dev, case, quick)?;
+        rows.push(row);
+    }
+    let mut numba_note = String::from("Numba simulator: not run (no --numba PYTHON)");
+    if let Some(py) = &numba_python {
+        let dir = std::env::temp_dir().join(format!("ptxsim-bench-{}", std::process::id()));
+        write_numba_inputs(&dev, &dir, &all)?;
+        match run_numba(py, &dir) {
+            Ok(res) => {
+                for row in &mut rows {
+                    row.numba = res.get(row.name).copied();
+                }
+                numba_note = format!(
+                    "Numba simulator: {py}, sizes {:?} threads",
+                    all.iter().map(|c| c.numba_threads).collect::<Vec<_>>()
+                );
+            }
+            Err(e) => numba_note = format!("Numba simulator: failed: {e}"),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    println!(
+        "{:<18} {:>10} {:>9} {:>12} {:>12} {:>12} {:>9} {:>12} {:>10} {:>7} {:>6}",
+        "kernel",
+        "threads",
+        "sim s",
+        "sim thr/s",
+        "nocheck t/s",
+        "native t/s",
+        "x native",
+        "numba t/s",
+        "sim/numba",
+        "par x",
+        "agree"
+    );
+    let (mut max_native, mut min_numba) = (0f64, f64::INFINITY);
+    let (mut t1, mut t0) = (0f64, 0f64);
+    for r in &rows {
+        let sim_rate = rate(r.threads, r.sim_s);
+        let vs_native = r.sim_s / r.native_s.max(1e-12);
+        max_native = max_native.max(vs_native);
+        t1 += r.sim_1thread_s;
+        t0 += r.sim_s;
+        let (numba_rate, vs_numba, numba_ok) = match r.numba {
+            Some((t, s, ok)) => {
+                let nr = rate(t, s);
+                min_numba = min_numba.min(sim_rate / nr);
+                (format!("{nr:.3e}"), format!("{:.0}", sim_rate / nr), ok)
+            }
+            None => ("-".into(), "-".into(), true),
+        };
+        println!(
+            "{:<18} {:>10} {:>9.3} {:>12.3e} {:>12.3e} {:>12.3e} {:>9.1} {:>12} {:>10} {:>7.2} {:>6}",
+            r.name,
+            r.threads,
+            r.sim_s,
+            sim_rate,
+            rate(r.threads, r.sim_nocheck_s),
+            rate(r.threads, r.native_s),
+            vs_native,
+            numba_rate,
+            vs_numba,
+            r.sim_1thread_s / r.sim_s.max(1e-12),
+            if r.agrees && numba_ok { "yes" } else { "NO" }
+        );
+    }
+    println!("{numba_note}");
+    println!("x native: ptxsim time / native single-threaded Rust time, same problem; par x: ptxsim threads=1 time / threads=0 ({cores} cores) time");
+    let x = if min_numba.is_finite() {
+        format!("{min_numba:.0}")
+    } else {
+        "n/a".to_string()
+    };
+    println!("ptxsim: min_ratio_vs_numba_sim={x} max_ratio_vs_native={max_native:.1} parallel_speedup={:.2}", t1 / t0.max(1e-12));
+    Ok(())
+}
