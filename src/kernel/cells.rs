@@ -21,7 +21,11 @@ pub enum Segment {
 /// Is this line a magic line? (`%` after optional indentation, followed by a letter.)
 pub fn is_magic_line(line: &str) -> bool {
     let t = line.trim_start();
-    t.starts_with('%') && t[1..].chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+    t.starts_with('%')
+        && t[1..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic())
 }
 
 /// Split `code` into segments. Blank Rust runs are dropped.
@@ -87,7 +91,9 @@ mod tests {
     fn magics_and_rust_interleave_in_order() {
         let s = split_cell("%array x = zeros(4, f32)\nlet a = 1;\n\n  %print x\n");
         assert_eq!(s.len(), 3);
-        assert!(matches!(&s[0], Segment::Magic { line, line_no: 1 } if line == "%array x = zeros(4, f32)"));
+        assert!(
+            matches!(&s[0], Segment::Magic { line, line_no: 1 } if line == "%array x = zeros(4, f32)")
+        );
         assert!(matches!(&s[1], Segment::Rust { first_line: 2, .. }));
         assert!(matches!(&s[2], Segment::Magic { line_no: 4, .. }));
     }

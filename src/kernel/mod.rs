@@ -4,11 +4,14 @@
 //! trait and knows nothing of sockets or message formats.
 
 pub mod cells;
+pub mod nb_crate;
+pub mod nb_server;
 
 use crate::magics::{MagicError, Magics};
 use crate::output::{MimeBundle, OutputSink};
 use crate::protocol::{CellIo, ExecuteOutcome, Interpreter, KernelInfo};
-use crate::rust::{RustCellError, RustEngine, RustInterrupt};
+use crate::rust::{InputFn, RustCellError, RustEngine, RustInterrupt};
+use nb_server::{HostError, NbHost, NbServer};
 use cells::{is_magic_line, split_cell, Segment};
 use serde_json::json;
 use std::path::Path;
@@ -25,7 +28,11 @@ pub fn run(connection_file: &Path) -> anyhow::Result<()> {
 pub struct NbcudaInterpreter {
     rust: RustEngine,
     rust_interrupt: RustInterrupt,
-    magics: Mutex<Magics>,
+    magics: Arc<Mutex<Magics>>,
+    /// Where output of the running cell goes; `nb::exec` from a Rust cell writes there too.
+    current_sink: Arc<Mutex<Option<OutputSink>>>,
+    /// Serves the `nb` crate; dropped (socket removed) with the interpreter.
+    _nb_server: Option<NbServer>,
     /// Raised by the interrupt button; magics and simulator launches poll it.
     cancel: Arc<AtomicBool>,
     /// The active backend's name, readable while a cell holds the magics lock.
@@ -41,10 +48,36 @@ impl Default for NbcudaInterpreter {
 
 impl NbcudaInterpreter {
     pub fn new() -> NbcudaInterpreter {
-        let rust = RustEngine::start(Vec::new(), Vec::new());
-        let rust_interrupt = rust.interrupt_handle();
         let magics = Magics::new();
         let backend = magics.backend_name();
+        let magics = Arc::new(Mutex::new(magics));
+        let cancel = Arc::new(AtomicBool::new(false));
+        let current_sink: Arc<Mutex<Option<OutputSink>>> = Arc::new(Mutex::new(None));
+        let host = Arc::new(ArrayHost {
+            magics: magics.clone(),
+            sink: current_sink.clone(),
+            cancel: cancel.clone(),
+        });
+        let (mut env, mut prelude) = (Vec::new(), Vec::new());
+        let nb_server = match NbServer::start(host) {
+            Ok(server) => {
+                env.push((
+                    nb::SOCKET_ENV.to_string(),
+                    server.socket_path().to_string_lossy().into_owned(),
+                ));
+                match nb_crate::materialize() {
+                    Ok(dir) => prelude = nb_crate::prelude(&dir),
+                    Err(e) => tracing::warn!("cannot write the nb crate's sources: {e}"),
+                }
+                Some(server)
+            }
+            Err(e) => {
+                tracing::warn!("cannot start the nb server: {e}; Rust cells cannot use nb");
+                None
+            }
+        };
+        let rust = RustEngine::start(env, prelude);
+        let rust_interrupt = rust.interrupt_handle();
         let rustc_version = Arc::new(OnceLock::new());
         let slot = rustc_version.clone();
         std::thread::spawn(move || {
@@ -60,22 +93,24 @@ impl NbcudaInterpreter {
         NbcudaInterpreter {
             rust,
             rust_interrupt,
-            magics: Mutex::new(magics),
-            cancel: Arc::new(AtomicBool::new(false)),
+            magics,
+            current_sink,
+            _nb_server: nb_server,
+            cancel,
             backend: Mutex::new(backend),
             rustc_version,
         }
     }
 
     fn lock_magics(&self) -> std::sync::MutexGuard<'_, Magics> {
-        // A panic while the lock was held must not take the Jupyter kernel down with it.
-        self.magics.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.magics)
     }
 
     fn run_segment(
         &self,
         segment: &Segment,
         sink: &OutputSink,
+        io: &Arc<dyn CellIo>,
     ) -> Result<Option<MimeBundle>, (String, String)> {
         match segment {
             Segment::CellMagic {
@@ -90,11 +125,93 @@ impl NbcudaInterpreter {
                 .lock_magics()
                 .run_line(line, *line_no, sink, &self.cancel)
                 .map_err(magic_error),
-            Segment::Rust { code, .. } => self
-                .rust
-                .execute(code, sink)
-                .map_err(|e: RustCellError| (e.ename().to_string(), e.to_string())),
+            Segment::Rust { code, .. } => {
+                let io = io.clone();
+                let input: InputFn = Arc::new(move |prompt: &str, password: bool| {
+                    io.input(prompt, password).unwrap_or_default()
+                });
+                self.rust
+                    .execute_with_input(code, sink, Some(input))
+                    .map_err(|e: RustCellError| (e.ename().to_string(), e.to_string()))
+            }
         }
+    }
+}
+
+/// Lock a mutex even if a panic poisoned it: a bad cell must not take the Jupyter kernel down.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The interpreter's side of the `nb` server: arrays and magic lines on behalf of Rust cells.
+struct ArrayHost {
+    magics: Arc<Mutex<Magics>>,
+    sink: Arc<Mutex<Option<OutputSink>>>,
+    cancel: Arc<AtomicBool>,
+}
+
+fn gpu_err(e: crate::gpu::GpuError) -> HostError {
+    (e.ename.to_string(), e.message)
+}
+
+impl NbHost for ArrayHost {
+    fn put(&self, name: &str, dtype: &str, shape: Vec<usize>, data: &[u8]) -> Result<(), HostError> {
+        let dt = crate::gpu::Dtype::parse(dtype)
+            .ok_or_else(|| ("ArgumentError".to_string(), format!("unknown dtype '{dtype}'")))?;
+        let expected = shape
+            .iter()
+            .try_fold(dt.size(), |a, &d| a.checked_mul(d))
+            .ok_or_else(|| ("ArgumentError".to_string(), format!("shape {shape:?} is too large")))?;
+        if expected != data.len() {
+            return Err((
+                "ArgumentError".to_string(),
+                format!("shape {shape:?} of {dtype} needs {expected} bytes, got {}", data.len()),
+            ));
+        }
+        lock(&self.magics)
+            .device()
+            .create_array(name, dt, shape, data)
+            .map_err(gpu_err)
+    }
+
+    fn get(&self, name: &str) -> Result<(String, Vec<usize>, Vec<u8>), HostError> {
+        let mut magics = lock(&self.magics);
+        let dev = magics.device();
+        let info = dev.array(name).ok_or_else(|| {
+            ("ArgumentError".to_string(), format!("no array named '{name}'"))
+        })?;
+        let data = dev.read_array(name).map_err(gpu_err)?;
+        Ok((info.dtype.name().to_string(), info.shape, data))
+    }
+
+    fn exec(&self, line: &str) -> Result<Option<String>, HostError> {
+        let line = line.trim();
+        if !cells::is_magic_line(line) || line.starts_with("%%") {
+            return Err((
+                "SyntaxError".to_string(),
+                format!("nb::exec takes one magic line starting with '%', got {line:?}"),
+            ));
+        }
+        let sink = lock(&self.sink)
+            .clone()
+            .unwrap_or_else(|| Arc::new(|_| {}) as OutputSink);
+        let result = lock(&self.magics)
+            .run_line(line, 1, &sink, &self.cancel)
+            .map_err(magic_error)?;
+        Ok(result.and_then(|b| b.get("text/plain").and_then(|v| v.as_str()).map(str::to_string)))
+    }
+
+    fn free(&self, name: &str) -> Result<(), HostError> {
+        lock(&self.magics).device().free_array(name).map_err(gpu_err)
+    }
+
+    fn list(&self) -> Vec<(String, String, Vec<usize>)> {
+        lock(&self.magics)
+            .device()
+            .arrays()
+            .into_iter()
+            .map(|a| (a.name, a.dtype.name().to_string(), a.shape))
+            .collect()
     }
 }
 
@@ -120,7 +237,7 @@ fn is_cell_magic(code: &str) -> bool {
 
 impl Interpreter for NbcudaInterpreter {
     fn kernel_info(&self) -> KernelInfo {
-        let backend = *self.backend.lock().unwrap_or_else(|p| p.into_inner());
+        let backend = *lock(&self.backend);
         let version = self.rustc_version.get().cloned().unwrap_or_default();
         KernelInfo {
             implementation: "nbcuda".into(),
@@ -147,21 +264,24 @@ impl Interpreter for NbcudaInterpreter {
             let io = io.clone();
             Arc::new(move |o| io.publish(o))
         };
-        let mut result = None;
+        *lock(&self.current_sink) = Some(sink.clone());
+        let mut outcome = ExecuteOutcome::Ok(None);
         for segment in split_cell(code) {
             if self.cancel.load(Ordering::SeqCst) {
-                return error_outcome("Interrupted", "the cell was interrupted");
+                outcome = error_outcome("Interrupted", "the cell was interrupted");
+                break;
             }
-            match self.run_segment(&segment, &sink) {
-                Ok(r) => result = r,
+            match self.run_segment(&segment, &sink, &io) {
+                Ok(r) => outcome = ExecuteOutcome::Ok(r),
                 Err((ename, message)) => {
-                    self.refresh_backend();
-                    return error_outcome(&ename, &message);
+                    outcome = error_outcome(&ename, &message);
+                    break;
                 }
             }
         }
+        *lock(&self.current_sink) = None;
         self.refresh_backend();
-        ExecuteOutcome::Ok(result)
+        outcome
     }
 
     fn complete(&self, code: &str, cursor: usize) -> (Vec<String>, usize, usize) {
@@ -195,7 +315,9 @@ impl Interpreter for NbcudaInterpreter {
     fn is_complete(&self, code: &str) -> (String, String) {
         if is_cell_magic(code) {
             // A cell magic's body ends with an empty line in a console.
-            return if code.ends_with("\n\n") || code.trim_end().lines().count() <= 1 && !code.trim_end().ends_with('\\') {
+            return if code.ends_with("\n\n")
+                || code.trim_end().lines().count() <= 1 && !code.trim_end().ends_with('\\')
+            {
                 ("complete".into(), String::new())
             } else {
                 ("incomplete".into(), String::new())
@@ -221,12 +343,15 @@ impl Interpreter for NbcudaInterpreter {
 impl NbcudaInterpreter {
     fn refresh_backend(&self) {
         let name = self.lock_magics().backend_name();
-        *self.backend.lock().unwrap_or_else(|p| p.into_inner()) = name;
+        *lock(&self.backend) = name;
     }
 }
 
 fn error_outcome(ename: &str, message: &str) -> ExecuteOutcome {
-    let mut traceback = vec![format!("\x1b[0;31m{ename}\x1b[0m: {}", message.lines().next().unwrap_or(""))];
+    let mut traceback = vec![format!(
+        "\x1b[0;31m{ename}\x1b[0m: {}",
+        message.lines().next().unwrap_or("")
+    )];
     traceback.extend(message.lines().skip(1).map(str::to_string));
     ExecuteOutcome::Error {
         ename: ename.to_string(),

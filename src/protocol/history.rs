@@ -23,8 +23,15 @@ impl History {
 
     /// Answer a `history_request` content (read leniently: missing fields take defaults).
     pub fn query(&self, content: &Value) -> Vec<Value> {
-        let output = content.get("output").and_then(Value::as_bool).unwrap_or(false);
-        let n = content.get("n").and_then(Value::as_i64).unwrap_or(10).max(0) as usize;
+        let output = content
+            .get("output")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let n = content
+            .get("n")
+            .and_then(Value::as_i64)
+            .unwrap_or(10)
+            .max(0) as usize;
         match content
             .get("hist_access_type")
             .and_then(Value::as_str)
@@ -32,7 +39,10 @@ impl History {
         {
             "range" => {
                 let start = content.get("start").and_then(Value::as_i64).unwrap_or(0);
-                let stop = content.get("stop").and_then(Value::as_i64).unwrap_or(i64::MAX);
+                let stop = content
+                    .get("stop")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(i64::MAX);
                 self.entries
                     .iter()
                     .filter(|e| (e.0 as i64) >= start && (e.0 as i64) < stop)
@@ -40,8 +50,14 @@ impl History {
                     .collect()
             }
             "search" => {
-                let pattern = content.get("pattern").and_then(Value::as_str).unwrap_or("*");
-                let unique = content.get("unique").and_then(Value::as_bool).unwrap_or(false);
+                let pattern = content
+                    .get("pattern")
+                    .and_then(Value::as_str)
+                    .unwrap_or("*");
+                let unique = content
+                    .get("unique")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
                 let mut seen = std::collections::HashSet::new();
                 let mut hits: Vec<&(u64, String, Option<String>)> = self
                     .entries
@@ -58,7 +74,10 @@ impl History {
             }
             _ => {
                 let skip = self.entries.len().saturating_sub(n);
-                self.entries[skip..].iter().map(|e| self.row(e, output)).collect()
+                self.entries[skip..]
+                    .iter()
+                    .map(|e| self.row(e, output))
+                    .collect()
             }
         }
     }
@@ -99,12 +118,21 @@ mod tests {
     #[test]
     fn tail_range_search() {
         let mut h = History::default();
-        for (i, code) in ["let a = 1;", "a + 1", "println!(\"hi\")", "a * 2"].iter().enumerate() {
+        for (i, code) in ["let a = 1;", "a + 1", "println!(\"hi\")", "a * 2"]
+            .iter()
+            .enumerate()
+        {
             h.push(i as u64 + 1, code, None);
         }
-        assert_eq!(h.query(&json!({"hist_access_type": "tail", "n": 2})).len(), 2);
+        assert_eq!(
+            h.query(&json!({"hist_access_type": "tail", "n": 2})).len(),
+            2
+        );
         let r = h.query(&json!({"hist_access_type": "range", "start": 2, "stop": 4}));
-        assert_eq!(r, vec![json!([1, 2, "a + 1"]), json!([1, 3, "println!(\"hi\")"])]);
+        assert_eq!(
+            r,
+            vec![json!([1, 2, "a + 1"]), json!([1, 3, "println!(\"hi\")"])]
+        );
         let s = h.query(&json!({"hist_access_type": "search", "pattern": "a*"}));
         assert_eq!(s.len(), 2);
         assert!(glob_match("*print*", "println!(\"hi\")"));

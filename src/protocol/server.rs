@@ -19,7 +19,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
-use zeromq::{Socket, SocketRecv, SocketSend};
+use zeromq::{SocketRecv, SocketSend};
 
 /// How long after a failed cell (with `stop_on_error`) queued execute requests are aborted.
 const ABORT_WINDOW: Duration = Duration::from_millis(100);
@@ -111,7 +111,9 @@ impl CellIo for ShellCellIo {
 
     fn input(&self, prompt: &str, password: bool) -> Result<String, String> {
         let Some(stdin) = &self.stdin else {
-            return Err("this front end does not accept input requests (allow_stdin is false)".into());
+            return Err(
+                "this front end does not accept input requests (allow_stdin is false)".into(),
+            );
         };
         let (tx, rx) = std::sync::mpsc::channel();
         stdin
@@ -123,8 +125,7 @@ impl CellIo for ShellCellIo {
                 reply: tx,
             })
             .map_err(|_| "the stdin channel is closed".to_string())?;
-        rx.recv()
-            .map_err(|_| "no input reply came".to_string())?
+        rx.recv().map_err(|_| "no input reply came".to_string())?
     }
 }
 
@@ -157,9 +158,13 @@ pub fn serve(connection_file: &Path, interpreter: Arc<dyn Interpreter>) -> anyho
     runtime.block_on(serve_async(info, interpreter))
 }
 
-async fn serve_async(info: ConnectionInfo, interpreter: Arc<dyn Interpreter>) -> anyhow::Result<()> {
+async fn serve_async(
+    info: ConnectionInfo,
+    interpreter: Arc<dyn Interpreter>,
+) -> anyhow::Result<()> {
     let session = uuid::Uuid::new_v4().to_string();
-    let key = (!info.key.is_empty()).then(|| hmac::Key::new(hmac::HMAC_SHA256, info.key.as_bytes()));
+    let key =
+        (!info.key.is_empty()).then(|| hmac::Key::new(hmac::HMAC_SHA256, info.key.as_bytes()));
     let signer = Signer::new(key, session.clone());
 
     let iopub = jupyter_zmq_client::create_kernel_iopub_connection(&info, &session).await?;
@@ -197,7 +202,12 @@ async fn iopub_loop(
 ) {
     while let Some(item) = rx.recv().await {
         let topic = Bytes::from(format!("kernel.nbcuda.{}", item.msg_type).into_bytes());
-        let frames = signer.frames(&[topic], item.msg_type, item.parent.as_deref(), item.content);
+        let frames = signer.frames(
+            &[topic],
+            item.msg_type,
+            item.parent.as_deref(),
+            item.content,
+        );
         if let Err(e) = socket.send(frames).await {
             tracing::warn!("iopub send failed: {e}");
         }
@@ -233,7 +243,9 @@ async fn stdin_loop(
             json!({"prompt": ask.prompt, "password": ask.password}),
         );
         if let Err(e) = socket.send(frames).await {
-            let _ = ask.reply.send(Err(format!("could not send input_request: {e}")));
+            let _ = ask
+                .reply
+                .send(Err(format!("could not send input_request: {e}")));
             continue;
         }
         let answer = loop {
@@ -278,7 +290,11 @@ async fn send_reply(
     }
 }
 
-async fn receive(socket: &mut zeromq::RouterSocket, kernel: &Kernel, channel: &str) -> Option<Message> {
+async fn receive(
+    socket: &mut zeromq::RouterSocket,
+    kernel: &Kernel,
+    channel: &str,
+) -> Option<Message> {
     match socket.recv().await {
         Ok(frames) => match Message::from_frames(frames, kernel.signer.key()) {
             Ok(m) => Some(m),
@@ -305,7 +321,14 @@ async fn control_loop(mut socket: zeromq::RouterSocket, kernel: Arc<Kernel>) {
         match msg.msg_type() {
             "interrupt_request" => {
                 kernel.interpreter.interrupt();
-                send_reply(&mut socket, &kernel, &msg, "interrupt_reply", json!({"status": "ok"})).await;
+                send_reply(
+                    &mut socket,
+                    &kernel,
+                    &msg,
+                    "interrupt_reply",
+                    json!({"status": "ok"}),
+                )
+                .await;
             }
             "shutdown_request" => {
                 shutdown(&mut socket, &kernel, &msg).await;
@@ -405,7 +428,9 @@ async fn abort_queued(socket: &mut zeromq::RouterSocket, kernel: &Arc<Kernel>) {
         };
         if msg.msg_type() == "execute_request" {
             kernel.publisher.status("busy", &msg);
-            let count = kernel.execution_count.load(std::sync::atomic::Ordering::SeqCst);
+            let count = kernel
+                .execution_count
+                .load(std::sync::atomic::Ordering::SeqCst);
             send_reply(
                 socket,
                 kernel,
@@ -423,7 +448,11 @@ async fn abort_queued(socket: &mut zeromq::RouterSocket, kernel: &Arc<Kernel>) {
 }
 
 /// Serve one shell request. Returns true when it was a failed execution with `stop_on_error`.
-async fn handle_shell(socket: &mut zeromq::RouterSocket, kernel: &Arc<Kernel>, msg: Arc<Message>) -> bool {
+async fn handle_shell(
+    socket: &mut zeromq::RouterSocket,
+    kernel: &Arc<Kernel>,
+    msg: Arc<Message>,
+) -> bool {
     let msg_type = msg.msg_type().to_string();
     let known = matches!(
         msg_type.as_str(),
@@ -453,12 +482,16 @@ async fn handle_shell(socket: &mut zeromq::RouterSocket, kernel: &Arc<Kernel>, m
         "execute_request" => failed = execute(socket, kernel, &msg).await,
         "complete_request" => {
             let code = msg.str_field("code", "").to_string();
-            let cursor = char_to_byte(&code, msg.int_field("cursor_pos", code.chars().count() as i64));
+            let cursor = char_to_byte(
+                &code,
+                msg.int_field("cursor_pos", code.chars().count() as i64),
+            );
             let interp = kernel.interpreter.clone();
             let code2 = code.clone();
-            let (matches, start, end) = tokio::task::spawn_blocking(move || interp.complete(&code2, cursor))
-                .await
-                .unwrap_or_else(|_| (Vec::new(), cursor, cursor));
+            let (matches, start, end) =
+                tokio::task::spawn_blocking(move || interp.complete(&code2, cursor))
+                    .await
+                    .unwrap_or_else(|_| (Vec::new(), cursor, cursor));
             let content = json!({
                 "status": "ok", "matches": matches,
                 "cursor_start": byte_to_char(&code, start), "cursor_end": byte_to_char(&code, end),
@@ -468,7 +501,10 @@ async fn handle_shell(socket: &mut zeromq::RouterSocket, kernel: &Arc<Kernel>, m
         }
         "inspect_request" => {
             let code = msg.str_field("code", "").to_string();
-            let cursor = char_to_byte(&code, msg.int_field("cursor_pos", code.chars().count() as i64));
+            let cursor = char_to_byte(
+                &code,
+                msg.int_field("cursor_pos", code.chars().count() as i64),
+            );
             let detail = msg.int_field("detail_level", 0).clamp(0, 1) as u8;
             let interp = kernel.interpreter.clone();
             let found = tokio::task::spawn_blocking(move || interp.inspect(&code, cursor, detail))
@@ -498,17 +534,33 @@ async fn handle_shell(socket: &mut zeromq::RouterSocket, kernel: &Arc<Kernel>, m
                 Ok(h) => h.query(&msg.content),
                 Err(_) => Vec::new(),
             };
-            send_reply(socket, kernel, &msg, "history_reply", json!({"status": "ok", "history": history})).await;
+            send_reply(
+                socket,
+                kernel,
+                &msg,
+                "history_reply",
+                json!({"status": "ok", "history": history}),
+            )
+            .await;
         }
         "comm_info_request" => {
-            send_reply(socket, kernel, &msg, "comm_info_reply", json!({"status": "ok", "comms": {}})).await;
+            send_reply(
+                socket,
+                kernel,
+                &msg,
+                "comm_info_reply",
+                json!({"status": "ok", "comms": {}}),
+            )
+            .await;
         }
         "comm_open" => {
             // No comm targets are registered: close it, as the protocol asks.
             let comm_id = msg.content.get("comm_id").cloned().unwrap_or(json!(""));
-            kernel
-                .publisher
-                .send("comm_close", Some(&msg), json!({"comm_id": comm_id, "data": {}}));
+            kernel.publisher.send(
+                "comm_close",
+                Some(&msg),
+                json!({"comm_id": comm_id, "data": {}}),
+            );
         }
         "shutdown_request" => shutdown(socket, kernel, &msg).await,
         _ => {} // comm_msg, comm_close: nothing is open.
@@ -517,7 +569,11 @@ async fn handle_shell(socket: &mut zeromq::RouterSocket, kernel: &Arc<Kernel>, m
     failed
 }
 
-async fn execute(socket: &mut zeromq::RouterSocket, kernel: &Arc<Kernel>, msg: &Arc<Message>) -> bool {
+async fn execute(
+    socket: &mut zeromq::RouterSocket,
+    kernel: &Arc<Kernel>,
+    msg: &Arc<Message>,
+) -> bool {
     use std::sync::atomic::Ordering;
     let code = msg.str_field("code", "").to_string();
     let silent = msg.bool_field("silent", false);
@@ -554,7 +610,10 @@ async fn execute(socket: &mut zeromq::RouterSocket, kernel: &Arc<Kernel>, msg: &
     let (reply, failed) = match outcome {
         ExecuteOutcome::Ok(result) => {
             if let Some(data) = result {
-                output_text = data.get("text/plain").and_then(Value::as_str).map(str::to_string);
+                output_text = data
+                    .get("text/plain")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
                 if !silent {
                     kernel.publisher.send(
                         "execute_result",

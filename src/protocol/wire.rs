@@ -92,10 +92,8 @@ impl Message {
         let raw = RawMessage::from_multipart(frames, key)
             .map_err(|e| WireError::Frames(e.to_string()))?;
         let part = |i: usize, name: &'static str| -> Result<Value, WireError> {
-            serde_json::from_slice(&raw.jparts[i]).map_err(|source| WireError::Json {
-                part: name,
-                source,
-            })
+            serde_json::from_slice(&raw.jparts[i])
+                .map_err(|source| WireError::Json { part: name, source })
         };
         let header = part(0, "header")?;
         let parent_header = part(1, "parent header")?;
@@ -221,7 +219,8 @@ mod tests {
         );
         let frames = other.frames(&[], "execute_request", None, json!({"code": "x"}));
         assert!(Message::from_frames(frames, s.key()).is_err());
-        let unsigned = Signer::new(None, "s".into()).frames(&[], "kernel_info_request", None, json!({}));
+        let unsigned =
+            Signer::new(None, "s".into()).frames(&[], "kernel_info_request", None, json!({}));
         assert!(Message::from_frames(unsigned, s.key()).is_err());
     }
 

@@ -1,0 +1,170 @@
+//! The Unix-socket server that the `nb` crate (Rust cells, in evcxr's child process) talks to.
+//!
+//! One listener in a private directory (0700) with a 0600 socket; connections from another user
+//! are refused (SO_PEERCRED). Each connection is served on its own thread, one request at a time,
+//! with the framing of `nb::wire` (JSON header + raw payload, sizes bounded). What a request does
+//! is up to the [`NbHost`] (the interpreter): this module knows nothing of arrays or devices.
+
+use nb::wire::{read_frame, write_frame};
+use serde_json::{json, Value};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::io::AsRawFd;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// An error for the `nb` side: (ename, message).
+pub type HostError = (String, String);
+
+/// What the server asks of the interpreter.
+pub trait NbHost: Send + Sync + 'static {
+    fn put(&self, name: &str, dtype: &str, shape: Vec<usize>, data: &[u8]) -> Result<(), HostError>;
+    /// (dtype, shape, bytes)
+    fn get(&self, name: &str) -> Result<(String, Vec<usize>, Vec<u8>), HostError>;
+    /// Run a magic line with its output going to the running cell; the text result, if any.
+    fn exec(&self, line: &str) -> Result<Option<String>, HostError>;
+    fn free(&self, name: &str) -> Result<(), HostError>;
+    /// (name, dtype, shape), sorted by name.
+    fn list(&self) -> Vec<(String, String, Vec<usize>)>;
+}
+
+/// A running server; the socket directory is removed on drop.
+pub struct NbServer {
+    dir: PathBuf,
+    socket: PathBuf,
+}
+
+impl NbServer {
+    /// Bind a fresh socket and serve `host` on background threads.
+    pub fn start(host: Arc<dyn NbHost>) -> std::io::Result<NbServer> {
+        let base = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        let dir = base.join(format!("nbcuda-{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir(&dir)?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
+        let socket = dir.join("nb.sock");
+        let listener = UnixListener::bind(&socket)?;
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+        std::thread::Builder::new()
+            .name("nb-server".into())
+            .spawn(move || accept_loop(listener, host))?;
+        Ok(NbServer { dir, socket })
+    }
+
+    /// The path to put in `NBCUDA_SOCKET`.
+    pub fn socket_path(&self) -> &Path {
+        &self.socket
+    }
+}
+
+impl Drop for NbServer {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn peer_uid(stream: &UnixStream) -> Option<u32> {
+    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: getsockopt writes at most `len` bytes into `cred`, a plain C struct we own.
+    let rc = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    (rc == 0).then_some(cred.uid)
+}
+
+fn accept_loop(listener: UnixListener, host: Arc<dyn NbHost>) {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        if peer_uid(&stream) != Some(me) {
+            tracing::warn!("refused an nb connection from another user");
+            continue;
+        }
+        let host = host.clone();
+        let _ = std::thread::Builder::new()
+            .name("nb-conn".into())
+            .spawn(move || serve_connection(stream, host));
+    }
+}
+
+fn serve_connection(mut stream: UnixStream, host: Arc<dyn NbHost>) {
+    loop {
+        let (header, payload) = match read_frame(&mut stream) {
+            Ok(f) => f,
+            Err(e) => {
+                if e.kind() != std::io::ErrorKind::UnexpectedEof {
+                    let reply = json!({"ok": false, "ename": "ProtocolError", "message": e.to_string()});
+                    let _ = write_frame(&mut stream, &reply, &[]);
+                }
+                return;
+            }
+        };
+        let (reply, data) = handle(&*host, &header, &payload);
+        if write_frame(&mut stream, &reply, &data).is_err() {
+            return;
+        }
+    }
+}
+
+fn fail((ename, message): HostError) -> (Value, Vec<u8>) {
+    (json!({"ok": false, "ename": ename, "message": message}), Vec::new())
+}
+
+fn str_of<'a>(header: &'a Value, key: &str) -> Result<&'a str, HostError> {
+    header
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ("ProtocolError".to_string(), format!("the request has no '{key}'")))
+}
+
+/// Serve one request.
+pub fn handle(host: &dyn NbHost, header: &Value, payload: &[u8]) -> (Value, Vec<u8>) {
+    let result = (|| -> Result<(Value, Vec<u8>), HostError> {
+        match str_of(header, "op")? {
+            "put" => {
+                let shape: Vec<usize> = header
+                    .get("shape")
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| ("ProtocolError".to_string(), "the request has no 'shape'".to_string()))?
+                    .iter()
+                    .map(|d| d.as_u64().map(|d| d as usize))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| ("ArgumentError".to_string(), "shape entries must be non-negative integers".to_string()))?;
+                host.put(str_of(header, "name")?, str_of(header, "dtype")?, shape, payload)?;
+                Ok((json!({"ok": true}), Vec::new()))
+            }
+            "get" => {
+                let (dtype, shape, data) = host.get(str_of(header, "name")?)?;
+                Ok((json!({"ok": true, "dtype": dtype, "shape": shape}), data))
+            }
+            "exec" => {
+                let result = host.exec(str_of(header, "line")?)?;
+                Ok((json!({"ok": true, "result": result}), Vec::new()))
+            }
+            "free" => {
+                host.free(str_of(header, "name")?)?;
+                Ok((json!({"ok": true}), Vec::new()))
+            }
+            "list" => {
+                let rows: Vec<Value> = host
+                    .list()
+                    .into_iter()
+                    .map(|(name, dtype, shape)| json!({"name": name, "dtype": dtype, "shape": shape}))
+                    .collect();
+                Ok((json!({"ok": true, "arrays": rows}), Vec::new()))
+            }
+            other => Err(("ProtocolError".to_string(), format!("unknown request '{other}'"))),
+        }
+    })();
+    result.unwrap_or_else(fail)
+}
