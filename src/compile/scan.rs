@@ -1,0 +1,723 @@
+//! A small, tolerant scanner for the `__global__` functions of a `%%cuda` cell: their names,
+//! namespaces, template parameters and C parameter lists, so that kernels can be registered with
+//! NVRTC name expressions and their arguments checked before a launch.
+//!
+//! It is not a C++ parser: it skips comments, string literals, preprocessor lines and every
+//! `{ … }` body that is not a namespace or `extern "C"` block, and it reads declarations token by
+//! token. Anything it cannot classify becomes [`ParamKind::Other`]. It must never panic on user
+//! text, and it never decides whether the code compiles (NVRTC does).
+
+use crate::gpu::{Dtype, KernelParam, ParamKind};
+
+/// One token with the 1-based source line it starts on.
+#[derive(Debug, Clone, PartialEq)]
+struct Tok {
+    text: String,
+    line: usize,
+}
+
+/// A template parameter: `typename T`, `class T`, `int N`, with an optional default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TemplateParam {
+    pub name: String,
+    /// `typename`/`class` or the type of a non-type parameter.
+    pub kind: String,
+    pub default: Option<String>,
+}
+
+/// One parameter as written: its type tokens (without the name) and its name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawParam {
+    pub name: Option<String>,
+    pub type_tokens: Vec<String>,
+}
+
+/// A `__global__` function found in the source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelDecl {
+    /// The unqualified name, which users launch (`add`, `scale`).
+    pub name: String,
+    /// The name with its namespaces (`ns::add`), for name expressions.
+    pub qualified: String,
+    /// `Some` for a function template.
+    pub template_params: Option<Vec<TemplateParam>>,
+    pub params: Vec<RawParam>,
+    /// Source line of the name.
+    pub line: usize,
+    /// Another `__global__` of the same name with a different parameter list exists.
+    pub overloaded: bool,
+}
+
+/// Everything the scanner found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScanResult {
+    pub kernels: Vec<KernelDecl>,
+    /// Instantiations named in the source (`template __global__ void scale<float>(…);` or an
+    /// explicit specialisation), as user names (`scale<float>`).
+    pub instantiations: Vec<String>,
+}
+
+impl ScanResult {
+    pub fn kernel(&self, name: &str) -> Option<&KernelDecl> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+}
+
+/// Finds every `__global__` function of `source`.
+pub fn scan(source: &str) -> ScanResult {
+    let toks = tokenize(source);
+    let mut result = ScanResult::default();
+    let mut ns: Vec<Option<String>> = Vec::new(); // None: transparent scope (extern "C" { })
+    let mut stmt_start = 0usize;
+    let mut i = 0usize;
+    while i < toks.len() {
+        let t = toks[i].text.as_str();
+        match t {
+            ";" => {
+                i += 1;
+                stmt_start = i;
+            }
+            "}" => {
+                ns.pop();
+                i += 1;
+                stmt_start = i;
+            }
+            "{" => {
+                // A namespace or extern "C" block opens a scope we look into; any other body is
+                // skipped whole.
+                let head: Vec<&str> = toks[stmt_start..i]
+                    .iter()
+                    .map(|t| t.text.as_str())
+                    .collect();
+                if head.first() == Some(&"namespace") || head.first() == Some(&"inline") {
+                    let name = head
+                        .iter()
+                        .skip_while(|t| **t != "namespace")
+                        .skip(1)
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join("");
+                    ns.push(Some(name));
+                    i += 1;
+                } else if head.len() == 2 && head[0] == "extern" && head[1].starts_with('"') {
+                    ns.push(None);
+                    i += 1;
+                } else {
+                    i = skip_balanced(&toks, i);
+                }
+                stmt_start = i;
+            }
+            "__global__" => {
+                let end = statement_end(&toks, i);
+                if let Some(found) = parse_declaration(&toks[stmt_start..end], &ns) {
+                    match found {
+                        Found::Kernel(k) => add_kernel(&mut result, k),
+                        Found::Instantiation(name) => {
+                            if !result.instantiations.contains(&name) {
+                                result.instantiations.push(name)
+                            }
+                        }
+                    }
+                }
+                // Skip the body (if any) of this function.
+                i = end;
+                if i < toks.len() && toks[i].text == "{" {
+                    i = skip_balanced(&toks, i);
+                } else if i < toks.len() {
+                    i += 1;
+                }
+                stmt_start = i;
+            }
+            _ => i += 1,
+        }
+    }
+    result
+}
+
+fn add_kernel(result: &mut ScanResult, k: KernelDecl) {
+    if let Some(prev) = result
+        .kernels
+        .iter_mut()
+        .find(|p| p.qualified == k.qualified)
+    {
+        let types = |d: &KernelDecl| {
+            d.params
+                .iter()
+                .map(|p| p.type_tokens.join(" "))
+                .collect::<Vec<_>>()
+        };
+        if types(prev) != types(&k) || prev.template_params.is_some() != k.template_params.is_some()
+        {
+            prev.overloaded = true;
+        } else if prev.params.iter().any(|p| p.name.is_none()) {
+            // A forward declaration followed by the definition: keep the named parameters.
+            let overloaded = prev.overloaded;
+            *prev = k;
+            prev.overloaded = overloaded;
+        }
+        return;
+    }
+    result.kernels.push(k);
+}
+
+enum Found {
+    Kernel(KernelDecl),
+    Instantiation(String),
+}
+
+/// Index of the `{` or `;` that ends the declaration containing `from` (at paren depth 0).
+fn statement_end(toks: &[Tok], from: usize) -> usize {
+    let mut depth = 0i32;
+    let mut i = from;
+    while i < toks.len() {
+        match toks[i].text.as_str() {
+            "(" | "[" => depth += 1,
+            ")" | "]" => depth -= 1,
+            "{" | ";" if depth <= 0 => return i,
+            _ => {}
+        }
+        i += 1;
+    }
+    toks.len()
+}
+
+/// Given `toks[open]` is an opening bracket, the index after its matching closer.
+fn skip_balanced(toks: &[Tok], open: usize) -> usize {
+    let (o, c) = match toks[open].text.as_str() {
+        "{" => ("{", "}"),
+        "(" => ("(", ")"),
+        "[" => ("[", "]"),
+        "<" => ("<", ">"),
+        _ => return open + 1,
+    };
+    let mut depth = 0i32;
+    let mut i = open;
+    while i < toks.len() {
+        let t = toks[i].text.as_str();
+        if t == o {
+            depth += 1;
+        } else if t == c {
+            depth -= 1;
+            if depth == 0 {
+                return i + 1;
+            }
+        } else if t == ">>" && o == "<" {
+            depth -= 2;
+            if depth <= 0 {
+                return i + 1;
+            }
+        } else if o == "<" && (t == ";" || t == "{") {
+            return i; // not a template argument list after all
+        }
+        i += 1;
+    }
+    toks.len()
+}
+
+const ATTRIBUTES_WITH_ARGS: [&str; 5] = [
+    "__launch_bounds__",
+    "__attribute__",
+    "__declspec",
+    "alignas",
+    "__cluster_dims__",
+];
+
+/// Parses one declaration (from its first token up to, not including, `{` or `;`).
+fn parse_declaration(decl: &[Tok], ns: &[Option<String>]) -> Option<Found> {
+    let mut i = 0usize;
+    let mut template_params: Option<Vec<TemplateParam>> = None;
+    let mut explicit = false;
+    if decl.first().map(|t| t.text.as_str()) == Some("template") {
+        if decl.get(1).map(|t| t.text.as_str()) == Some("<") {
+            let end = skip_balanced(decl, 1);
+            let inner = &decl[2..end.saturating_sub(1).max(2)];
+            let params = parse_template_params(inner);
+            explicit = params.is_empty(); // `template <>`: an explicit specialisation
+            template_params = Some(params);
+            i = end;
+        } else {
+            explicit = true;
+            i = 1;
+        }
+    }
+    // Find the parameter list: the first `(` that does not belong to an attribute.
+    let mut open = None;
+    while i < decl.len() {
+        let t = decl[i].text.as_str();
+        if ATTRIBUTES_WITH_ARGS.contains(&t) {
+            if decl.get(i + 1).map(|t| t.text.as_str()) == Some("(") {
+                i = skip_balanced(decl, i + 1);
+                continue;
+            }
+        } else if t == "(" {
+            open = Some(i);
+            break;
+        }
+        i += 1;
+    }
+    let open = open?;
+    // The name: identifier before `(`, possibly followed by `<…>` (explicit instantiation).
+    let mut name_end = open;
+    let mut targs: Option<String> = None;
+    if open > 0 && decl[open - 1].text == ">" || open > 0 && decl[open - 1].text == ">>" {
+        // Walk back to the matching `<`.
+        let mut depth = 0i32;
+        let mut j = open;
+        while j > 0 {
+            j -= 1;
+            match decl[j].text.as_str() {
+                ">" => depth += 1,
+                ">>" => depth += 2,
+                "<" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        targs = Some(join_tokens(
+            &decl[j + 1..open - 1]
+                .iter()
+                .map(|t| t.text.clone())
+                .collect::<Vec<_>>(),
+        ));
+        name_end = j;
+    }
+    let name_tok = decl.get(name_end.checked_sub(1)?)?;
+    if !is_identifier(&name_tok.text) {
+        return None;
+    }
+    let name = name_tok.text.clone();
+    if let Some(args) = targs {
+        if explicit {
+            return Some(Found::Instantiation(normalize_kernel_name(&format!(
+                "{name}<{args}>"
+            ))));
+        }
+    }
+    let close = skip_balanced(decl, open);
+    let inner = &decl[open + 1..close.saturating_sub(1).max(open + 1)];
+    let params = parse_params(inner);
+    let mut qualified: Vec<String> = ns
+        .iter()
+        .flatten()
+        .filter(|n| !n.is_empty())
+        .cloned()
+        .collect();
+    qualified.push(name.clone());
+    Some(Found::Kernel(KernelDecl {
+        name,
+        qualified: qualified.join("::"),
+        template_params: template_params.filter(|p| !p.is_empty()),
+        params,
+        line: name_tok.line,
+        overloaded: false,
+    }))
+}
+
+fn split_top_level(toks: &[Tok]) -> Vec<&[Tok]> {
+    let mut parts = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, t) in toks.iter().enumerate() {
+        match t.text.as_str() {
+            "(" | "[" | "{" | "<" => depth += 1,
+            ")" | "]" | "}" | ">" => depth -= 1,
+            ">>" => depth -= 2,
+            "," if depth <= 0 => {
+                parts.push(&toks[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < toks.len() {
+        parts.push(&toks[start..]);
+    }
+    parts
+}
+
+/// Cuts `= default` off a parameter.
+fn strip_default(p: &[Tok]) -> (&[Tok], Option<String>) {
+    let mut depth = 0i32;
+    for (i, t) in p.iter().enumerate() {
+        match t.text.as_str() {
+            "(" | "[" | "{" | "<" => depth += 1,
+            ")" | "]" | "}" | ">" => depth -= 1,
+            "=" if depth <= 0 => {
+                let def = p[i + 1..]
+                    .iter()
+                    .map(|t| t.text.clone())
+                    .collect::<Vec<_>>();
+                return (&p[..i], Some(join_tokens(&def)));
+            }
+            _ => {}
+        }
+    }
+    (p, None)
+}
+
+fn parse_template_params(inner: &[Tok]) -> Vec<TemplateParam> {
+    split_top_level(inner)
+        .into_iter()
+        .filter_map(|p| {
+            let (p, default) = strip_default(p);
+            let words: Vec<String> = p.iter().map(|t| t.text.clone()).collect();
+            let name = words.last().filter(|w| is_identifier(w))?.clone();
+            let kind = join_tokens(&words[..words.len() - 1]);
+            Some(TemplateParam {
+                name,
+                kind: if kind.is_empty() {
+                    "typename".into()
+                } else {
+                    kind
+                },
+                default,
+            })
+        })
+        .collect()
+}
+
+/// Words that are part of a type, never a parameter name.
+const TYPE_WORDS: [&str; 14] = [
+    "const",
+    "volatile",
+    "unsigned",
+    "signed",
+    "short",
+    "long",
+    "int",
+    "char",
+    "float",
+    "double",
+    "void",
+    "bool",
+    "struct",
+    "__restrict__",
+];
+
+fn parse_params(inner: &[Tok]) -> Vec<RawParam> {
+    if inner.len() == 1 && inner[0].text == "void" {
+        return Vec::new();
+    }
+    split_top_level(inner)
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (p, _default) = strip_default(p);
+            let mut words: Vec<String> = p
+                .iter()
+                .map(|t| t.text.clone())
+                .filter(|w| !matches!(w.as_str(), "__restrict__" | "__restrict" | "restrict"))
+                .collect();
+            // `float x[]` / `float x[16]` decay to pointers.
+            if let Some(b) = words.iter().position(|w| w == "[") {
+                words.truncate(b);
+                words.push("*".into());
+                let star = words.pop();
+                let name = words.pop();
+                words.extend(star);
+                words.extend(name);
+            }
+            let name = match words.last() {
+                Some(w)
+                    if words.len() >= 2
+                        && is_identifier(w)
+                        && !TYPE_WORDS.contains(&w.as_str())
+                        && words[words.len() - 2] != "::" =>
+                {
+                    words.pop()
+                }
+                _ => None,
+            };
+            RawParam {
+                name,
+                type_tokens: words,
+            }
+        })
+        .collect()
+}
+
+/// Joins tokens the way C++ is usually written: words separated by spaces, `*`/`&` attached
+/// to the type, no spaces around `::`, `<`, `>` and `,` followed by one space.
+pub fn join_tokens(toks: &[String]) -> String {
+    let mut out = String::new();
+    let mut prev: Option<&str> = None;
+    for t in toks {
+        let t = t.as_str();
+        let space = match prev {
+            None => false,
+            Some(p) => {
+                !matches!(
+                    t,
+                    "*" | "&" | "&&" | "::" | "<" | ">" | ">>" | "," | ")" | "]" | "["
+                ) && !matches!(p, "::" | "<" | "(" | "[")
+            }
+        };
+        if space {
+            out.push(' ');
+        }
+        out.push_str(t);
+        prev = Some(t);
+    }
+    out
+}
+
+/// Canonical spelling of a user's kernel name: whitespace only where C++ needs it
+/// (`scale< float >` → `scale<float>`, `f<unsigned  int, 3>` → `f<unsigned int, 3>`).
+pub fn normalize_kernel_name(name: &str) -> String {
+    let toks: Vec<String> = tokenize(name).into_iter().map(|t| t.text).collect();
+    join_tokens(&toks)
+}
+
+/// Splits `scale<float, 4>` into `("scale", ["float", "4"])`; a plain name has no arguments.
+pub fn split_template_name(name: &str) -> (String, Option<Vec<String>>) {
+    let toks = tokenize(name);
+    let Some(lt) = toks.iter().position(|t| t.text == "<") else {
+        return (normalize_kernel_name(name), None);
+    };
+    let base: Vec<String> = toks[..lt].iter().map(|t| t.text.clone()).collect();
+    let close = skip_balanced(&toks, lt);
+    let inner = &toks[lt + 1..close.saturating_sub(1).max(lt + 1)];
+    let args = split_top_level(inner)
+        .into_iter()
+        .map(|a| join_tokens(&a.iter().map(|t| t.text.clone()).collect::<Vec<_>>()))
+        .collect();
+    (join_tokens(&base), Some(args))
+}
+
+impl KernelDecl {
+    /// The parameters with template arguments substituted (`args` in the order of the
+    /// template's parameters, defaults filling the rest).
+    pub fn params_for(&self, args: &[String]) -> Vec<KernelParam> {
+        let subst: Vec<(String, Vec<String>)> = self
+            .template_params
+            .iter()
+            .flatten()
+            .enumerate()
+            .filter_map(|(i, tp)| {
+                let arg = args.get(i).cloned().or_else(|| tp.default.clone())?;
+                Some((
+                    tp.name.clone(),
+                    tokenize(&arg).into_iter().map(|t| t.text).collect(),
+                ))
+            })
+            .collect();
+        self.params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut ty: Vec<String> = Vec::new();
+                for w in &p.type_tokens {
+                    match subst.iter().find(|(n, _)| n == w) {
+                        Some((_, rep)) => ty.extend(rep.iter().cloned()),
+                        None => ty.push(w.clone()),
+                    }
+                }
+                KernelParam {
+                    name: p.name.clone().unwrap_or_else(|| format!("arg{}", i + 1)),
+                    c_type: join_tokens(&ty),
+                    kind: classify(&ty),
+                }
+            })
+            .collect()
+    }
+
+    /// The declaration for messages, e.g. `template <typename T> scale(T* x, T a, int n)`.
+    pub fn display(&self) -> String {
+        let params = self
+            .params_for(&[])
+            .iter()
+            .map(|p| format!("{} {}", p.c_type, p.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match &self.template_params {
+            Some(tps) => format!(
+                "template <{}> {}({params})",
+                tps.iter()
+                    .map(|t| format!("{} {}", t.kind, t.name))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                self.name
+            ),
+            None => format!("{}({params})", self.name),
+        }
+    }
+}
+
+/// What a parameter type (tokens, without the name) accepts.
+pub fn classify(ty: &[String]) -> ParamKind {
+    if ty.iter().any(|w| w == "&" || w == "&&" || w == "(") {
+        return ParamKind::Other;
+    }
+    let stars = ty.iter().filter(|w| *w == "*").count();
+    let first_star = ty.iter().position(|w| w == "*").unwrap_or(ty.len());
+    let base: Vec<&str> = ty[..first_star]
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !matches!(*w, "const" | "volatile" | "struct" | "__restrict__"))
+        .collect();
+    let elem = base_dtype(&base);
+    match stars {
+        0 => match elem {
+            Some(d) => ParamKind::Scalar(d),
+            None => ParamKind::Other,
+        },
+        1 => ParamKind::Pointer {
+            elem,
+            is_const: ty[..first_star].iter().any(|w| w == "const"),
+        },
+        _ => ParamKind::Pointer {
+            elem: None,
+            is_const: false,
+        },
+    }
+}
+
+/// The dtype of a base type (without cv-qualifiers), e.g. `["unsigned", "long", "long"]`.
+fn base_dtype(words: &[&str]) -> Option<Dtype> {
+    if words.is_empty() {
+        return None;
+    }
+    // `std::size_t`, `::int32_t`, `cuda::std::uint8_t` → the last component.
+    if words.contains(&"::") {
+        let last = words.last()?;
+        return match words[words.len().saturating_sub(2)] {
+            "::" => Dtype::from_c_name(last),
+            _ => None,
+        };
+    }
+    if words == ["bool"] {
+        return Some(Dtype::U8);
+    }
+    let int_words = ["unsigned", "signed", "short", "long", "int", "char"];
+    if words.iter().all(|w| int_words.contains(w)) {
+        let unsigned = words.contains(&"unsigned");
+        let longs = words.iter().filter(|w| **w == "long").count();
+        let d = if words.contains(&"char") {
+            if unsigned {
+                Dtype::U8
+            } else {
+                Dtype::I8
+            }
+        } else if words.contains(&"short") {
+            if unsigned {
+                Dtype::U16
+            } else {
+                Dtype::I16
+            }
+        } else if longs > 0 {
+            if unsigned {
+                Dtype::U64
+            } else {
+                Dtype::I64
+            }
+        } else if unsigned {
+            Dtype::U32
+        } else {
+            Dtype::I32
+        };
+        return Some(d);
+    }
+    if words.len() == 1 {
+        return Dtype::from_c_name(words[0]);
+    }
+    None
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(ch) if ch == '_' || ch.is_ascii_alphabetic())
+        && c.all(|ch| ch == '_' || ch.is_ascii_alphanumeric())
+}
+
+/// Splits C++ text into tokens, dropping comments and preprocessor lines.
+fn tokenize(src: &str) -> Vec<Tok> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut toks = Vec::new();
+    let mut i = 0usize;
+    let mut line = 1usize;
+    let mut at_line_start = true;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\n' {
+            line += 1;
+            at_line_start = true;
+            i += 1;
+            continue;
+        }
+        if c.is_whitespace() {
+            i += 1;
+            continue;
+        }
+        // Preprocessor line (with backslash continuations).
+        if c == '#' && at_line_start {
+            while i < chars.len() && chars[i] != '\n' {
+                if chars[i] == '\\' && chars.get(i + 1) == Some(&'\n') {
+                    line += 1;
+                    i += 1;
+                } else if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    break;
+                }
+                i += 1;
+            }
+            continue;
+        }
+        at_line_start = false;
+        if c == '/' && chars.get(i + 1) == Some(&'/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+            continue;
+        }
+        if c == '/' && chars.get(i + 1) == Some(&'*') {
+            i += 2;
+            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                if chars[i] == '\n' {
+                    line += 1;
+                }
+                i += 1;
+            }
+            i += 2;
+            continue;
+        }
+        let start = i;
+        let start_line = line;
+        if c == '"' || c == '\'' {
+            i += 1;
+            while i < chars.len() && chars[i] != c && chars[i] != '\n' {
+                if chars[i] == '\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i = (i + 1).min(chars.len());
+        } else if c == '_' || c.is_alphanumeric() {
+            while i < chars.len()
+                && (chars[i] == '_'
+                    || chars[i].is_alphanumeric()
+                    || chars[i] == '.' && c.is_ascii_digit())
+            {
+                i += 1;
+            }
+        } else {
+            let two: String = chars[i..(i + 2).min(chars.len())].iter().collect();
+            i += if matches!(two.as_str(), "::" | "&&" | ">>" | "->") {
+                2
+            } else {
+                1
+            };
+        }
+        toks.push(Tok {
+            text: chars[start..i.min(chars.len())].iter().collect(),
+            line: start_line,
+        });
+    }
+    toks
+}
+
+#[cfg(test)]
+#[path = "scan_tests.rs"]
+mod tests;

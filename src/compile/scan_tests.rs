@@ -1,0 +1,215 @@
+//! Tests of the `__global__` declaration scanner on tricky signatures.
+
+use super::*;
+
+fn sig(p: &[KernelParam]) -> Vec<(String, String, ParamKind)> {
+    p.iter()
+        .map(|p| (p.name.clone(), p.c_type.clone(), p.kind.clone()))
+        .collect()
+}
+
+fn ptr(elem: Option<Dtype>, is_const: bool) -> ParamKind {
+    ParamKind::Pointer { elem, is_const }
+}
+
+#[test]
+fn scan_plain_kernel_with_comments_and_strings() {
+    let src = r#"
+// __global__ void commented(int* x) {}
+/* __global__ void block_commented(float* y) { } */
+#define STR "__global__ void inmacro()"
+__device__ float helper(float x) { return x * 2.0f; }
+const char* s = "__global__ void instring(int)";
+__global__ void add(const float* a, const float* b, float* c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { c[i] = a[i] + b[i]; }
+}
+"#;
+    let r = scan(src);
+    assert_eq!(r.kernels.len(), 1, "{r:?}");
+    let k = &r.kernels[0];
+    assert_eq!(k.name, "add");
+    assert_eq!(k.line, 7);
+    assert_eq!(
+        sig(&k.params_for(&[])),
+        vec![
+            (
+                "a".into(),
+                "const float*".into(),
+                ptr(Some(Dtype::F32), true)
+            ),
+            (
+                "b".into(),
+                "const float*".into(),
+                ptr(Some(Dtype::F32), true)
+            ),
+            ("c".into(), "float*".into(), ptr(Some(Dtype::F32), false)),
+            ("n".into(), "int".into(), ParamKind::Scalar(Dtype::I32)),
+        ]
+    );
+}
+
+#[test]
+fn scan_tricky_signatures() {
+    let src = r#"
+extern "C" __global__ void __launch_bounds__(256, 2)
+lb(float const * __restrict__ x, unsigned int n, int32_t m = 4, size_t k = sizeof(float) * 2)
+{ }
+namespace outer { namespace inner {
+  __global__ void nsk(double* __restrict__ out, long long big, unsigned long long ubig,
+                      float2 v, const float* const p, char c, unsigned char uc, bool flag) {}
+} }
+static __global__ void arrays(int a[], short s, std::size_t sz, void* raw, float** pp) {}
+__global__ void novoid(void) {}
+__global__ void unnamed(float*, int) ;
+__global__ void refs(const float& r, uint8_t u8, uint64_t u64) {}
+"#;
+    let r = scan(src);
+    let names: Vec<&str> = r.kernels.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["lb", "nsk", "arrays", "novoid", "unnamed", "refs"]);
+    let lb = r
+        .kernel("lb")
+        .map(|k| sig(&k.params_for(&[])))
+        .unwrap_or_default();
+    assert_eq!(
+        lb,
+        vec![
+            (
+                "x".into(),
+                "float const*".into(),
+                ptr(Some(Dtype::F32), true)
+            ),
+            (
+                "n".into(),
+                "unsigned int".into(),
+                ParamKind::Scalar(Dtype::U32)
+            ),
+            ("m".into(), "int32_t".into(), ParamKind::Scalar(Dtype::I32)),
+            ("k".into(), "size_t".into(), ParamKind::Scalar(Dtype::U64)),
+        ]
+    );
+    let nsk = &r.kernels[1];
+    assert_eq!(nsk.qualified, "outer::inner::nsk");
+    let kinds: Vec<ParamKind> = nsk.params_for(&[]).into_iter().map(|p| p.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            ptr(Some(Dtype::F64), false),
+            ParamKind::Scalar(Dtype::I64),
+            ParamKind::Scalar(Dtype::U64),
+            ParamKind::Other,
+            ptr(Some(Dtype::F32), true),
+            ParamKind::Scalar(Dtype::I8),
+            ParamKind::Scalar(Dtype::U8),
+            ParamKind::Scalar(Dtype::U8),
+        ]
+    );
+    let arrays = sig(&r.kernels[2].params_for(&[]));
+    assert_eq!(
+        arrays[0],
+        ("a".into(), "int*".into(), ptr(Some(Dtype::I32), false))
+    );
+    assert_eq!(arrays[1].2, ParamKind::Scalar(Dtype::I16));
+    assert_eq!(
+        arrays[2],
+        (
+            "sz".into(),
+            "std::size_t".into(),
+            ParamKind::Scalar(Dtype::U64)
+        )
+    );
+    assert_eq!(arrays[3].2, ptr(None, false));
+    assert_eq!(arrays[4].2, ptr(None, false));
+    assert!(r.kernels[3].params.is_empty());
+    let unnamed = sig(&r.kernels[4].params_for(&[]));
+    assert_eq!(
+        unnamed[0],
+        ("arg1".into(), "float*".into(), ptr(Some(Dtype::F32), false))
+    );
+    assert_eq!(
+        unnamed[1],
+        ("arg2".into(), "int".into(), ParamKind::Scalar(Dtype::I32))
+    );
+    let refs = sig(&r.kernels[5].params_for(&[]));
+    assert_eq!(refs[0].2, ParamKind::Other);
+    assert_eq!(refs[1].2, ParamKind::Scalar(Dtype::U8));
+    assert_eq!(refs[2].2, ParamKind::Scalar(Dtype::U64));
+}
+
+#[test]
+fn scan_templates_and_instantiations() {
+    let src = r#"
+template <typename T>
+__global__ void scale(T* x, T a, int n) { if (threadIdx.x < n) x[threadIdx.x] *= a; }
+
+template <typename T, int BLOCK = 128, typename Acc = float>
+__global__ void __launch_bounds__(BLOCK) reduce(const T* __restrict__ in, Acc* out, unsigned n) {
+    __shared__ Acc tile[BLOCK];
+}
+template __global__ void scale<double>(double*, double, int);
+template <> __global__ void scale<int>(int* x, int a, int n) {}
+"#;
+    let r = scan(src);
+    assert_eq!(r.kernels.len(), 2, "{r:?}");
+    let scale = &r.kernels[0];
+    assert_eq!(scale.template_params.as_ref().map(|t| t.len()), Some(1));
+    assert_eq!(
+        sig(&scale.params_for(&["float".into()])),
+        vec![
+            ("x".into(), "float*".into(), ptr(Some(Dtype::F32), false)),
+            ("a".into(), "float".into(), ParamKind::Scalar(Dtype::F32)),
+            ("n".into(), "int".into(), ParamKind::Scalar(Dtype::I32)),
+        ]
+    );
+    assert_eq!(
+        scale.params_for(&["unsigned int".into()])[1].kind,
+        ParamKind::Scalar(Dtype::U32)
+    );
+    // Without arguments the template parameter stays unknown.
+    assert_eq!(scale.params_for(&[])[1].kind, ParamKind::Other);
+    assert_eq!(
+        scale.display(),
+        "template <typename T> scale(T* x, T a, int n)"
+    );
+    let reduce = &r.kernels[1];
+    let p = reduce.params_for(&["double".into()]);
+    assert_eq!(p[0].kind, ptr(Some(Dtype::F64), true));
+    assert_eq!(
+        p[1].kind,
+        ptr(Some(Dtype::F32), false),
+        "default Acc = float"
+    );
+    assert_eq!(p[2].kind, ParamKind::Scalar(Dtype::U32));
+    assert_eq!(r.instantiations, vec!["scale<double>", "scale<int>"]);
+}
+
+#[test]
+fn scan_names_and_overloads() {
+    assert_eq!(normalize_kernel_name("scale< float >"), "scale<float>");
+    assert_eq!(
+        normalize_kernel_name("f<unsigned  int,3>"),
+        "f<unsigned int, 3>"
+    );
+    assert_eq!(
+        split_template_name("f< unsigned int , 4 >"),
+        ("f".into(), Some(vec!["unsigned int".into(), "4".into()]))
+    );
+    assert_eq!(split_template_name("add"), ("add".into(), None));
+    let r = scan(
+        "__global__ void k(float* x);\n__global__ void k(float* x) {}\n\
+         __global__ void o(float* x) {}\n__global__ void o(double* x) {}\n",
+    );
+    assert_eq!(r.kernels.len(), 2);
+    assert!(!r.kernels[0].overloaded);
+    assert!(r.kernels[1].overloaded);
+    // Garbage never panics.
+    for src in [
+        "__global__",
+        "__global__ void (",
+        "template <",
+        "__global__ void f(int a[",
+        "}}}{{",
+    ] {
+        let _ = scan(src);
+    }
+}
