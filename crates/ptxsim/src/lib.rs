@@ -26,10 +26,20 @@
 //! instruction budget) returns `Err(LaunchError::Fault(..))` with the check report and the printf
 //! output produced before the fault; stores that would have faulted are never performed.
 
-// The implementation modules are declared here by the engine's author.
+mod check;
+mod exec;
+mod ir;
+mod lower;
+mod mem;
+mod parse;
+mod pool;
+mod printf;
+#[cfg(test)]
+mod tests;
 
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// An address in the simulated global address space (like `CUdeviceptr`). Never 0 for a live
 /// allocation.
@@ -41,7 +51,22 @@ pub type Dim3 = (u32, u32, u32);
 /// PTX scalar types of kernel parameters (`.param .u64 p`, `.param .f32 x`, …) and registers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PtxType {
-    B8, B16, B32, B64, U8, U16, U32, U64, S8, S16, S32, S64, F16, F32, F64, Pred,
+    B8,
+    B16,
+    B32,
+    B64,
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F16,
+    F32,
+    F64,
+    Pred,
 }
 
 /// One kernel parameter as the PTX declares it.
@@ -182,8 +207,15 @@ pub enum MemoryError {
     OutOfMemory { requested: usize },
     #[error("0x{ptr:x} is not the start of a live allocation")]
     InvalidPointer { ptr: u64 },
-    #[error("access of {len} bytes at offset {offset} exceeds the {size}-byte allocation at 0x{ptr:x}")]
-    OutOfRange { ptr: u64, offset: usize, len: usize, size: usize },
+    #[error(
+        "access of {len} bytes at offset {offset} exceeds the {size}-byte allocation at 0x{ptr:x}"
+    )]
+    OutOfRange {
+        ptr: u64,
+        offset: usize,
+        len: usize,
+        size: usize,
+    },
 }
 
 /// Errors of a launch.
@@ -208,56 +240,184 @@ pub enum LaunchError {
     },
 }
 
+/// Most shared memory (static + dynamic) one block may use, as on sm_90 with opt-in.
+pub const MAX_SHARED_BYTES: u32 = 227 * 1024;
+
+static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
+
 /// A simulated device: global memory (with red zones and a record of freed blocks) and a worker
 /// pool. Cheap to share: methods take `&self` and it is `Send + Sync`.
 pub struct Device {
-    // engine state
+    heap: Mutex<mem::Heap>,
+    id: u64,
 }
 
 /// A loaded PTX module: its kernels, device functions, globals and constants, pre-decoded.
 pub struct Module {
-    // engine state
+    kernels: Vec<KernelInfo>,
+    programs: Vec<Arc<ir::Program>>,
+    files: Vec<String>,
+    target: String,
+    version: String,
+    device: u64,
 }
 
 impl Device {
     pub fn new() -> Self {
-        todo!("engine")
+        Device {
+            heap: Mutex::new(mem::Heap::default()),
+            id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
+        }
     }
+
+    fn heap(&self) -> MutexGuard<'_, mem::Heap> {
+        // A poisoned lock only means another thread panicked mid-call; the table is still valid.
+        self.heap.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Allocate `bytes` of zero-filled global memory (256-byte aligned, with red zones around it).
     pub fn alloc(&self, bytes: usize) -> Result<DevicePtr, MemoryError> {
-        let _ = bytes;
-        todo!("engine")
+        self.heap()
+            .alloc(bytes)
+            .ok_or(MemoryError::OutOfMemory { requested: bytes })
     }
+
     pub fn free(&self, ptr: DevicePtr) -> Result<(), MemoryError> {
-        let _ = ptr;
-        todo!("engine")
+        if self.heap().free(ptr) {
+            Ok(())
+        } else {
+            Err(MemoryError::InvalidPointer { ptr })
+        }
     }
+
+    fn buffer(
+        &self,
+        ptr: DevicePtr,
+        offset: usize,
+        len: usize,
+    ) -> Result<Arc<mem::Buf>, MemoryError> {
+        let heap = self.heap();
+        let buf = heap.get(ptr).ok_or(MemoryError::InvalidPointer { ptr })?;
+        let size = buf.len();
+        if offset.checked_add(len).is_none_or(|end| end > size) {
+            return Err(MemoryError::OutOfRange {
+                ptr,
+                offset,
+                len,
+                size,
+            });
+        }
+        Ok(buf.clone())
+    }
+
     /// Host → device: write `data` at `ptr + offset`.
     pub fn write(&self, ptr: DevicePtr, offset: usize, data: &[u8]) -> Result<(), MemoryError> {
-        let _ = (ptr, offset, data);
-        todo!("engine")
+        self.buffer(ptr, offset, data.len())?
+            .write_fast(offset, data);
+        Ok(())
     }
+
     /// Device → host: fill `out` from `ptr + offset`.
     pub fn read(&self, ptr: DevicePtr, offset: usize, out: &mut [u8]) -> Result<(), MemoryError> {
-        let _ = (ptr, offset, out);
-        todo!("engine")
+        self.buffer(ptr, offset, out.len())?.read(offset, out);
+        Ok(())
     }
+
     /// Device → device copy of `bytes` bytes from the start of `src` to the start of `dst`.
     pub fn copy(&self, dst: DevicePtr, src: DevicePtr, bytes: usize) -> Result<(), MemoryError> {
-        let _ = (dst, src, bytes);
-        todo!("engine")
+        let s = self.buffer(src, 0, bytes)?;
+        let d = self.buffer(dst, 0, bytes)?;
+        let mut tmp = vec![0u8; bytes.min(1 << 20)];
+        let mut done = 0;
+        while done < bytes {
+            let n = (bytes - done).min(tmp.len());
+            s.read(done, &mut tmp[..n]);
+            d.write_fast(done, &tmp[..n]);
+            done += n;
+        }
+        Ok(())
     }
+
     /// Size of the live allocation that starts at `ptr`.
     pub fn allocation_size(&self, ptr: DevicePtr) -> Option<usize> {
-        let _ = ptr;
-        todo!("engine")
+        self.heap().get(ptr).map(|b| b.len())
     }
+
     /// Parse and lower a PTX module. Module-scope `.global`/`.const` variables are allocated in
     /// this device's memory.
     pub fn load_module(&self, ptx: &str) -> Result<Module, ModuleError> {
-        let _ = ptx;
-        todo!("engine")
+        let ast = parse::parse(ptx)?;
+        let mut globals: HashMap<String, u64> = HashMap::new();
+        let mut allocated = Vec::new();
+        let result = self.load_inner(&ast, &mut globals, &mut allocated);
+        if result.is_err() {
+            let mut heap = self.heap();
+            for p in allocated {
+                heap.free(p);
+            }
+        }
+        result
     }
+
+    fn load_inner(
+        &self,
+        ast: &parse::Ast,
+        globals: &mut HashMap<String, u64>,
+        allocated: &mut Vec<u64>,
+    ) -> Result<Module, ModuleError> {
+        let vars: Vec<&parse::VarDecl> = ast
+            .vars
+            .iter()
+            .filter(|v| matches!(v.space, parse::Space::Global | parse::Space::Const))
+            .collect();
+        let mut sizes = Vec::new();
+        for v in &vars {
+            let size = lower::decl_size(v)? as usize;
+            let ptr = self.heap().alloc(size).ok_or_else(|| ModuleError::Parse {
+                line: v.line,
+                message: format!("out of device memory for `{}` ({size} bytes)", v.name),
+            })?;
+            allocated.push(ptr);
+            globals.insert(v.name.clone(), ptr);
+            sizes.push((ptr, size));
+        }
+        for (v, &(ptr, size)) in vars.iter().zip(&sizes) {
+            if v.init.is_some() {
+                let bytes = lower::init_bytes(v, size, &|n| globals.get(n).copied())?;
+                if let Some(buf) = self.heap().get(ptr) {
+                    buf.write_fast(0, &bytes);
+                }
+            }
+        }
+        let ctx = lower::ModCtx::new(ast, globals.clone());
+        let mut kernels = Vec::new();
+        let mut programs = Vec::new();
+        for f in ast
+            .functions
+            .iter()
+            .filter(|f| f.is_entry && f.body.is_some())
+        {
+            let p = lower::lower_kernel(&ctx, f)?;
+            kernels.push(KernelInfo {
+                name: p.name.clone(),
+                params: p.params.clone(),
+                static_shared_bytes: p.static_shared as usize,
+                local_bytes: p.local_bytes as usize,
+                registers: p.declared_regs,
+                max_threads: p.max_threads,
+            });
+            programs.push(Arc::new(p));
+        }
+        Ok(Module {
+            kernels,
+            programs,
+            files: ast.files.iter().map(|(_, n)| n.clone()).collect(),
+            target: ast.target.clone(),
+            version: ast.version.clone(),
+            device: self.id,
+        })
+    }
+
     /// Run `kernel` of `module`. `params` holds one little-endian byte slice per `.param`, in
     /// order, each exactly the parameter's size (like `cuLaunchKernel`'s `kernelParams`).
     /// Blocks run in parallel on `config.threads` workers; the call returns when all have
@@ -269,8 +429,103 @@ impl Device {
         config: &LaunchConfig,
         params: &[&[u8]],
     ) -> Result<LaunchReport, LaunchError> {
-        let _ = (module, kernel, config, params);
-        todo!("engine")
+        let idx = module
+            .kernels
+            .iter()
+            .position(|k| k.name == kernel)
+            .ok_or_else(|| LaunchError::UnknownKernel(kernel.to_string()))?;
+        if module.device != self.id {
+            return Err(LaunchError::BadConfig(
+                "the module was loaded on another device".into(),
+            ));
+        }
+        let prog = &module.programs[idx];
+        let (bx, by, bz) = config.block;
+        let (gx, gy, gz) = config.grid;
+        let nthreads = bx as u64 * by as u64 * bz as u64;
+        if bx == 0 || by == 0 || bz == 0 || gx == 0 || gy == 0 || gz == 0 {
+            return Err(LaunchError::BadConfig(format!(
+                "grid ({gx},{gy},{gz}) and block ({bx},{by},{bz}) dimensions must be at least 1"
+            )));
+        }
+        if nthreads > 1024 || bz > 64 {
+            return Err(LaunchError::BadConfig(format!(
+                "block ({bx},{by},{bz}) has {nthreads} threads: at most 1024 (and z at most 64)"
+            )));
+        }
+        if let Some(max) = prog.max_threads {
+            if nthreads > max as u64 {
+                return Err(LaunchError::BadConfig(format!(
+                    "block of {nthreads} threads exceeds the kernel's .maxntid/.reqntid of {max}"
+                )));
+            }
+        }
+        if gx > i32::MAX as u32 || gy > 65535 || gz > 65535 {
+            return Err(LaunchError::BadConfig(format!(
+                "grid ({gx},{gy},{gz}) exceeds (2147483647, 65535, 65535)"
+            )));
+        }
+        let shared = prog.dyn_shared_offset() as u64 + config.dynamic_shared_bytes as u64;
+        let shared = if config.dynamic_shared_bytes == 0 {
+            prog.static_shared as u64
+        } else {
+            shared
+        };
+        if shared > MAX_SHARED_BYTES as u64 {
+            return Err(LaunchError::BadConfig(format!(
+                "{shared} bytes of shared memory per block: at most {MAX_SHARED_BYTES}"
+            )));
+        }
+        if params.len() != prog.params.len() {
+            return Err(LaunchError::BadParams(format!(
+                "`{kernel}` takes {} parameters, {} given",
+                prog.params.len(),
+                params.len()
+            )));
+        }
+        let mut buf = vec![0u8; prog.param_bytes];
+        for (k, (p, bytes)) in prog.params.iter().zip(params).enumerate() {
+            if bytes.len() != p.size {
+                return Err(LaunchError::BadParams(format!(
+                    "parameter {k} (`{}`) is {} bytes, {} given",
+                    p.name,
+                    p.size,
+                    bytes.len()
+                )));
+            }
+            buf[p.offset..p.offset + p.size].copy_from_slice(bytes);
+        }
+        let view = self.heap().view();
+        let ctx = exec::Ctx {
+            prog,
+            files: &module.files,
+            global: &view,
+            params: &buf,
+            grid: config.grid,
+            block: config.block,
+            nthreads: nthreads as u32,
+            nwarps: (nthreads as u32).div_ceil(32),
+            dyn_shared: config.dynamic_shared_bytes,
+            shared_bytes: shared as u32,
+            check: config.check,
+            cancel: config.cancel.as_deref(),
+            abort: AtomicBool::new(false),
+            budget: config.instruction_budget,
+            executed: AtomicU64::new(0),
+        };
+        let nblocks = gx as u64 * gy as u64 * gz as u64;
+        let out = pool::run(&ctx, nblocks, config.threads);
+        match out.fault {
+            Some(report) => Err(LaunchError::Fault {
+                report: Box::new(report),
+                printf: out.printf,
+            }),
+            None => Ok(LaunchReport {
+                printf: out.printf,
+                reports: out.reports,
+                warp_instructions: out.instructions,
+            }),
+        }
     }
 }
 
@@ -283,13 +538,13 @@ impl Default for Device {
 impl Module {
     /// Every `.entry` of the module, in order of appearance.
     pub fn kernels(&self) -> &[KernelInfo] {
-        todo!("engine")
+        &self.kernels
     }
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
         self.kernels().iter().find(|k| k.name == name)
     }
     /// The PTX `.target` (e.g. `sm_80`) and `.version` (e.g. `8.5`) of the module.
     pub fn target(&self) -> (&str, &str) {
-        todo!("engine")
+        (&self.target, &self.version)
     }
 }

@@ -1,0 +1,578 @@
+//! Loads, stores and atomics in every state space, with the checker's bounds, alignment,
+//! use-after-free and race checks.
+//!
+//! A lane's address is resolved to a `Place` (host bytes of a global allocation, or an offset in
+//! the block's shared memory, the lane's local memory or the kernel parameters) after all
+//! checks; stores resolve every lane before writing any, so a faulting store writes nothing.
+//! Raw memory access lives in `mem`; this module never touches bytes unsafely.
+
+use super::alu::{self, each};
+use super::{Fault, Warp, Worker};
+use crate::ir::{AtomKind, AtomOp, Inst, MemSpace};
+use crate::mem::{HostPtr, LOCAL_WIN, PARAM_WIN, SHARED_WIN, WIN_SIZE};
+use crate::CheckKind;
+
+/// Generic-address window of a state space (0 for global).
+pub fn window(space: MemSpace) -> u64 {
+    match space {
+        MemSpace::Shared => SHARED_WIN,
+        MemSpace::Local => LOCAL_WIN,
+        MemSpace::Param => PARAM_WIN,
+        MemSpace::Global | MemSpace::Generic => 0,
+    }
+}
+
+fn in_win(a: u64, w: u64) -> bool {
+    a.wrapping_sub(w) < WIN_SIZE
+}
+
+/// `isspacep`: does generic address `a` point into `space`?
+pub fn in_space(a: u64, space: MemSpace) -> bool {
+    match space {
+        MemSpace::Shared | MemSpace::Local | MemSpace::Param => in_win(a, window(space)),
+        MemSpace::Global => {
+            !in_win(a, SHARED_WIN) && !in_win(a, LOCAL_WIN) && !in_win(a, PARAM_WIN)
+        }
+        MemSpace::Generic => true,
+    }
+}
+
+/// Where a checked access goes.
+#[derive(Clone, Copy)]
+enum Place<'a> {
+    Global(HostPtr<'a>),
+    Shared(usize),
+    Local(usize),
+    Param(usize),
+}
+
+#[inline(always)]
+fn rd(buf: &[u8], off: usize, size: usize) -> u64 {
+    let mut b = [0u8; 8];
+    if let Some(s) = buf.get(off..off + size) {
+        b[..size].copy_from_slice(s);
+    }
+    u64::from_le_bytes(b)
+}
+
+#[inline(always)]
+fn wr(buf: &mut [u8], off: usize, size: usize, v: u64) {
+    if let Some(s) = buf.get_mut(off..off + size) {
+        s.copy_from_slice(&v.to_le_bytes()[..size]);
+    }
+}
+
+fn space_name(s: MemSpace) -> &'static str {
+    match s {
+        MemSpace::Global => "global",
+        MemSpace::Shared => "shared",
+        MemSpace::Local => "local",
+        MemSpace::Param => "param",
+        MemSpace::Generic => "generic",
+    }
+}
+
+/// What an access does, for messages and the race checker.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Load,
+    Store,
+    Atomic,
+}
+
+impl Access {
+    fn word(self) -> &'static str {
+        match self {
+            Access::Load => "load",
+            Access::Store => "store",
+            Access::Atomic => "atomic",
+        }
+    }
+}
+
+impl<'a> Worker<'a> {
+    /// Check and resolve one lane's access of `total` bytes at `a` in `space`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn place(
+        &mut self,
+        w: &Warp,
+        l: usize,
+        pc: u32,
+        space: MemSpace,
+        a: u64,
+        total: u64,
+        acc: Access,
+    ) -> Result<Place<'a>, Fault> {
+        let (space, a) = match space {
+            MemSpace::Generic => {
+                if in_win(a, SHARED_WIN) {
+                    (MemSpace::Shared, a)
+                } else if in_win(a, LOCAL_WIN) {
+                    (MemSpace::Local, a)
+                } else if in_win(a, PARAM_WIN) {
+                    (MemSpace::Param, a)
+                } else {
+                    (MemSpace::Global, a)
+                }
+            }
+            s => (s, a),
+        };
+        if a & (total.min(16) - 1) != 0 || (total > 16 && a & 15 != 0) {
+            return Err(self.misaligned(w, l, pc, space, a, total, acc));
+        }
+        match space {
+            MemSpace::Global | MemSpace::Generic => {
+                let g: &'a crate::mem::GlobalView = self.ctx.global;
+                match g.translate(&mut self.cache, a, total) {
+                    Some(p) => Ok(Place::Global(p)),
+                    None => Err(self.global_fault(w, l, pc, a, total, acc)),
+                }
+            }
+            MemSpace::Shared => {
+                let off = a as u32 as usize;
+                if off + total as usize > self.shared.len() {
+                    return Err(self.space_fault(w, l, pc, MemSpace::Shared, off, total, acc));
+                }
+                if self.ctx.check && acc != Access::Atomic {
+                    let tid = w.idx * 32 + l as u32;
+                    if let Some(c) = self.shadow.access(
+                        off,
+                        total as usize,
+                        tid,
+                        w.wepoch,
+                        self.epoch,
+                        acc == Access::Store,
+                    ) {
+                        self.race(w, l, pc, off, total, acc, c);
+                    }
+                }
+                Ok(Place::Shared(off))
+            }
+            MemSpace::Local => {
+                let off = a as u32 as usize;
+                let lb = self.ctx.prog.local_bytes as usize;
+                if off + total as usize > lb {
+                    return Err(self.space_fault(w, l, pc, MemSpace::Local, off, total, acc));
+                }
+                Ok(Place::Local(l * lb + off))
+            }
+            MemSpace::Param => {
+                if in_win(a, PARAM_WIN) {
+                    let off = (a - PARAM_WIN) as usize;
+                    if off + total as usize > self.ctx.params.len() || acc != Access::Load {
+                        return Err(self.space_fault(w, l, pc, MemSpace::Param, off, total, acc));
+                    }
+                    Ok(Place::Param(off))
+                } else {
+                    // A device function's parameter: lives in local memory.
+                    self.place(w, l, pc, MemSpace::Local, a, total, acc)
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn load_at(&self, w: &Warp, p: Place, off: usize, size: usize) -> u64 {
+        match p {
+            Place::Global(h) => h.load(off, size),
+            Place::Shared(o) => rd(&self.shared, o + off, size),
+            Place::Local(o) => rd(&w.local, o + off, size),
+            Place::Param(o) => rd(self.ctx.params, o + off, size),
+        }
+    }
+
+    #[inline(always)]
+    fn store_at(&mut self, w: &mut Warp, p: Place, off: usize, size: usize, v: u64) {
+        match p {
+            Place::Global(h) => h.store(off, size, v),
+            Place::Shared(o) => wr(&mut self.shared, o + off, size, v),
+            Place::Local(o) => wr(&mut w.local, o + off, size, v),
+            Place::Param(_) => {}
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn ld(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        m: u32,
+        pc: u32,
+        space: MemSpace,
+        size: u8,
+        n: u8,
+        sext: bool,
+    ) -> Result<(), Fault> {
+        let base = w.regs[i.r[4] as usize];
+        let sz = size as usize;
+        let total = (sz * n as usize) as u64;
+        let mut mm = m;
+        while mm != 0 {
+            let l = mm.trailing_zeros() as usize;
+            mm &= mm - 1;
+            let a = base[l].wrapping_add(i.imm as u64);
+            let p = self.place(w, l, pc, space, a, total, Access::Load)?;
+            for k in 0..n as usize {
+                let v = self.load_at(w, p, k * sz, sz);
+                let v = if sext {
+                    alu::sext(v, size * 8) as u64
+                } else {
+                    v
+                };
+                w.regs[i.r[k] as usize][l] = v;
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn st(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        m: u32,
+        pc: u32,
+        space: MemSpace,
+        size: u8,
+        n: u8,
+    ) -> Result<(), Fault> {
+        let base = w.regs[i.r[4] as usize];
+        let sz = size as usize;
+        let total = (sz * n as usize) as u64;
+        let mut places: [Option<Place<'a>>; 32] = [None; 32];
+        let mut mm = m;
+        while mm != 0 {
+            let l = mm.trailing_zeros() as usize;
+            mm &= mm - 1;
+            let a = base[l].wrapping_add(i.imm as u64);
+            places[l] = Some(self.place(w, l, pc, space, a, total, Access::Store)?);
+        }
+        for (l, p) in places.iter().enumerate() {
+            if let Some(p) = *p {
+                for k in 0..n as usize {
+                    let v = w.regs[i.r[k] as usize][l];
+                    self.store_at(w, p, k * sz, sz, v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Uniform kernel-parameter load at a constant offset.
+    pub(super) fn ldk(&mut self, w: &mut Warp, i: &Inst, m: u32, size: u8, n: u8, sext: bool) {
+        let sz = size as usize;
+        for k in 0..n as usize {
+            let off = i.imm as usize + k * sz;
+            let v = rd(self.ctx.params, off, sz);
+            let v = if sext {
+                alu::sext(v, size * 8) as u64
+            } else {
+                v
+            };
+            let d = &mut w.regs[i.r[k] as usize];
+            each(m, |l| d[l] = v);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn atom(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        m: u32,
+        pc: u32,
+        space: MemSpace,
+        op: AtomOp,
+        bits: u8,
+        kind: AtomKind,
+    ) -> Result<(), Fault> {
+        let base = w.regs[i.r[1] as usize];
+        let b = w.regs[i.r[2] as usize];
+        let c = if i.r[3] != crate::ir::NONE {
+            w.regs[i.r[3] as usize]
+        } else {
+            [0; 32]
+        };
+        let size = (bits / 8) as usize;
+        let mut mm = m;
+        while mm != 0 {
+            let l = mm.trailing_zeros() as usize;
+            mm &= mm - 1;
+            let a = base[l].wrapping_add(i.imm as u64);
+            let p = self.place(w, l, pc, space, a, size as u64, Access::Atomic)?;
+            let f = |old: u64| atom_apply(op, bits, kind, old, b[l], c[l]);
+            let old = match p {
+                Place::Global(h) => h.rmw(0, size, &f),
+                _ => {
+                    let old = self.load_at(w, p, 0, size);
+                    self.store_at(w, p, 0, size, f(old));
+                    old
+                }
+            };
+            if i.r[0] != crate::ir::NONE {
+                w.regs[i.r[0] as usize][l] = old;
+            }
+        }
+        Ok(())
+    }
+
+    /// Read `size` bytes at generic address `a` for lane `l` (printf arguments and strings).
+    pub(super) fn read_generic(
+        &mut self,
+        w: &Warp,
+        l: usize,
+        pc: u32,
+        a: u64,
+        size: u64,
+    ) -> Result<u64, Fault> {
+        let p = self.place(w, l, pc, MemSpace::Generic, a, size, Access::Load)?;
+        Ok(self.load_at(w, p, 0, size as usize))
+    }
+
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    fn misaligned(
+        &self,
+        w: &Warp,
+        l: usize,
+        pc: u32,
+        space: MemSpace,
+        a: u64,
+        total: u64,
+        acc: Access,
+    ) -> Fault {
+        Box::new(self.report(
+            CheckKind::Misaligned,
+            w.idx,
+            l,
+            pc,
+            a,
+            total as u32,
+            space_name(space),
+            None,
+            format!(
+                "misaligned {} {} of {total} bytes at 0x{a:x} (address must be a multiple of {})",
+                space_name(space),
+                acc.word(),
+                total.min(16)
+            ),
+        ))
+    }
+
+    #[cold]
+    fn global_fault(&self, w: &Warp, l: usize, pc: u32, a: u64, total: u64, acc: Access) -> Fault {
+        let miss = self.ctx.global.describe_miss(a, total);
+        let (kind, what) = if miss.use_after_free {
+            (CheckKind::UseAfterFree, "use after free")
+        } else {
+            (CheckKind::OutOfBounds, "out-of-bounds")
+        };
+        Box::new(self.report(
+            kind,
+            w.idx,
+            l,
+            pc,
+            a,
+            total as u32,
+            "global",
+            Some(miss.description.clone()),
+            format!(
+                "{what}: global {} of {total} bytes at 0x{a:x}: {}",
+                acc.word(),
+                miss.description
+            ),
+        ))
+    }
+
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    fn space_fault(
+        &self,
+        w: &Warp,
+        l: usize,
+        pc: u32,
+        space: MemSpace,
+        off: usize,
+        total: u64,
+        acc: Access,
+    ) -> Fault {
+        let (limit, what) = match space {
+            MemSpace::Shared => (self.shared.len(), "shared memory of the block"),
+            MemSpace::Local => (
+                self.ctx.prog.local_bytes as usize,
+                "local memory of the thread",
+            ),
+            _ => (self.ctx.params.len(), "kernel parameters"),
+        };
+        let desc = if off >= limit || acc == Access::Load || space != MemSpace::Param {
+            format!(
+                "{} bytes past the end of the {limit}-byte {what}",
+                (off + total as usize).saturating_sub(limit)
+            )
+        } else {
+            "kernel parameters are read-only".to_string()
+        };
+        Box::new(self.report(
+            CheckKind::OutOfBounds,
+            w.idx,
+            l,
+            pc,
+            off as u64,
+            total as u32,
+            space_name(space),
+            Some(desc.clone()),
+            format!(
+                "out-of-bounds: {} {} of {total} bytes at offset 0x{off:x}: {desc}",
+                space_name(space),
+                acc.word()
+            ),
+        ))
+    }
+
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    fn race(
+        &mut self,
+        w: &Warp,
+        l: usize,
+        pc: u32,
+        off: usize,
+        total: u64,
+        acc: Access,
+        c: crate::check::Conflict,
+    ) {
+        let other = match c.other {
+            Some(t) => {
+                let (x, y, z) = self.thread_of(t / 32, (t % 32) as usize);
+                format!("thread ({x},{y},{z})")
+            }
+            None => "several threads".to_string(),
+        };
+        let msg = format!(
+            "shared-memory race: {} of {total} bytes at shared offset 0x{off:x} conflicts with a {} \
+             of byte 0x{:x} by {other} since the last barrier (missing __syncthreads()?)",
+            if acc == Access::Store { "write" } else { "read" },
+            if c.other_write { "write" } else { "read" },
+            c.offset
+        );
+        let r = self.report(
+            CheckKind::SharedRace,
+            w.idx,
+            l,
+            pc,
+            off as u64,
+            total as u32,
+            "shared",
+            None,
+            msg,
+        );
+        self.note(r, pc);
+    }
+}
+
+/// New value of an atomic location given its old value.
+pub fn atom_apply(op: AtomOp, bits: u8, kind: AtomKind, old: u64, b: u64, c: u64) -> u64 {
+    let it = crate::ir::IntTy {
+        bits,
+        signed: kind == AtomKind::S,
+    };
+    let r = match (op, kind) {
+        (AtomOp::Add, AtomKind::F) if bits == 32 => {
+            (f32::from_bits(old as u32) + f32::from_bits(b as u32)).to_bits() as u64
+        }
+        (AtomOp::Add, AtomKind::F) => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
+        (AtomOp::Min | AtomOp::Max, AtomKind::F) => {
+            let (x, y) = if bits == 32 {
+                (
+                    f32::from_bits(old as u32) as f64,
+                    f32::from_bits(b as u32) as f64,
+                )
+            } else {
+                (f64::from_bits(old), f64::from_bits(b))
+            };
+            let keep_old = if op == AtomOp::Min { x <= y } else { x >= y };
+            if keep_old {
+                old
+            } else {
+                b
+            }
+        }
+        (AtomOp::Add, _) => old.wrapping_add(b),
+        (AtomOp::Min, _) => alu::min(old, b, it),
+        (AtomOp::Max, _) => alu::max(old, b, it),
+        (AtomOp::Exch, _) => b,
+        (AtomOp::Cas, _) => {
+            if alu::zext(old, bits) == alu::zext(b, bits) {
+                c
+            } else {
+                old
+            }
+        }
+        (AtomOp::And, _) => old & b,
+        (AtomOp::Or, _) => old | b,
+        (AtomOp::Xor, _) => old ^ b,
+        (AtomOp::Inc, _) => {
+            let (o, lim) = (alu::zext(old, bits), alu::zext(b, bits));
+            if o >= lim {
+                0
+            } else {
+                o + 1
+            }
+        }
+        (AtomOp::Dec, _) => {
+            let (o, lim) = (alu::zext(old, bits), alu::zext(b, bits));
+            if o == 0 || o > lim {
+                lim
+            } else {
+                o - 1
+            }
+        }
+    };
+    alu::zext(r, bits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_semantics() {
+        let u = AtomKind::U;
+        assert_eq!(atom_apply(AtomOp::Inc, 32, u, 5, 5, 0), 0);
+        assert_eq!(atom_apply(AtomOp::Inc, 32, u, 4, 5, 0), 5);
+        assert_eq!(atom_apply(AtomOp::Dec, 32, u, 0, 7, 0), 7);
+        assert_eq!(atom_apply(AtomOp::Dec, 32, u, 9, 7, 0), 7);
+        assert_eq!(atom_apply(AtomOp::Dec, 32, u, 3, 7, 0), 2);
+        assert_eq!(atom_apply(AtomOp::Cas, 32, u, 3, 3, 9), 9);
+        assert_eq!(atom_apply(AtomOp::Cas, 32, u, 4, 3, 9), 4);
+        assert_eq!(
+            atom_apply(
+                AtomOp::Max,
+                32,
+                AtomKind::S,
+                (-5i64) as u64 & 0xFFFF_FFFF,
+                2,
+                0
+            ),
+            2
+        );
+        assert_eq!(
+            atom_apply(AtomOp::Min, 32, AtomKind::S, 2, (-5i64) as u64, 0),
+            0xFFFF_FFFB
+        );
+        assert_eq!(
+            atom_apply(
+                AtomOp::Add,
+                32,
+                AtomKind::F,
+                1.5f32.to_bits() as u64,
+                2.0f32.to_bits() as u64,
+                0
+            ),
+            3.5f32.to_bits() as u64
+        );
+        assert!(in_space(SHARED_WIN + 4, MemSpace::Shared));
+        assert!(!in_space(SHARED_WIN + 4, MemSpace::Global));
+    }
+}

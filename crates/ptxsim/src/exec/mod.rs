@@ -1,0 +1,740 @@
+//! The SIMT interpreter: warps, divergence, calls, barriers and blocks.
+//!
+//! A `Worker` runs whole blocks on one OS thread. Each warp holds a struct-of-arrays register
+//! file and the current group of lanes (one PC and a mask); lanes that diverged wait with their
+//! own PC and call depth, and the deepest, lowest-PC group runs next (Volta-style independent
+//! scheduling without post-dominator analysis). Barriers park warps until every live thread of
+//! the block has arrived. The hot instruction loop is in `run`; memory access in `memops`;
+//! warp-collective operations in `warpops`. This module does not parse PTX and does not spawn
+//! threads (see `pool`).
+
+pub mod alu;
+mod builtins;
+pub mod float;
+mod memops;
+mod run;
+mod warpops;
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::check::Shadow;
+use crate::ir::{Callee, Program, SReg, Slot, NONE};
+use crate::mem::{Cache, GlobalView};
+use crate::{CheckKind, CheckReport, Dim3};
+
+/// Message of the fault raised in blocks stopped because another block faulted.
+pub const ABORT_MESSAGE: &str = "stopped because another block faulted";
+
+/// Warp-instructions a warp runs before the block scheduler checks the cancel flag and budget.
+const SLICE: u32 = 8192;
+
+/// Everything a launch shares between its workers (read-only apart from the atomics).
+pub struct Ctx<'a> {
+    pub prog: &'a Program,
+    pub files: &'a [String],
+    pub global: &'a GlobalView,
+    pub params: &'a [u8],
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub nthreads: u32,
+    pub nwarps: u32,
+    pub dyn_shared: u32,
+    /// Static + dynamic shared bytes per block.
+    pub shared_bytes: u32,
+    pub check: bool,
+    pub cancel: Option<&'a AtomicBool>,
+    /// Raised when any block faults: the others stop soon after.
+    pub abort: AtomicBool,
+    pub budget: Option<u64>,
+    pub executed: AtomicU64,
+}
+
+/// A fatal finding: the launch stops.
+pub type Fault = Box<CheckReport>;
+
+/// Why a warp stopped running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// All lanes exited.
+    Done,
+    /// Every live lane waits at a barrier.
+    Blocked,
+    /// Its instruction slice is used up.
+    Yield,
+}
+
+/// One call frame of one lane.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    ret_pc: u32,
+    site: u32,
+    /// Saved callee registers and local bytes (recursive callees only).
+    saved: Option<Box<(Vec<u64>, Vec<u8>)>>,
+}
+
+/// One warp's state.
+#[derive(Default)]
+pub struct Warp {
+    pub regs: Vec<[u64; 32]>,
+    pub local: Vec<u8>,
+    /// The running group: its PC and lanes.
+    pub pc: u32,
+    pub mask: u32,
+    /// PCs of lanes outside the running group.
+    pub lane_pc: [u32; 32],
+    pub depth: [u16; 32],
+    /// Lanes ready to run but not in the group.
+    pub waiting: u32,
+    pub exited: u32,
+    pub at_bar: u32,
+    /// Lowest PC of waiting lanes at the group's depth (u32::MAX: none).
+    pub resched_pc: u32,
+    pub frames: Vec<Vec<Frame>>,
+    /// Counter of `bar.warp.sync`s, for the race checker.
+    pub wepoch: u32,
+    pub idx: u32,
+    pub done: bool,
+}
+
+impl Warp {
+    /// Move the running group to the waiting set (at its PC) and pick the next group.
+    pub fn repick(&mut self) -> bool {
+        let mut m = self.mask;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            self.lane_pc[l] = self.pc;
+            m &= m - 1;
+        }
+        self.waiting |= self.mask;
+        self.mask = 0;
+        self.pick()
+    }
+
+    /// Choose the deepest, lowest-PC group among the waiting lanes.
+    pub fn pick(&mut self) -> bool {
+        if self.waiting == 0 {
+            self.resched_pc = u32::MAX;
+            return false;
+        }
+        let mut best_d = 0u16;
+        let mut best_pc = u32::MAX;
+        alu::each(self.waiting, |l| {
+            let (d, p) = (self.depth[l], self.lane_pc[l]);
+            if d > best_d || (d == best_d && p < best_pc) {
+                best_d = d;
+                best_pc = p;
+            }
+        });
+        let mut mask = 0u32;
+        let mut next = u32::MAX;
+        alu::each(self.waiting, |l| {
+            if self.depth[l] == best_d {
+                if self.lane_pc[l] == best_pc {
+                    mask |= 1 << l;
+                } else {
+                    next = next.min(self.lane_pc[l]);
+                }
+            }
+        });
+        self.waiting &= !mask;
+        self.mask = mask;
+        self.pc = best_pc;
+        self.resched_pc = next;
+        true
+    }
+
+    /// Set every running lane's own PC (before changing them individually).
+    pub fn spill_group(&mut self) {
+        let pc = self.pc;
+        alu::each(self.mask, |l| self.lane_pc[l] = pc);
+        self.waiting |= self.mask;
+        self.mask = 0;
+    }
+}
+
+/// A barrier's arrivals in the current block.
+#[derive(Default, Clone)]
+struct BarState {
+    /// Threads arrived (counted barriers: in whole warps).
+    arrived: u32,
+    count: Option<u32>,
+    waiters: Vec<(u32, u32, Slot)>,
+    red_true: u32,
+    red_all: bool,
+    red_any: bool,
+    red_kind: Option<crate::ir::BarKind>,
+}
+
+/// Output of one block.
+#[derive(Default)]
+pub struct BlockOut {
+    pub printf: String,
+    pub reports: Vec<CheckReport>,
+}
+
+/// Runs blocks of one launch on the current thread.
+pub struct Worker<'a> {
+    pub ctx: &'a Ctx<'a>,
+    warps: Vec<Warp>,
+    shared: Vec<u8>,
+    shadow: Shadow,
+    cache: Cache<'a>,
+    pub out: BlockOut,
+    block: Dim3,
+    /// Barrier epoch (bumped at block start and at each barrier release).
+    epoch: u32,
+    bars: Vec<BarState>,
+    /// Instructions executed and not yet added to `ctx.executed`.
+    pending: u64,
+    pub total: u64,
+    /// (kind, pc) of non-fatal reports already made by this worker.
+    reported: std::collections::HashSet<(CheckKind, u32)>,
+}
+
+impl<'a> Worker<'a> {
+    pub fn new(ctx: &'a Ctx<'a>) -> Self {
+        let prog = ctx.prog;
+        let mut warps = Vec::with_capacity(ctx.nwarps as usize);
+        for wi in 0..ctx.nwarps {
+            let mut regs = vec![[0u64; 32]; prog.nslots as usize];
+            for &(s, v) in &prog.consts {
+                regs[s as usize] = [v; 32];
+            }
+            for &(s, r) in &prog.sregs {
+                for l in 0..32u32 {
+                    let t = wi * 32 + l;
+                    let (bx, by, _) = ctx.block;
+                    let tid = [t % bx, (t / bx) % by, t / (bx * by)];
+                    let dims = |d: Dim3, k: u8| [d.0, d.1, d.2][k as usize] as u64;
+                    regs[s as usize][l as usize] = match r {
+                        SReg::Tid(k) => tid[k as usize] as u64,
+                        SReg::Ntid(k) => dims(ctx.block, k),
+                        SReg::Nctaid(k) => dims(ctx.grid, k),
+                        SReg::Ctaid(_) => 0,
+                        SReg::LaneId => l as u64,
+                        SReg::WarpId => wi as u64,
+                        SReg::NWarpId => ctx.nwarps as u64,
+                        SReg::SmId | SReg::GridId => 0,
+                        SReg::NSmId => 1,
+                        SReg::LaneMaskEq => 1u64 << l,
+                        SReg::LaneMaskLt => (1u64 << l) - 1,
+                        SReg::LaneMaskLe => (1u64 << (l + 1)) - 1,
+                        SReg::LaneMaskGt => (!((1u64 << (l + 1)) - 1)) & 0xFFFF_FFFF,
+                        SReg::LaneMaskGe => (!((1u64 << l) - 1)) & 0xFFFF_FFFF,
+                        SReg::DynSmem => ctx.dyn_shared as u64,
+                        SReg::TotalSmem => ctx.shared_bytes as u64,
+                    };
+                }
+            }
+            warps.push(Warp {
+                regs,
+                local: vec![0u8; prog.local_bytes as usize * 32],
+                frames: vec![Vec::new(); 32],
+                idx: wi,
+                ..Warp::default()
+            });
+        }
+        Worker {
+            ctx,
+            warps,
+            shared: vec![0u8; ctx.shared_bytes as usize],
+            shadow: Shadow::new(if ctx.check {
+                ctx.shared_bytes as usize
+            } else {
+                0
+            }),
+            cache: Cache::default(),
+            out: BlockOut::default(),
+            block: (0, 0, 0),
+            epoch: 0,
+            bars: vec![BarState::default(); 16],
+            pending: 0,
+            total: 0,
+            reported: Default::default(),
+        }
+    }
+
+    /// (x, y, z) of thread `lane` of warp `wi`.
+    pub fn thread_of(&self, wi: u32, lane: usize) -> Dim3 {
+        let t = wi * 32 + lane as u32;
+        let (bx, by, _) = self.ctx.block;
+        (t % bx, (t / bx) % by, t / (bx * by))
+    }
+
+    /// Build a check report for thread `lane` of warp `wi` at instruction `pc`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn report(
+        &self,
+        kind: CheckKind,
+        wi: u32,
+        lane: usize,
+        pc: u32,
+        address: u64,
+        size: u32,
+        space: &'static str,
+        allocation: Option<String>,
+        message: String,
+    ) -> CheckReport {
+        let prog = self.ctx.prog;
+        let line = prog
+            .code
+            .get(pc as usize)
+            .and_then(|i| prog.locs.get(i.loc as usize))
+            .filter(|l| l.line != 0)
+            .map(|l| crate::SourceLine {
+                file: self
+                    .ctx
+                    .files
+                    .get(l.file as usize)
+                    .cloned()
+                    .unwrap_or_default(),
+                line: l.line,
+                column: l.column,
+            });
+        CheckReport {
+            kind,
+            kernel: prog.name.clone(),
+            block: self.block,
+            thread: self.thread_of(wi, lane),
+            address,
+            size,
+            space,
+            allocation,
+            line,
+            message,
+        }
+    }
+
+    /// Record a non-fatal report once per (kind, instruction).
+    pub fn note(&mut self, r: CheckReport, pc: u32) {
+        if self.reported.insert((r.kind, pc)) && self.out.reports.len() < 100 {
+            self.out.reports.push(r);
+        }
+    }
+
+    /// Flush the instruction count; stop on cancel, budget or another block's fault.
+    fn checkpoint(&mut self, wi: u32, pc: u32) -> Result<(), Fault> {
+        let c = self.ctx;
+        let total = c.executed.fetch_add(self.pending, Ordering::Relaxed) + self.pending;
+        self.total += self.pending;
+        self.pending = 0;
+        if c.cancel.is_some_and(|f| f.load(Ordering::Relaxed)) {
+            return Err(Box::new(self.report(
+                CheckKind::Cancelled,
+                wi,
+                0,
+                pc,
+                0,
+                0,
+                "",
+                None,
+                "launch cancelled (interrupt)".into(),
+            )));
+        }
+        if let Some(b) = c.budget {
+            if total > b {
+                return Err(Box::new(self.report(
+                    CheckKind::BudgetExceeded,
+                    wi,
+                    0,
+                    pc,
+                    0,
+                    0,
+                    "",
+                    None,
+                    format!("instruction budget of {b} warp-instructions exceeded"),
+                )));
+            }
+        }
+        if c.abort.load(Ordering::Relaxed) {
+            return Err(Box::new(self.report(
+                CheckKind::Trap,
+                wi,
+                0,
+                pc,
+                0,
+                0,
+                "",
+                None,
+                ABORT_MESSAGE.into(),
+            )));
+        }
+        Ok(())
+    }
+
+    /// Run block `lin` (linear block index) to completion.
+    pub fn run_block(&mut self, lin: u64) -> Result<(), Fault> {
+        let (gx, gy, _) = self.ctx.grid;
+        let (gx, gy) = (gx as u64, gy as u64);
+        self.block = (
+            (lin % gx) as u32,
+            ((lin / gx) % gy) as u32,
+            (lin / (gx * gy)) as u32,
+        );
+        let ctaid = [self.block.0, self.block.1, self.block.2];
+        let prog = self.ctx.prog;
+        let nthreads = self.ctx.nthreads;
+        for w in &mut self.warps {
+            for &(s, r) in &prog.sregs {
+                if let SReg::Ctaid(k) = r {
+                    w.regs[s as usize] = [ctaid[k as usize] as u64; 32];
+                }
+            }
+            let first = w.idx * 32;
+            let live = if nthreads - first >= 32 {
+                u32::MAX
+            } else {
+                (1u32 << (nthreads - first)) - 1
+            };
+            w.pc = 0;
+            w.mask = live;
+            w.exited = !live;
+            w.waiting = 0;
+            w.at_bar = 0;
+            w.resched_pc = u32::MAX;
+            w.depth = [0; 32];
+            w.done = false;
+            for f in &mut w.frames {
+                f.clear();
+            }
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        for b in &mut self.bars {
+            *b = BarState::default();
+        }
+        let nw = self.warps.len();
+        loop {
+            let mut ran = false;
+            for wi in 0..nw {
+                if self.warps[wi].done || self.warps[wi].mask == 0 {
+                    continue;
+                }
+                ran = true;
+                let mut w = std::mem::take(&mut self.warps[wi]);
+                let r = self.run_warp_until_stop(&mut w);
+                self.warps[wi] = w;
+                r?;
+            }
+            if self.warps.iter().all(|w| w.done) {
+                break;
+            }
+            let _ = ran;
+            if self.warps.iter().any(|w| !w.done && w.mask != 0) {
+                continue;
+            }
+            if !self.release_uncounted() {
+                let wi = self.warps.iter().position(|w| !w.done).unwrap_or(0);
+                let pc =
+                    self.warps[wi].lane_pc[self.warps[wi].at_bar.trailing_zeros() as usize & 31];
+                return Err(Box::new(self.report(
+                    CheckKind::DivergentBarrier,
+                    wi as u32,
+                    self.warps[wi].at_bar.trailing_zeros() as usize & 31,
+                    pc.saturating_sub(1),
+                    0,
+                    0,
+                    "",
+                    None,
+                    "deadlock: threads wait at a barrier that the other threads of the block never reach".into(),
+                )));
+            }
+        }
+        let c = self.ctx;
+        c.executed.fetch_add(self.pending, Ordering::Relaxed);
+        self.total += self.pending;
+        self.pending = 0;
+        Ok(())
+    }
+
+    fn run_warp_until_stop(&mut self, w: &mut Warp) -> Result<(), Fault> {
+        loop {
+            let mut fuel = SLICE;
+            let r = self.run_warp(w, &mut fuel);
+            self.pending += (SLICE - fuel) as u64;
+            match r? {
+                Stop::Yield => self.checkpoint(w.idx, w.pc)?,
+                Stop::Done => {
+                    w.done = true;
+                    return Ok(());
+                }
+                Stop::Blocked => return Ok(()),
+            }
+        }
+    }
+
+    /// After the group's lanes left it (exit, barrier): continue with other lanes or stop.
+    fn after_group_left(w: &mut Warp) -> Option<Stop> {
+        if w.mask != 0 {
+            return None;
+        }
+        if w.pick() {
+            None
+        } else if w.at_bar != 0 {
+            Some(Stop::Blocked)
+        } else {
+            Some(Stop::Done)
+        }
+    }
+
+    /// `bar.sync`/`bar.arrive`/`bar.red` by lanes `m` of warp `w` at `pc`.
+    fn barrier(&mut self, w: &mut Warp, m: u32, pc: u32) -> Result<Option<Stop>, Fault> {
+        let inst = self.ctx.prog.code[pc as usize];
+        let kind = match inst.op {
+            crate::ir::Op::Bar(k) => k,
+            _ => return Ok(None),
+        };
+        let id = if inst.r[1] == NONE {
+            0
+        } else {
+            (w.regs[inst.r[1] as usize][m.trailing_zeros() as usize & 31] & 15) as usize
+        };
+        let count = if inst.r[2] == NONE {
+            None
+        } else {
+            Some(w.regs[inst.r[2] as usize][m.trailing_zeros() as usize & 31] as u32)
+        };
+        let live = !w.exited & !w.at_bar;
+        if self.ctx.check && m != live && m != 0 {
+            let missing = live & !m;
+            let lane = m.trailing_zeros() as usize;
+            let other = missing.trailing_zeros() as usize;
+            let (ox, oy, oz) = self.thread_of(w.idx, other);
+            return Err(Box::new(self.report(
+                CheckKind::DivergentBarrier,
+                w.idx,
+                lane,
+                pc,
+                0,
+                0,
+                "",
+                None,
+                format!(
+                    "divergent barrier: {} of the {} live threads of warp {} reached this barrier, \
+                     thread ({ox},{oy},{oz}) did not",
+                    m.count_ones(),
+                    live.count_ones(),
+                    w.idx
+                ),
+            )));
+        }
+        if m == 0 {
+            w.pc = pc + 1;
+            return Ok(None);
+        }
+        let b = &mut self.bars[id];
+        if b.waiters.is_empty() && b.arrived == 0 {
+            b.red_all = true;
+            b.red_any = false;
+            b.red_true = 0;
+        }
+        b.count = count.or(b.count);
+        b.arrived += if count.is_some() { 32 } else { m.count_ones() };
+        if inst.r[3] != NONE {
+            let neg = inst.imm != 0;
+            alu::each(m, |l| {
+                let p = (w.regs[inst.r[3] as usize][l] & 1 != 0) != neg;
+                b.red_true += p as u32;
+                b.red_all &= p;
+                b.red_any |= p;
+            });
+            b.red_kind = Some(kind);
+        }
+        if kind == crate::ir::BarKind::Arrive {
+            // Arrive without waiting.
+            w.pc = pc + 1;
+            let release = b.count.is_some_and(|c| b.arrived >= c);
+            if release {
+                self.release(id, Some(w));
+            }
+            return Ok(None);
+        }
+        b.waiters.push((w.idx, m, inst.r[0]));
+        w.at_bar |= m;
+        alu::each(m, |l| w.lane_pc[l] = pc + 1);
+        w.mask &= !m;
+        if w.mask != 0 {
+            w.pc = pc + 1;
+        }
+        let release = b.count.is_some_and(|c| b.arrived >= c);
+        if release {
+            self.release(id, Some(w));
+        }
+        if w.mask != 0 {
+            return Ok(None);
+        }
+        Ok(Self::after_group_left(w))
+    }
+
+    /// Release barrier `id`: its waiting lanes become ready. `cur` is the warp taken out of
+    /// `self.warps` by the caller, if any.
+    fn release(&mut self, id: usize, mut cur: Option<&mut Warp>) {
+        let b = std::mem::take(&mut self.bars[id]);
+        self.epoch = self.epoch.wrapping_add(1);
+        for &(wi, m, dest) in &b.waiters {
+            let w: &mut Warp = match cur.as_deref_mut() {
+                Some(c) if c.idx == wi => c,
+                _ => &mut self.warps[wi as usize],
+            };
+            w.at_bar &= !m;
+            w.waiting |= m;
+            if dest != NONE {
+                let v = match b.red_kind {
+                    Some(crate::ir::BarKind::RedPopc) => b.red_true as u64,
+                    Some(crate::ir::BarKind::RedAnd) => b.red_all as u64,
+                    _ => b.red_any as u64,
+                };
+                alu::each(m, |l| w.regs[dest as usize][l] = v);
+            }
+            if w.mask == 0 {
+                w.pick();
+            }
+        }
+    }
+
+    /// Release every barrier waited on without a thread count (all live threads are parked).
+    fn release_uncounted(&mut self) -> bool {
+        let mut any = false;
+        for id in 0..self.bars.len() {
+            if !self.bars[id].waiters.is_empty() && self.bars[id].count.is_none() {
+                self.release(id, None);
+                any = true;
+            }
+        }
+        any
+    }
+
+    /// `call` by lanes `m` at `pc`.
+    fn call(
+        &mut self,
+        w: &mut Warp,
+        m: u32,
+        pc: u32,
+        site_idx: usize,
+    ) -> Result<Option<Stop>, Fault> {
+        let prog = self.ctx.prog;
+        let site = &prog.calls[site_idx];
+        match site.callee {
+            Callee::Vprintf => {
+                self.vprintf(w, m, pc, site_idx)?;
+                w.pc = pc + 1;
+                return Ok(None);
+            }
+            Callee::AssertFail => {
+                if m == 0 {
+                    w.pc = pc + 1;
+                    return Ok(None);
+                }
+                return Err(self.assert_fail(w, m, pc, site_idx));
+            }
+            Callee::Func(fi) => {
+                if m == 0 {
+                    w.pc = pc + 1;
+                    return Ok(None);
+                }
+                let f = &prog.funcs[fi];
+                let lb = prog.local_bytes as usize;
+                alu::each(m, |l| {
+                    let saved = if f.recursive {
+                        let regs: Vec<u64> = (f.regs.0..f.regs.1)
+                            .map(|s| w.regs[s as usize][l])
+                            .collect();
+                        let loc = w.local[l * lb + f.local.0 as usize..l * lb + f.local.1 as usize]
+                            .to_vec();
+                        Some(Box::new((regs, loc)))
+                    } else {
+                        None
+                    };
+                    for (k, &(off, size)) in site.args.iter().enumerate() {
+                        let (doff, dsize) = f.params[k];
+                        let n = size.min(dsize) as usize;
+                        let src = l * lb + off as usize;
+                        let dst = l * lb + doff as usize;
+                        w.local.copy_within(src..src + n, dst);
+                    }
+                    w.frames[l].push(Frame {
+                        ret_pc: pc + 1,
+                        site: site_idx as u32,
+                        saved,
+                    });
+                    w.depth[l] += 1;
+                });
+                let group = w.mask;
+                w.spill_group();
+                alu::each(group & !m, |l| w.lane_pc[l] = pc + 1);
+                alu::each(m, |l| w.lane_pc[l] = f.entry_pc);
+                w.pick();
+                Ok(None)
+            }
+        }
+    }
+
+    /// `ret` by lanes `m` at `pc` (inside a device function).
+    fn ret(&mut self, w: &mut Warp, m: u32, pc: u32) -> Option<Stop> {
+        let prog = self.ctx.prog;
+        let lb = prog.local_bytes as usize;
+        let group = w.mask;
+        w.spill_group();
+        alu::each(group & !m, |l| w.lane_pc[l] = pc + 1);
+        let mut exited = 0u32;
+        alu::each(m, |l| {
+            let Some(fr) = w.frames[l].pop() else {
+                exited |= 1 << l;
+                return;
+            };
+            let site = &prog.calls[fr.site as usize];
+            if let Callee::Func(fi) = site.callee {
+                let f = &prog.funcs[fi];
+                let mut tmp = [0u8; 64];
+                let mut vals: Vec<(usize, Vec<u8>)> = Vec::new();
+                for (k, &(off, size)) in site.rets.iter().enumerate() {
+                    let (soff, ssize) = f.rets[k];
+                    let n = size.min(ssize) as usize;
+                    let src = l * lb + soff as usize;
+                    if n <= 64 && fr.saved.is_none() {
+                        tmp[..n].copy_from_slice(&w.local[src..src + n]);
+                        let dst = l * lb + off as usize;
+                        w.local[dst..dst + n].copy_from_slice(&tmp[..n]);
+                    } else {
+                        vals.push((l * lb + off as usize, w.local[src..src + n].to_vec()));
+                    }
+                }
+                if let Some(saved) = fr.saved {
+                    let (regs, loc) = *saved;
+                    for (k, s) in (f.regs.0..f.regs.1).enumerate() {
+                        w.regs[s as usize][l] = regs[k];
+                    }
+                    let a = l * lb + f.local.0 as usize;
+                    w.local[a..a + loc.len()].copy_from_slice(&loc);
+                }
+                for (dst, v) in vals {
+                    w.local[dst..dst + v.len()].copy_from_slice(&v);
+                }
+            }
+            w.lane_pc[l] = fr.ret_pc;
+            w.depth[l] -= 1;
+        });
+        w.waiting &= !exited;
+        w.exited |= exited;
+        if w.pick() {
+            None
+        } else if w.at_bar != 0 {
+            Some(Stop::Blocked)
+        } else {
+            Some(Stop::Done)
+        }
+    }
+}
+
+/// Predicate slot → lane mask.
+#[inline(always)]
+pub fn pred_mask(p: &[u64; 32], neg: bool) -> u32 {
+    let mut m = 0u32;
+    for (l, v) in p.iter().enumerate() {
+        m |= ((*v & 1) as u32) << l;
+    }
+    if neg {
+        !m
+    } else {
+        m
+    }
+}

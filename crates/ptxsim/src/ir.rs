@@ -1,0 +1,582 @@
+//! The pre-decoded program that the interpreter runs.
+//!
+//! `lower` produces one `Program` per `.entry`: a flat array of `Inst` (the entry's code followed
+//! by the code of every device function it calls), with every operand turned into a register
+//! slot (immediates and addresses become constant slots, special registers become per-lane slots
+//! filled at block start) and every type decision taken. Nothing here parses text or executes.
+
+use crate::ParamInfo;
+
+/// A register slot index. Each slot holds 32 lanes of `u64`.
+pub type Slot = u32;
+/// "No slot" (no guard predicate, no second destination, …).
+pub const NONE: Slot = u32::MAX;
+
+/// Comparison operators of `setp`/`set` (integer `lo/ls/hi/hs` become `Lt/Le/Gt/Ge` on an
+/// unsigned type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+/// The boolean combination of `setp.cmp.bop`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoolOp {
+    None,
+    And,
+    Or,
+    Xor,
+}
+
+/// An integer type: width in bits and signedness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntTy {
+    pub bits: u8,
+    pub signed: bool,
+}
+
+/// A floating-point type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FTy {
+    F16,
+    F32,
+    F64,
+}
+
+/// IEEE rounding of a floating-point result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rnd {
+    Rn,
+    Rz,
+    Rm,
+    Rp,
+}
+
+/// Rounding to an integral value (`cvt.rni` …); `None` where the conversion has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IRnd {
+    None,
+    Rni,
+    Rzi,
+    Rmi,
+    Rpi,
+}
+
+/// Floating-point operations with IEEE rounding (exact results, any rounding mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FOp {
+    Add,
+    Sub,
+    Mul,
+    Fma,
+    Div,
+    Sqrt,
+    Rcp,
+}
+
+/// Floating-point unary functions without a rounding mode (approximations, sign operations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UFn {
+    Abs,
+    Neg,
+    Sqrt,
+    Rsqrt,
+    Rcp,
+    Sin,
+    Cos,
+    Lg2,
+    Ex2,
+    Tanh,
+}
+
+/// State space of a memory instruction after lowering (`.const` is global memory here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemSpace {
+    Global,
+    Shared,
+    Local,
+    /// Kernel parameters, addressed through a register (PARAM window).
+    Param,
+    Generic,
+}
+
+/// Atomic read-modify-write operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomOp {
+    Add,
+    Min,
+    Max,
+    Exch,
+    Cas,
+    And,
+    Or,
+    Xor,
+    Inc,
+    Dec,
+}
+
+/// Element kind of an atomic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomKind {
+    U,
+    S,
+    F,
+}
+
+/// `shfl.sync` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+/// `vote.sync` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+/// `redux.sync` operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+/// Barrier flavours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarKind {
+    Sync,
+    Arrive,
+    /// `bar.red.popc.u32`.
+    RedPopc,
+    /// `bar.red.and.pred`.
+    RedAnd,
+    /// `bar.red.or.pred`.
+    RedOr,
+}
+
+/// `testp` classes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestP {
+    Finite,
+    Infinite,
+    Number,
+    NotANumber,
+    Normal,
+    Subnormal,
+}
+
+/// `prmt` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrmtMode {
+    Default,
+    F4e,
+    B4e,
+    Rc8,
+    Ecl,
+    Ecr,
+    Rc16,
+}
+
+/// Special registers whose per-lane values are set at block start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SReg {
+    Tid(u8),
+    Ntid(u8),
+    Ctaid(u8),
+    Nctaid(u8),
+    LaneId,
+    WarpId,
+    NWarpId,
+    SmId,
+    NSmId,
+    GridId,
+    LaneMaskEq,
+    LaneMaskLt,
+    LaneMaskLe,
+    LaneMaskGt,
+    LaneMaskGe,
+    DynSmem,
+    TotalSmem,
+}
+
+/// One decoded operation. Operand slots live in `Inst::r`; their meaning per op is given in each
+/// variant's comment (`d` = r[0], `a` = r[1], `b` = r[2], `c` = r[3] unless stated).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Op {
+    Nop,
+    /// d ← a (all 64 bits).
+    Mov,
+    /// d ← r[1] | r[2] << bits | … (n pieces).
+    Pack {
+        n: u8,
+        bits: u8,
+    },
+    /// r[0..n] ← pieces of r[5].
+    Unpack {
+        n: u8,
+        bits: u8,
+    },
+    // Width-agnostic integer ops (the low bits of the result only depend on the low bits).
+    Add,
+    Sub,
+    MulLo,
+    /// d ← a*b + c.
+    MadLo,
+    And,
+    Or,
+    Xor,
+    Not,
+    Neg,
+    /// Predicate not (`not.pred`).
+    PNot,
+    CNot {
+        bits: u8,
+    },
+    Shl {
+        bits: u8,
+    },
+    Shr {
+        ty: IntTy,
+    },
+    MulHi(IntTy),
+    /// Source type; the result is twice as wide.
+    MulWide(IntTy),
+    MadHi(IntTy),
+    MadWide(IntTy),
+    Div(IntTy),
+    Rem(IntTy),
+    Min(IntTy),
+    Max(IntTy),
+    Abs(IntTy),
+    AddSat,
+    SubSat,
+    /// add.cc / addc / sub.cc / subc / mad.cc / madc: `sub` subtracts, `mad` multiplies first
+    /// (`hi`: high half), `cin`/`cout`: carry in/out through the CC slot r[4].
+    Carry {
+        bits: u8,
+        sub: bool,
+        mad: bool,
+        hi: bool,
+        cin: bool,
+        cout: bool,
+    },
+    Popc {
+        bits: u8,
+    },
+    Clz {
+        bits: u8,
+    },
+    Brev {
+        bits: u8,
+    },
+    Bfind {
+        ty: IntTy,
+        shiftamt: bool,
+    },
+    /// d ← extract(a, pos=b, len=c).
+    Bfe(IntTy),
+    /// d ← insert(a into b, pos=c, len=r[4]).
+    Bfi {
+        bits: u8,
+    },
+    Prmt(PrmtMode),
+    /// Funnel shift of (b:a) by c.
+    Shf {
+        left: bool,
+        wrap: bool,
+    },
+    /// d ← |a-b| + c.
+    Sad(IntTy),
+    Mul24 {
+        hi: bool,
+        signed: bool,
+        mad: bool,
+    },
+    /// Dot products dp4a/dp2a: d ← c + Σ a_i*b_i.
+    Dp4a {
+        a_signed: bool,
+        b_signed: bool,
+    },
+    // Fast IEEE round-to-nearest float ops without ftz/sat.
+    FAdd32,
+    FSub32,
+    FMul32,
+    FFma32,
+    FDiv32,
+    FAdd64,
+    FSub64,
+    FMul64,
+    FFma64,
+    FDiv64,
+    /// Any IEEE-rounded op, any rounding, ftz and saturation. Sources a, b, c.
+    FArith {
+        op: FOp,
+        ty: FTy,
+        rnd: Rnd,
+        ftz: bool,
+        sat: bool,
+    },
+    FUnary {
+        f: UFn,
+        ty: FTy,
+        ftz: bool,
+    },
+    FMin {
+        ty: FTy,
+        ftz: bool,
+        nan: bool,
+    },
+    FMax {
+        ty: FTy,
+        ftz: bool,
+        nan: bool,
+    },
+    Testp {
+        t: TestP,
+        ty: FTy,
+    },
+    /// d ← b with the sign of a.
+    Copysign(FTy),
+    /// d (and r[4] = !d) ← (a cmp b) bop c (c negated when `cneg`).
+    SetpI {
+        cmp: Cmp,
+        ty: IntTy,
+        bop: BoolOp,
+        cneg: bool,
+    },
+    SetpF {
+        cmp: Cmp,
+        ty: FTy,
+        ftz: bool,
+        bop: BoolOp,
+        cneg: bool,
+    },
+    /// `set`: like setp, result 0xFFFFFFFF/0 or 1.0f/0.0f.
+    SetI {
+        cmp: Cmp,
+        ty: IntTy,
+        bop: BoolOp,
+        cneg: bool,
+        dst_f32: bool,
+    },
+    SetF {
+        cmp: Cmp,
+        ty: FTy,
+        ftz: bool,
+        bop: BoolOp,
+        cneg: bool,
+        dst_f32: bool,
+    },
+    /// d ← c ? a : b.
+    Selp,
+    /// d ← (c >= 0) ? a : b, c of type s32 or f32.
+    Slct {
+        cf32: bool,
+        ftz: bool,
+    },
+    CvtII {
+        from: IntTy,
+        to: IntTy,
+        sat: bool,
+    },
+    CvtIF {
+        from: IntTy,
+        to: FTy,
+        rnd: Rnd,
+    },
+    CvtFI {
+        from: FTy,
+        to: IntTy,
+        irnd: IRnd,
+        ftz: bool,
+    },
+    CvtFF {
+        from: FTy,
+        to: FTy,
+        rnd: Rnd,
+        irnd: IRnd,
+        ftz: bool,
+        sat: bool,
+    },
+    /// r[0..n] ← mem[r[4] + imm], element size `size`, sign-extended when `sext`.
+    Ld {
+        space: MemSpace,
+        size: u8,
+        n: u8,
+        sext: bool,
+    },
+    /// mem[r[4] + imm] ← r[0..n].
+    St {
+        space: MemSpace,
+        size: u8,
+        n: u8,
+    },
+    /// Kernel parameter load at constant offset imm (uniform), r[0..n].
+    LdK {
+        size: u8,
+        n: u8,
+        sext: bool,
+    },
+    /// d ← atom(mem[a + imm], b, c); d is NONE for `red`.
+    Atom {
+        space: MemSpace,
+        op: AtomOp,
+        bits: u8,
+        kind: AtomKind,
+    },
+    /// Generic ↔ state-space address conversion.
+    Cvta {
+        to: bool,
+        space: MemSpace,
+    },
+    Isspacep(MemSpace),
+    /// Jump to imm.
+    Bra,
+    /// Call site imm of `Program::calls`.
+    Call,
+    Ret,
+    Exit,
+    /// Barrier id a (NONE: 0), thread count b (NONE: all), predicate c for bar.red.
+    Bar(BarKind),
+    /// `bar.warp.sync` / `__syncwarp`.
+    WarpSync,
+    Trap,
+    /// d|r[5] ← shfl(a, b, c, mask r[4]).
+    Shfl(ShflMode),
+    /// d ← vote(a, negated when `neg`).
+    Vote {
+        mode: VoteMode,
+        neg: bool,
+    },
+    Activemask,
+    MatchAny {
+        bits: u8,
+    },
+    /// d|r[4] ← match.all(a).
+    MatchAll {
+        bits: u8,
+    },
+    Redux {
+        op: ReduxOp,
+        signed: bool,
+    },
+    /// %clock (32 bit) or %clock64.
+    Clock {
+        wide: bool,
+    },
+    GlobalTimer,
+}
+
+/// One pre-decoded instruction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Inst {
+    pub op: Op,
+    /// Guard predicate slot, or `NONE`.
+    pub guard: Slot,
+    pub guard_neg: bool,
+    pub r: [Slot; 6],
+    /// Address offset, branch target or call-site index.
+    pub imm: i64,
+    /// Index into `Program::locs` (0: no line information).
+    pub loc: u32,
+}
+
+/// A CUDA source position: file index into `Program::files`, line, column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Loc {
+    pub file: u32,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// What a call site calls.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Callee {
+    /// A device function of this program (index into `Program::funcs`).
+    Func(usize),
+    /// `vprintf(format, args)`.
+    Vprintf,
+    /// `__assertfail(message, file, line, function, charSize)`.
+    AssertFail,
+}
+
+/// One `call` instruction: where its arguments and results live in the caller's local memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallSite {
+    pub callee: Callee,
+    /// (caller local offset, size) of each argument.
+    pub args: Vec<(u32, u32)>,
+    /// (caller local offset, size) of each return value.
+    pub rets: Vec<(u32, u32)>,
+}
+
+/// A device function's place in the program.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuncInfo {
+    pub name: String,
+    pub entry_pc: u32,
+    /// Register slots [lo, hi) and local bytes [lo, hi) owned by this function (saved across a
+    /// recursive call).
+    pub regs: (u32, u32),
+    pub local: (u32, u32),
+    /// (local offset, size) of each formal parameter and return value.
+    pub params: Vec<(u32, u32)>,
+    pub rets: Vec<(u32, u32)>,
+    /// Whether the function can call itself (directly or not): its window is saved per call.
+    pub recursive: bool,
+}
+
+/// A lowered `.entry` with everything it calls.
+#[derive(Debug, Clone)]
+pub struct Program {
+    pub name: String,
+    pub code: Vec<Inst>,
+    pub nslots: u32,
+    /// Constant slots and their values.
+    pub consts: Vec<(Slot, u64)>,
+    /// Special-register slots.
+    pub sregs: Vec<(Slot, SReg)>,
+    pub local_bytes: u32,
+    pub static_shared: u32,
+    /// Alignment of the dynamic shared area (placed after the static one).
+    pub dyn_shared_align: u32,
+    pub params: Vec<ParamInfo>,
+    pub param_bytes: usize,
+    pub calls: Vec<CallSite>,
+    pub funcs: Vec<FuncInfo>,
+    pub locs: Vec<Loc>,
+    pub declared_regs: usize,
+    pub max_threads: Option<u32>,
+}
+
+impl Program {
+    /// Byte offset of the dynamic shared memory in the block's shared memory.
+    pub fn dyn_shared_offset(&self) -> u32 {
+        let a = self.dyn_shared_align.max(16);
+        self.static_shared.div_ceil(a) * a
+    }
+}

@@ -1,0 +1,101 @@
+//! Runs a launch's blocks in parallel: one worker per OS thread (scoped threads), each taking
+//! the next block index from a shared atomic counter, then merges the outputs in block order.
+//!
+//! It owns no simulation logic: blocks are run by `exec::Worker`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::exec::{BlockOut, Ctx, Fault, Worker, ABORT_MESSAGE};
+use crate::{CheckKind, CheckReport};
+
+/// The merged result of all blocks.
+pub struct Outcome {
+    pub printf: String,
+    pub reports: Vec<CheckReport>,
+    pub fault: Option<CheckReport>,
+    pub instructions: u64,
+}
+
+type WorkerResult = (Vec<(u64, BlockOut)>, Option<(u64, Fault)>, u64);
+
+fn work(ctx: &Ctx, next: &AtomicU64, nblocks: u64) -> WorkerResult {
+    let mut wk = Worker::new(ctx);
+    let mut outs = Vec::new();
+    let mut fault = None;
+    loop {
+        if ctx.abort.load(Ordering::Relaxed) {
+            break;
+        }
+        let b = next.fetch_add(1, Ordering::Relaxed);
+        if b >= nblocks {
+            break;
+        }
+        let r = wk.run_block(b);
+        outs.push((b, std::mem::take(&mut wk.out)));
+        if let Err(f) = r {
+            ctx.abort.store(true, Ordering::Relaxed);
+            fault = Some((b, f));
+            break;
+        }
+    }
+    (outs, fault, wk.total)
+}
+
+/// Run `nblocks` blocks on `threads` workers (0: one per core).
+pub fn run(ctx: &Ctx, nblocks: u64, threads: usize) -> Outcome {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = if threads == 0 { cores } else { threads };
+    let threads = threads.clamp(1, 256).min(nblocks.max(1) as usize);
+    let next = AtomicU64::new(0);
+    let results: Vec<WorkerResult> = if threads == 1 {
+        vec![work(ctx, &next, nblocks)]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (1..threads)
+                .map(|_| s.spawn(|| work(ctx, &next, nblocks)))
+                .collect();
+            let mut v = vec![work(ctx, &next, nblocks)];
+            for h in handles {
+                // A worker never panics on user input; if one did, its blocks are lost.
+                if let Ok(r) = h.join() {
+                    v.push(r);
+                }
+            }
+            v
+        })
+    };
+    let mut outs = Vec::new();
+    let mut faults = Vec::new();
+    let mut instructions = 0;
+    for (o, f, n) in results {
+        outs.extend(o);
+        faults.extend(f);
+        instructions += n;
+    }
+    outs.sort_by_key(|(b, _)| *b);
+    let mut printf = String::new();
+    let mut reports: Vec<CheckReport> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (_, o) in outs {
+        printf.push_str(&o.printf);
+        for r in o.reports {
+            let key = (
+                r.kind,
+                r.line.as_ref().map(|l| (l.line, l.column)),
+                r.message.len(),
+            );
+            if reports.len() < 100 && seen.insert(key) {
+                reports.push(r);
+            }
+        }
+    }
+    // The real fault, from the lowest block; ignore blocks stopped because of it.
+    faults.sort_by_key(|(b, f)| (f.kind == CheckKind::Trap && f.message == ABORT_MESSAGE, *b));
+    let fault = faults.into_iter().next().map(|(_, f)| *f);
+    Outcome {
+        printf,
+        reports,
+        fault,
+        instructions,
+    }
+}

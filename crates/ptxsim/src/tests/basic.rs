@@ -1,0 +1,155 @@
+//! Vector add end to end: parse, launch, bounds checking, parameters, configuration errors.
+
+use super::util::*;
+use crate::*;
+
+const VECADD: &str = include_str!("ptx/vecadd.ptx");
+
+#[test]
+fn vector_add_matches_cpu() {
+    let dev = Device::new();
+    let m = dev.load_module(VECADD).unwrap();
+    let k = m.kernel("vecAdd").unwrap();
+    assert_eq!(k.params.len(), 4);
+    assert_eq!(k.params[3].size, 4);
+    assert_eq!(k.params[3].offset, 24);
+    assert_eq!(m.target(), ("sm_80", "8.8"));
+    let mut rng = Rng(seed());
+    let n = 10_000 + rng.below(1000) as usize;
+    let a: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
+    let b: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
+    let (pa, pb) = (upload_f32(&dev, &a), upload_f32(&dev, &b));
+    let pc = dev.alloc(n * 4).unwrap();
+    let cfg = LaunchConfig::new(((n as u32).div_ceil(256), 1, 1), (256, 1, 1));
+    let r = dev
+        .launch(
+            &m,
+            "vecAdd",
+            &cfg,
+            &[&p64(pa), &p64(pb), &p64(pc), &(n as i32).to_le_bytes()],
+        )
+        .unwrap();
+    assert!(r.reports.is_empty(), "{:?}", r.reports);
+    assert!(r.warp_instructions > 0);
+    let c = download_f32(&dev, pc, n);
+    for i in 0..n {
+        assert_eq!(c[i].to_bits(), (a[i] + b[i]).to_bits(), "element {i}");
+    }
+}
+
+#[test]
+fn vector_add_out_of_bounds_is_reported_with_line_and_allocation() {
+    let dev = Device::new();
+    let m = dev.load_module(VECADD).unwrap();
+    let n = 1000usize;
+    let pa = dev.alloc(n * 4).unwrap();
+    let pb = dev.alloc(n * 4).unwrap();
+    let pc = dev.alloc((n - 1) * 4).unwrap(); // one element short
+    let cfg = LaunchConfig::new((4, 1, 1), (256, 1, 1));
+    let e = dev
+        .launch(
+            &m,
+            "vecAdd",
+            &cfg,
+            &[&p64(pa), &p64(pb), &p64(pc), &(n as i32).to_le_bytes()],
+        )
+        .unwrap_err();
+    let LaunchError::Fault { report, .. } = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(report.kind, CheckKind::OutOfBounds);
+    assert_eq!(report.kernel, "vecAdd");
+    assert_eq!(report.block, (3, 0, 0));
+    assert_eq!(report.thread, (999 - 768, 0, 0));
+    assert_eq!(report.address, pc + 999 * 4);
+    assert_eq!(report.space, "global");
+    assert_eq!(
+        report.allocation.as_deref(),
+        Some(format!("4 bytes past the end of a 3996-byte global allocation at 0x{pc:x}").as_str())
+    );
+    let line = report.line.unwrap();
+    assert_eq!((line.file.as_str(), line.line), ("/src/vecadd.cu", 1));
+    // The faulting store was not performed, earlier ones were.
+    let c = download_u32(&dev, pc, n - 1);
+    assert_eq!(c.len(), 999);
+}
+
+#[test]
+fn launch_configuration_and_parameter_errors() {
+    let dev = Device::new();
+    let m = dev.load_module(VECADD).unwrap();
+    let p = dev.alloc(16).unwrap();
+    let args: [&[u8]; 4] = [&p64(p), &p64(p), &p64(p), &1i32.to_le_bytes()];
+    let e = dev.launch(&m, "nope", &LaunchConfig::new((1, 1, 1), (1, 1, 1)), &args);
+    assert!(matches!(e, Err(LaunchError::UnknownKernel(_))));
+    let e = dev.launch(
+        &m,
+        "vecAdd",
+        &LaunchConfig::new((1, 1, 1), (1025, 1, 1)),
+        &args,
+    );
+    assert!(matches!(e, Err(LaunchError::BadConfig(_))));
+    let e = dev.launch(
+        &m,
+        "vecAdd",
+        &LaunchConfig::new((0, 1, 1), (32, 1, 1)),
+        &args,
+    );
+    assert!(matches!(e, Err(LaunchError::BadConfig(_))));
+    let e = dev.launch(
+        &m,
+        "vecAdd",
+        &LaunchConfig::new((1, 1, 1), (32, 1, 1)),
+        &args[..3],
+    );
+    assert!(matches!(e, Err(LaunchError::BadParams(_))));
+    let bad: [&[u8]; 4] = [&p64(p), &p64(p), &p64(p), &1i64.to_le_bytes()];
+    let e = dev.launch(
+        &m,
+        "vecAdd",
+        &LaunchConfig::new((1, 1, 1), (32, 1, 1)),
+        &bad,
+    );
+    assert!(matches!(e, Err(LaunchError::BadParams(_))));
+    let other = Device::new();
+    let e = other.launch(
+        &m,
+        "vecAdd",
+        &LaunchConfig::new((1, 1, 1), (1, 1, 1)),
+        &args,
+    );
+    assert!(matches!(e, Err(LaunchError::BadConfig(_))));
+}
+
+#[test]
+fn device_memory_api() {
+    let dev = Device::new();
+    let a = dev.alloc(100).unwrap();
+    let b = dev.alloc(100).unwrap();
+    assert_ne!(a, 0);
+    assert_eq!(a % 256, 0);
+    assert_eq!(dev.allocation_size(a), Some(100));
+    dev.write(a, 10, &[1, 2, 3]).unwrap();
+    dev.copy(b, a, 100).unwrap();
+    let mut out = [0u8; 4];
+    dev.read(b, 9, &mut out).unwrap();
+    assert_eq!(out, [0, 1, 2, 3]);
+    assert!(matches!(
+        dev.write(a, 98, &[0; 3]),
+        Err(MemoryError::OutOfRange { .. })
+    ));
+    assert!(matches!(
+        dev.read(a + 4, 0, &mut out),
+        Err(MemoryError::InvalidPointer { .. })
+    ));
+    dev.free(a).unwrap();
+    assert!(matches!(
+        dev.free(a),
+        Err(MemoryError::InvalidPointer { .. })
+    ));
+    assert_eq!(dev.allocation_size(a), None);
+    assert!(matches!(
+        dev.alloc(1 << 50),
+        Err(MemoryError::OutOfMemory { .. })
+    ));
+}
