@@ -7,10 +7,11 @@
 //! runs when the launch's checker is on. It produces conflict facts; the interpreter turns them
 //! into reports.
 
-/// Reader id meaning "several threads read this byte in this epoch".
-const MANY: u32 = 0xFFFF;
+/// Reader ids: several threads of different warps, or of one warp (low bits: the warp).
+const MULTI_WARP: u16 = 0xFFFF;
+const MULTI_IN_WARP: u16 = 0x8000;
 
-/// One access record: epoch, warp-sync epoch of the accessing warp, thread (or MANY).
+/// One access record: epoch, warp-sync epoch of the accessing warp, thread (or several).
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 struct Rec {
     epoch: u32,
@@ -38,21 +39,43 @@ pub struct Conflict {
 /// Whether an earlier record conflicts with an access by thread `tid` (warp-sync epoch `wep`)
 /// in barrier epoch `epoch`.
 #[inline(always)]
-pub fn race_conflict(
-    epoch: u32,
-    rec_epoch: u32,
-    rec_tid: u32,
-    rec_wep: u16,
-    tid: u32,
-    wep: u16,
-) -> bool {
-    if rec_epoch != epoch || rec_tid == tid {
+fn conflict(epoch: u32, rec: Rec, tid: u32, wep: u16) -> bool {
+    if rec.epoch != epoch {
         return false;
     }
-    if rec_tid == MANY {
-        return true;
+    let warp = tid / 32;
+    match rec.tid {
+        MULTI_WARP => true,
+        t if t & MULTI_IN_WARP != 0 => (t & !MULTI_IN_WARP) as u32 != warp || rec.wepoch == wep,
+        t => t as u32 != tid && (t as u32 / 32 != warp || rec.wepoch == wep),
     }
-    rec_tid / 32 != tid / 32 || rec_wep == wep
+}
+
+/// The reader record after thread `tid` reads a byte whose reader record was `rd`.
+fn add_reader(rd: Rec, epoch: u32, tid: u32, wep: u16) -> Rec {
+    let warp = tid / 32;
+    let id = if rd.epoch != epoch {
+        tid as u16
+    } else {
+        match rd.tid {
+            MULTI_WARP => MULTI_WARP,
+            t if t & MULTI_IN_WARP != 0 => {
+                if (t & !MULTI_IN_WARP) as u32 == warp {
+                    t
+                } else {
+                    MULTI_WARP
+                }
+            }
+            t if t as u32 == tid => t,
+            t if t as u32 / 32 == warp => MULTI_IN_WARP | warp as u16,
+            _ => MULTI_WARP,
+        }
+    };
+    Rec {
+        epoch,
+        wepoch: wep,
+        tid: id,
+    }
 }
 
 impl Shadow {
@@ -78,8 +101,7 @@ impl Shadow {
         let end = (off + size).min(self.w.len());
         for b in off..end {
             let wr = self.w[b];
-            if found.is_none() && race_conflict(epoch, wr.epoch, wr.tid as u32, wr.wepoch, tid, wep)
-            {
+            if found.is_none() && conflict(epoch, wr, tid, wep) {
                 found = Some(Conflict {
                     other_write: true,
                     other: Some(wr.tid as u32),
@@ -88,12 +110,10 @@ impl Shadow {
             }
             let rd = self.r[b];
             if write {
-                if found.is_none()
-                    && race_conflict(epoch, rd.epoch, rd.tid as u32, rd.wepoch, tid, wep)
-                {
+                if found.is_none() && conflict(epoch, rd, tid, wep) {
                     found = Some(Conflict {
                         other_write: false,
-                        other: (rd.tid as u32 != MANY).then_some(rd.tid as u32),
+                        other: (rd.tid & MULTI_IN_WARP == 0).then_some(rd.tid as u32),
                         offset: b as u32,
                     });
                 }
@@ -103,12 +123,7 @@ impl Shadow {
                     tid: tid as u16,
                 };
             } else {
-                let many = rd.epoch == epoch && rd.tid as u32 != tid;
-                self.r[b] = Rec {
-                    epoch,
-                    wepoch: wep,
-                    tid: if many { MANY as u16 } else { tid as u16 },
-                };
+                self.r[b] = add_reader(rd, epoch, tid, wep);
             }
         }
         found
@@ -143,5 +158,16 @@ mod tests {
         // Same warp, same warp epoch: race.
         assert!(s.access(20, 4, 1, 5, 4, true).is_none());
         assert!(s.access(20, 4, 2, 5, 4, false).is_some());
+        // Two readers of one warp, then __syncwarp, then a write by a third lane: ordered.
+        assert!(s.access(24, 4, 3, 7, 4, false).is_none());
+        assert!(s.access(24, 4, 4, 7, 4, false).is_none());
+        assert!(s.access(24, 4, 5, 8, 4, true).is_none());
+        // ... but without the __syncwarp it races, and a write from another warp races too.
+        assert!(s.access(28, 4, 3, 7, 4, false).is_none());
+        assert!(s.access(28, 4, 4, 7, 4, false).is_none());
+        assert!(s.access(28, 4, 5, 7, 4, true).is_some());
+        assert!(s.access(32, 4, 3, 7, 4, false).is_none());
+        assert!(s.access(32, 4, 4, 7, 4, false).is_none());
+        assert!(s.access(32, 4, 70, 0, 4, true).is_some());
     }
 }
