@@ -20,6 +20,11 @@ die() { printf 'setup.sh: %s\n' "$*" >&2; exit 1; }
 
 # 1. The binary --------------------------------------------------------------------------------
 command -v cargo >/dev/null || die "cargo not found: install Rust with rustup (https://rustup.rs)"
+# rust-src lets evcxr's rust-analyzer complete and document std items in Rust cells (optional).
+if [ ! -d "$(rustc --print sysroot)/lib/rustlib/src/rust" ] && command -v rustup >/dev/null; then
+    say "rustup component add rust-src"
+    rustup component add rust-src || echo "setup.sh: could not add rust-src (completion of std items will be limited)" >&2
+fi
 say "cargo build --release"
 cargo build --release
 BIN="$ROOT/target/release/nbcuda"
