@@ -29,14 +29,15 @@ CELL_TIMEOUT = float(os.environ.get("NBCUDA_CELL_TIMEOUT", "120"))
 STARTUP_TIMEOUT = 60
 
 
-def has_libcuda() -> bool:
-    """Whether an NVIDIA driver is installed (then the Jupyter kernel picks the GPU backend)."""
-    for name in ("libcuda.so", "libcuda.so.1"):
+def has_cuda_device() -> bool:
+    """Whether the NVIDIA driver reports a CUDA device (then the Jupyter kernel uses the GPU)."""
+    for name in ("libcuda.so.1", "libcuda.so"):
         try:
-            ctypes.CDLL(name)
-            return True
+            cuda = ctypes.CDLL(name)
         except OSError:
-            pass
+            continue
+        count = ctypes.c_int(0)
+        return cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
     return False
 
 

@@ -15,7 +15,7 @@ from nbkernel import (
     STARTUP_TIMEOUT,
     collect,
     execute,
-    has_libcuda,
+    has_cuda_device,
     start_kernel,
     stop_kernel,
 )
@@ -51,9 +51,13 @@ def test_kernel_info_answers_at_once_from_a_cold_start():
         assert li["name"] == "rust"
         assert li["file_extension"] == ".rs"
         assert li["mimetype"] == "text/rust"
-        assert li.get("codemirror_mode") in ("rust", {"name": "rust"}, {"name": "rust", "version": 1}) or li.get("pygments_lexer") == "rust"
-        backend = "ptxsim" if not has_libcuda() else "gpu"
-        assert backend in c["banner"].lower(), c["banner"]
+        assert li["pygments_lexer"] == "rust"
+        assert "rust" in str(li["codemirror_mode"])
+        banner = c["banner"].lower()
+        if has_cuda_device():
+            assert "cuda" in banner or "gpu" in banner, c["banner"]
+        else:
+            assert "ptxsim" in banner, c["banner"]
         # The lab launcher icon and help links are optional; if present they must be well formed.
         for link in c.get("help_links", []):
             assert link["text"] and link["url"].startswith("http")
