@@ -9,6 +9,9 @@ use base64::Engine;
 use image::codecs::gif::{GifEncoder, Repeat};
 use image::{Delay, Frame, RgbaImage};
 
+use super::image::{
+    color_norm, heatmap_body, value_stats, with_title, HeatmapOptions, ValueStats, WHITE,
+};
 use crate::output::MimeBundle;
 
 /// The quantiser's speed (1 = best and slowest, 30 = fastest); 10 keeps colormap gradients smooth.
@@ -48,6 +51,97 @@ pub fn encode_gif(frames: &[Vec<u8>], w: u32, h: u32, fps: f64) -> Result<Vec<u8
     }
     Ok(out)
 }
+
+/// Heatmap frames of one animation: every frame `h`×`w` values, drawn with one colour range (the
+/// options', else the finite range over all frames, so colours mean the same in every frame),
+/// each under its title, padded to one size.
+pub fn heatmap_frames(
+    frames: &[Vec<f64>],
+    titles: &[String],
+    h: usize,
+    w: usize,
+    opts: &HeatmapOptions,
+) -> Result<HeatmapFrames, String> {
+    if frames.is_empty() {
+        return Err("an animation needs at least one frame".into());
+    }
+    let mut all = ValueStats {
+        min: f64::NAN,
+        max: f64::NAN,
+        nan: 0,
+        inf: 0,
+    };
+    for (i, f) in frames.iter().enumerate() {
+        if f.len() != h.saturating_mul(w) {
+            return Err(format!("frame {i} has {} values, not {h}×{w}", f.len()));
+        }
+        let s = value_stats(f);
+        all.nan += s.nan;
+        all.inf += s.inf;
+        all.min = if all.min.is_nan() {
+            s.min
+        } else {
+            all.min.min(s.min)
+        };
+        all.max = if all.max.is_nan() {
+            s.max
+        } else {
+            all.max.max(s.max)
+        };
+    }
+    let norm = color_norm(&all, opts.vmin, opts.vmax);
+    let mut images = Vec::with_capacity(frames.len());
+    for (i, f) in frames.iter().enumerate() {
+        let stats = value_stats(f);
+        let body = heatmap_body(f, h, w, opts, &stats, norm)?;
+        images.push(with_title(&body, titles.get(i).map(String::as_str)));
+    }
+    let fw = images.iter().map(|i| i.width()).max().unwrap_or(1);
+    let fh = images.iter().map(|i| i.height()).max().unwrap_or(1);
+    if (fw as usize)
+        .saturating_mul(fh as usize)
+        .saturating_mul(4)
+        .saturating_mul(images.len())
+        > MAX_GIF_BYTES
+    {
+        return Err(format!(
+            "{} frames of {fw}×{fh} pixels are too many for one GIF; capture fewer frames (--every) or use a smaller --scale",
+            images.len()
+        ));
+    }
+    let out = images
+        .into_iter()
+        .map(|img| {
+            if img.dimensions() == (fw, fh) {
+                img.into_raw()
+            } else {
+                let mut c = RgbaImage::from_pixel(fw, fh, WHITE);
+                image::imageops::replace(&mut c, &img, 0, 0);
+                c.into_raw()
+            }
+        })
+        .collect();
+    Ok(HeatmapFrames {
+        rgba: out,
+        width: fw,
+        height: fh,
+        stats: all,
+    })
+}
+
+/// The frames made by [`heatmap_frames`].
+#[derive(Debug, Clone)]
+pub struct HeatmapFrames {
+    /// `width × height × 4` bytes each.
+    pub rgba: Vec<Vec<u8>>,
+    pub width: u32,
+    pub height: u32,
+    /// Over all frames.
+    pub stats: ValueStats,
+}
+
+/// The most RGBA bytes that the frames of one animation may take before encoding.
+pub const MAX_GIF_BYTES: usize = 1 << 30;
 
 /// `image/gif` (base64) + `text/plain`.
 pub fn gif_bundle(gif: &[u8], summary: &str) -> MimeBundle {
@@ -103,5 +197,41 @@ mod tests {
         assert!(encode_gif(&frames[..1], w, h, 0.0).is_err());
         let b = gif_bundle(&gif, "u: 7 frames");
         assert!(b.contains_key("image/gif") && b["text/plain"] == "u: 7 frames");
+    }
+
+    #[test]
+    fn heatmap_frames_share_one_colour_range_and_size() {
+        let (h, w) = (6, 8);
+        // Frame k is constant k, except one NaN in frame 1.
+        let mut frames: Vec<Vec<f64>> = (0..4).map(|k| vec![k as f64; h * w]).collect();
+        frames[1][5] = f64::NAN;
+        let titles: Vec<String> = (0..4).map(|k| format!("u step {k}")).collect();
+        let opts = HeatmapOptions::default();
+        let hf = heatmap_frames(&frames, &titles, h, w, &opts).expect("frames");
+        let (imgs, fw, fh, stats) = (hf.rgba, hf.width, hf.height, hf.stats);
+        assert_eq!(imgs.len(), 4);
+        assert!(imgs.iter().all(|f| f.len() == (fw * fh * 4) as usize));
+        assert_eq!(
+            (stats.min, stats.max, stats.nan, stats.inf),
+            (0.0, 3.0, 1, 0)
+        );
+        // The centre of the image area of frame k has the colour of k / 3 (one range for all).
+        let (ih, iw) = crate::display::image::display_size(h, w, None).expect("size");
+        let th = crate::display::text::line_height(15.0) + 8;
+        let top = 8 + crate::display::text::line_height(12.0) / 2;
+        let (x, y) = (8 + iw / 2, th + top + ih / 2);
+        for (k, f) in imgs.iter().enumerate() {
+            let i = ((y * fw + x) * 4) as usize;
+            let want = colorous::VIRIDIS
+                .eval_continuous(k as f64 / 3.0)
+                .into_array();
+            assert_eq!(f[i..i + 3], want, "frame {k}");
+        }
+        let gif = encode_gif(&imgs, fw, fh, 5.0).expect("gif");
+        let dec = image::codecs::gif::GifDecoder::new(std::io::Cursor::new(&gif)).expect("decoder");
+        let n = dec.into_frames().collect_frames().expect("frames").len();
+        assert_eq!(n, 4);
+        assert!(heatmap_frames(&frames, &titles, h, w + 1, &opts).is_err());
+        assert!(heatmap_frames(&[], &[], h, w, &opts).is_err());
     }
 }

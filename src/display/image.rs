@@ -296,18 +296,13 @@ pub(crate) fn heatmap_body(
     Ok(img)
 }
 
-/// Draws `title` above `body` (centred, shortened to fit) and encodes the PNG.
-pub(crate) fn finish(
-    body: RgbaImage,
-    title: Option<String>,
-    summary: String,
-    rgb: bool,
-) -> Result<Rendered, String> {
-    let canvas = match &title {
+/// `body` with `title` drawn above it (centred, shortened to fit); a copy of `body` without one.
+pub(crate) fn with_title(body: &RgbaImage, title: Option<&str>) -> RgbaImage {
+    match title {
         Some(t) if !t.is_empty() => {
             let th = line_height(TITLE_SIZE) + PAD;
             let mut c = RgbaImage::from_pixel(body.width(), body.height() + th, WHITE);
-            image::imageops::replace(&mut c, &body, 0, th as i64);
+            image::imageops::replace(&mut c, body, 0, th as i64);
             let t = ellipsize(t, TITLE_SIZE, body.width().saturating_sub(2 * PAD).max(40));
             text::draw_text_centered(
                 &mut c,
@@ -320,7 +315,17 @@ pub(crate) fn finish(
             c
         }
         _ => body.clone(),
-    };
+    }
+}
+
+/// Draws `title` above `body` and encodes the PNG.
+pub(crate) fn finish(
+    body: RgbaImage,
+    title: Option<String>,
+    summary: String,
+    rgb: bool,
+) -> Result<Rendered, String> {
+    let canvas = with_title(&body, title.as_deref());
     let png = encode_png(&canvas, rgb)?;
     Ok(Rendered {
         png,
