@@ -5,11 +5,21 @@
 //!
 //! This module must not parse magic lines, evaluate expressions or format Jupyter messages: the
 //! `magics` layer does that and talks to [`DeviceState`] only through the API below (the contract
-//! in `/tmp/gpu_api.md`). It must not panic on anything a user controls.
+//! in `/tmp/gpu_api.md`, plus `DeviceState::with_cache_dir`). It must not panic on anything a
+//! user controls.
 
+pub mod args;
+pub mod backend;
+pub mod detect;
 pub mod dtype;
+pub mod fault;
+pub mod kernels;
+pub mod sim;
+mod state;
 
 pub use dtype::Dtype;
+pub(crate) use state::closest;
+pub use state::DeviceState;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -200,106 +210,4 @@ pub struct KernelInfoView {
     pub name: String,
     pub params: Vec<KernelParam>,
     pub rows: Vec<(String, String)>,
-}
-
-/// The kernel process's device: arrays, modules, kernels.
-pub struct DeviceState {
-    _private: (),
-}
-
-impl Default for DeviceState {
-    fn default() -> Self {
-        DeviceState::new()
-    }
-}
-
-impl DeviceState {
-    /// GPU when detected (later issue), else ptxsim; never panics.
-    pub fn new() -> DeviceState {
-        todo!()
-    }
-    pub fn describe(&self) -> DeviceDescription {
-        todo!()
-    }
-    pub fn backend_name(&self) -> &'static str {
-        todo!()
-    }
-    /// Switches backends, moving arrays; returns a message for the user.
-    pub fn set_backend(&mut self, name: &str) -> Result<String, GpuError> {
-        let _ = name;
-        todo!()
-    }
-    /// Creates (or replaces) array `name` from row-major little-endian bytes.
-    pub fn create_array(
-        &mut self,
-        name: &str,
-        dtype: Dtype,
-        shape: Vec<usize>,
-        data: &[u8],
-    ) -> Result<(), GpuError> {
-        let _ = (name, dtype, shape, data);
-        todo!()
-    }
-    pub fn array(&self, name: &str) -> Option<ArrayInfo> {
-        let _ = name;
-        todo!()
-    }
-    /// Every array, sorted by name.
-    pub fn arrays(&self) -> Vec<ArrayInfo> {
-        todo!()
-    }
-    pub fn read_array(&self, name: &str) -> Result<Vec<u8>, GpuError> {
-        let _ = name;
-        todo!()
-    }
-    /// Overwrites the array's content (same byte length).
-    pub fn write_array(&mut self, name: &str, data: &[u8]) -> Result<(), GpuError> {
-        let _ = (name, data);
-        todo!()
-    }
-    pub fn free_array(&mut self, name: &str) -> Result<(), GpuError> {
-        let _ = name;
-        todo!()
-    }
-    pub fn swap_arrays(&mut self, a: &str, b: &str) -> Result<(), GpuError> {
-        let _ = (a, b);
-        todo!()
-    }
-    /// Compiles a `%%cuda` cell; `first_line` is the cell line of the first source line.
-    pub fn compile_cuda(
-        &mut self,
-        source: &str,
-        options: &CudaOptions,
-        first_line: usize,
-    ) -> Result<CudaCellResult, GpuError> {
-        let _ = (source, options, first_line);
-        todo!()
-    }
-    pub fn kernel_names(&self) -> Vec<String> {
-        todo!()
-    }
-    /// May instantiate a template on demand.
-    pub fn kernel_params(&mut self, name: &str) -> Result<Vec<KernelParam>, GpuError> {
-        let _ = name;
-        todo!()
-    }
-    pub fn launch(&mut self, request: &LaunchRequest) -> Result<LaunchOutcome, GpuError> {
-        let _ = request;
-        todo!()
-    }
-    pub fn synchronize(&mut self, stream: Option<&str>) -> Result<(), GpuError> {
-        let _ = stream;
-        todo!()
-    }
-    pub fn reset(&mut self) -> Result<String, GpuError> {
-        todo!()
-    }
-    pub fn ptx(&mut self, kernel: &str) -> Result<String, GpuError> {
-        let _ = kernel;
-        todo!()
-    }
-    pub fn info(&mut self, kernel: &str) -> Result<KernelInfoView, GpuError> {
-        let _ = kernel;
-        todo!()
-    }
 }

@@ -1,0 +1,334 @@
+//! Launch arguments against a CUDA kernel's C signature: every check that must pass before
+//! anything runs (count, array vs scalar, dtype vs pointer type, integer ranges, unknown arrays)
+//! and the packing of each argument into the bytes of its parameter, plus the launch
+//! configuration checks against the device limits.
+//!
+//! This module is pure: it reads arrays' metadata through a lookup and never touches a device.
+
+use super::backend::{DevPtr, KernelMeta};
+use super::{DeviceLimits, Dim3, Dtype, GpuError, KernelParam, LaunchArg, ParamKind};
+
+/// What the packer needs to know about a named array.
+#[derive(Debug, Clone, Copy)]
+pub struct ArrayRef {
+    pub dtype: Dtype,
+    pub ptr: DevPtr,
+}
+
+/// Packed parameters and which arrays the launch uses.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Packed {
+    /// One little-endian byte vector per parameter.
+    pub params: Vec<Vec<u8>>,
+    /// `(array name, parameter index, written)` for every array argument.
+    pub arrays: Vec<(String, usize, bool)>,
+}
+
+/// `add(const float* a, const float* b, float* c, int n)`.
+pub fn signature(kernel: &str, params: &[KernelParam]) -> String {
+    let list: Vec<String> = params
+        .iter()
+        .map(|p| format!("{} {}", p.c_type, p.name))
+        .collect();
+    format!("{kernel}({})", list.join(", "))
+}
+
+fn label(kernel: &str, i: usize, p: &KernelParam) -> String {
+    format!("parameter `{}` (position {}) of {kernel}", p.name, i + 1)
+}
+
+fn describe_arg(a: &LaunchArg) -> String {
+    match a {
+        LaunchArg::Array(n) => format!("array `{n}`"),
+        LaunchArg::Int(v) => format!("the number {v}"),
+        LaunchArg::Float(v) => format!("the number {v}"),
+    }
+}
+
+/// Checks `args` against `params` and packs them.
+pub fn pack(
+    kernel: &str,
+    params: &[KernelParam],
+    args: &[LaunchArg],
+    lookup: &dyn Fn(&str) -> Option<ArrayRef>,
+    array_names: &dyn Fn() -> Vec<String>,
+) -> Result<Packed, GpuError> {
+    if args.len() != params.len() {
+        return Err(GpuError::argument(format!(
+            "{} takes {} argument{}, got {}",
+            signature(kernel, params),
+            params.len(),
+            if params.len() == 1 { "" } else { "s" },
+            args.len()
+        )));
+    }
+    let mut out = Packed::default();
+    for (i, (p, a)) in params.iter().zip(args).enumerate() {
+        let bytes = match (&p.kind, a) {
+            (ParamKind::Other, _) => {
+                return Err(GpuError::argument(format!(
+                    "{} has type `{}`, which %launch cannot pass (it passes arrays to pointers \
+                     and numbers to integer or floating-point scalars)",
+                    label(kernel, i, p),
+                    p.c_type
+                )))
+            }
+            (ParamKind::Pointer { elem, is_const }, LaunchArg::Array(name)) => {
+                let Some(arr) = lookup(name) else {
+                    let names = array_names();
+                    let hint = match crate::gpu::closest(name, &names) {
+                        Some(c) => format!(" (did you mean `{c}`?)"),
+                        None if names.is_empty() => {
+                            " (no arrays exist yet: create one with %array)".into()
+                        }
+                        None => format!(" (arrays: {})", names.join(", ")),
+                    };
+                    return Err(GpuError::argument(format!(
+                        "{}: no array named `{name}`{hint}",
+                        label(kernel, i, p)
+                    )));
+                };
+                if let Some(e) = elem {
+                    if *e != arr.dtype {
+                        return Err(GpuError::argument(format!(
+                            "{} is `{}` (elements of {}), but array `{name}` is {} ({})",
+                            label(kernel, i, p),
+                            p.c_type,
+                            e.name(),
+                            arr.dtype.name(),
+                            arr.dtype.c_names()[0]
+                        )));
+                    }
+                }
+                out.arrays.push((name.clone(), i, !is_const));
+                arr.ptr.to_le_bytes().to_vec()
+            }
+            (ParamKind::Pointer { .. }, other) => {
+                return Err(GpuError::argument(format!(
+                    "{} is the pointer `{}`: pass an array name, not {}",
+                    label(kernel, i, p),
+                    p.c_type,
+                    describe_arg(other)
+                )))
+            }
+            (ParamKind::Scalar(_), LaunchArg::Array(name)) => {
+                return Err(GpuError::argument(format!(
+                    "{} is the scalar `{}`, but got array `{name}`: pass a number",
+                    label(kernel, i, p),
+                    p.c_type
+                )))
+            }
+            (ParamKind::Scalar(d), LaunchArg::Int(v)) => scalar_from_int(*d, *v, &p.c_type)
+                .map_err(|range| {
+                    GpuError::argument(format!(
+                        "{} is `{}` ({range}), but got {v}",
+                        label(kernel, i, p),
+                        p.c_type
+                    ))
+                })?,
+            (ParamKind::Scalar(d), LaunchArg::Float(v)) => scalar_from_float(*d, *v, &p.c_type)
+                .map_err(|why| {
+                    GpuError::argument(format!(
+                        "{} is `{}`, but got {v}: {why}",
+                        label(kernel, i, p),
+                        p.c_type
+                    ))
+                })?,
+        };
+        out.params.push(bytes);
+    }
+    Ok(out)
+}
+
+/// The bytes of integer `v` as dtype `d`, or the valid range as text.
+fn scalar_from_int(d: Dtype, v: i64, c_type: &str) -> Result<Vec<u8>, String> {
+    if c_type == "bool" {
+        return match v {
+            0 | 1 => Ok(vec![v as u8]),
+            _ => Err("0 or 1".into()),
+        };
+    }
+    let range = |lo: i128, hi: i128| -> Result<(), String> {
+        if (v as i128) < lo || (v as i128) > hi {
+            Err(format!("{lo} to {hi}"))
+        } else {
+            Ok(())
+        }
+    };
+    Ok(match d {
+        Dtype::F32 => (v as f32).to_le_bytes().to_vec(),
+        Dtype::F64 => (v as f64).to_le_bytes().to_vec(),
+        Dtype::I8 => {
+            range(i8::MIN as i128, i8::MAX as i128)?;
+            (v as i8).to_le_bytes().to_vec()
+        }
+        Dtype::I16 => {
+            range(i16::MIN as i128, i16::MAX as i128)?;
+            (v as i16).to_le_bytes().to_vec()
+        }
+        Dtype::I32 => {
+            range(i32::MIN as i128, i32::MAX as i128)?;
+            (v as i32).to_le_bytes().to_vec()
+        }
+        Dtype::I64 => v.to_le_bytes().to_vec(),
+        Dtype::U8 => {
+            range(0, u8::MAX as i128)?;
+            (v as u8).to_le_bytes().to_vec()
+        }
+        Dtype::U16 => {
+            range(0, u16::MAX as i128)?;
+            (v as u16).to_le_bytes().to_vec()
+        }
+        Dtype::U32 => {
+            range(0, u32::MAX as i128)?;
+            (v as u32).to_le_bytes().to_vec()
+        }
+        Dtype::U64 => {
+            range(0, u64::MAX as i128)?;
+            (v as u64).to_le_bytes().to_vec()
+        }
+    })
+}
+
+/// The bytes of `v` as dtype `d`: floats convert; integers only from integral values.
+fn scalar_from_float(d: Dtype, v: f64, c_type: &str) -> Result<Vec<u8>, String> {
+    match d {
+        Dtype::F64 => Ok(v.to_le_bytes().to_vec()),
+        Dtype::F32 => {
+            if v.is_finite() && v.abs() > f32::MAX as f64 {
+                Err("out of the range of float".into())
+            } else {
+                Ok((v as f32).to_le_bytes().to_vec())
+            }
+        }
+        _ => {
+            if v.fract() != 0.0 || !v.is_finite() || v.abs() > 9.007_199_254_740_992e15 {
+                Err("an integer parameter needs an integer value".into())
+            } else {
+                scalar_from_int(d, v as i64, c_type)
+                    .map_err(|range| format!("out of range ({range})"))
+            }
+        }
+    }
+}
+
+/// Grid, block and dynamic shared memory against the device's limits and the kernel's.
+pub fn check_config(
+    kernel: &str,
+    grid: Dim3,
+    block: Dim3,
+    shared_bytes: u32,
+    limits: &DeviceLimits,
+    meta: &KernelMeta,
+) -> Result<(), GpuError> {
+    let dims = |d: Dim3| [d.0, d.1, d.2];
+    let axes = ["x", "y", "z"];
+    for (what, v, max) in [
+        ("grid", grid, limits.max_grid),
+        ("block", block, limits.max_block),
+    ] {
+        for ((val, lim), axis) in dims(v).iter().zip(dims(max)).zip(axes) {
+            if *val == 0 {
+                return Err(GpuError::launch(format!(
+                    "{what} {v:?} of {kernel}: the {axis} dimension is 0 (each must be at least 1)"
+                )));
+            }
+            if *val > lim {
+                return Err(GpuError::launch(format!(
+                    "{what} {v:?} of {kernel}: {axis} = {val} is over the device limit {lim}"
+                )));
+            }
+        }
+    }
+    let threads = block.0 as u64 * block.1 as u64 * block.2 as u64;
+    let max_threads = meta
+        .max_threads
+        .unwrap_or(limits.max_threads_per_block)
+        .min(limits.max_threads_per_block);
+    if threads > max_threads as u64 {
+        let why = if meta
+            .max_threads
+            .is_some_and(|m| m < limits.max_threads_per_block)
+        {
+            "its __launch_bounds__ allow"
+        } else {
+            "the device allows"
+        };
+        return Err(GpuError::launch(format!(
+            "block {block:?} of {kernel} has {threads} threads; {why} at most {max_threads} per block"
+        )));
+    }
+    let total = shared_bytes as u64 + meta.static_shared_bytes as u64;
+    if total > limits.max_shared_per_block as u64 {
+        return Err(GpuError::launch(format!(
+            "{kernel} asks for {shared_bytes} bytes of dynamic shared memory (+ {} static) = {total} \
+             bytes; the limit is {} bytes per block",
+            meta.static_shared_bytes, limits.max_shared_per_block
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(name: &str, c_type: &str, kind: ParamKind) -> KernelParam {
+        KernelParam {
+            name: name.into(),
+            c_type: c_type.into(),
+            kind,
+        }
+    }
+
+    #[test]
+    fn args_pack_scalars_with_range_checks() {
+        let params = vec![
+            p("n", "int", ParamKind::Scalar(Dtype::I32)),
+            p("a", "float", ParamKind::Scalar(Dtype::F32)),
+            p("u", "unsigned char", ParamKind::Scalar(Dtype::U8)),
+            p("flag", "bool", ParamKind::Scalar(Dtype::U8)),
+            p("d", "double", ParamKind::Scalar(Dtype::F64)),
+        ];
+        let none = |_: &str| None;
+        let names = Vec::new;
+        let ok = pack(
+            "k",
+            &params,
+            &[
+                LaunchArg::Int(-7),
+                LaunchArg::Int(3),
+                LaunchArg::Float(255.0),
+                LaunchArg::Int(1),
+                LaunchArg::Float(0.5),
+            ],
+            &none,
+            &names,
+        );
+        let ok = ok.map(|p| p.params).unwrap_or_default();
+        assert_eq!(ok[0], (-7i32).to_le_bytes());
+        assert_eq!(ok[1], 3.0f32.to_le_bytes());
+        assert_eq!(ok[2], [255u8]);
+        assert_eq!(ok[3], [1u8]);
+        assert_eq!(ok[4], 0.5f64.to_le_bytes());
+        let bad = |i: usize, a: LaunchArg| {
+            let mut args = vec![
+                LaunchArg::Int(0),
+                LaunchArg::Int(0),
+                LaunchArg::Int(0),
+                LaunchArg::Int(0),
+                LaunchArg::Int(0),
+            ];
+            args[i] = a;
+            pack("k", &params, &args, &none, &names)
+                .err()
+                .map(|e| e.message)
+                .unwrap_or_default()
+        };
+        assert!(bad(0, LaunchArg::Int(1 << 40)).contains("-2147483648 to 2147483647"));
+        assert!(bad(0, LaunchArg::Float(2.5)).contains("integer value"));
+        assert!(bad(2, LaunchArg::Int(-1)).contains("0 to 255"));
+        assert!(bad(3, LaunchArg::Int(2)).contains("0 or 1"));
+        assert!(bad(1, LaunchArg::Float(1e300)).contains("range of float"));
+    }
+}

@@ -1,0 +1,125 @@
+//! The `Backend` trait: what [`super::DeviceState`] needs from a device, honest about what a
+//! real GPU needs too (device memory, module load from PTX or CUBIN, launches with packed
+//! parameters, streams, events, synchronisation, limits, a context reset).
+//!
+//! Implementations: `sim.rs` (ptxsim) now; `cuda.rs` (cudarc driver API) in issue 5. A backend
+//! knows nothing of array names, cells or C signatures: it deals in addresses, module ids and
+//! lowered kernel names. It must not panic.
+
+use super::{DeviceDescription, DeviceLimits, Dim3, GpuError};
+use crate::compile::Target;
+use crate::gpu::CudaOptions;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// A device address (`CUdeviceptr` on a GPU, ptxsim's address otherwise).
+pub type DevPtr = u64;
+/// A loaded module, numbered by the backend.
+pub type ModuleId = u64;
+/// A stream, numbered by the backend. `None` in the API means the default stream.
+pub type StreamId = u64;
+/// A recorded event.
+pub type EventId = u64;
+
+/// What to load: NVRTC's PTX, or a CUBIN for the device's architecture.
+#[derive(Debug, Clone, Copy)]
+pub enum ModuleImage<'a> {
+    Ptx(&'a str),
+    Cubin(&'a [u8]),
+}
+
+/// What the device says about one kernel of a loaded module.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct KernelMeta {
+    /// The lowered (mangled) name of the `.entry`.
+    pub name: String,
+    /// Size in bytes of each parameter, in order.
+    pub param_sizes: Vec<usize>,
+    pub static_shared_bytes: usize,
+    pub local_bytes: usize,
+    /// Registers per thread (on ptxsim: PTX virtual registers declared).
+    pub registers: usize,
+    /// `__launch_bounds__` / the device's maximum for this kernel.
+    pub max_threads: Option<u32>,
+}
+
+/// One launch as the backend sees it.
+#[derive(Debug, Clone)]
+pub struct BackendLaunch {
+    pub grid: Dim3,
+    pub block: Dim3,
+    pub shared_bytes: u32,
+    pub stream: Option<StreamId>,
+    /// Run under the checker (ptxsim).
+    pub check: bool,
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+/// A launch that completed.
+#[derive(Debug, Clone, Default)]
+pub struct BackendReport {
+    pub printf: String,
+    /// Non-fatal checker findings.
+    pub findings: Vec<ptxsim::CheckReport>,
+    /// Warp-instructions executed (ptxsim), for `%info`/timing notes.
+    pub warp_instructions: Option<u64>,
+}
+
+/// A launch that did not complete.
+#[derive(Debug, Clone)]
+pub enum BackendLaunchError {
+    /// Refused before running (bad configuration or parameters).
+    Rejected(String),
+    /// The CUDA kernel faulted (or was interrupted). `report` is the checker's when known.
+    Fault {
+        report: Option<Box<ptxsim::CheckReport>>,
+        message: String,
+        printf: String,
+    },
+}
+
+/// A device: memory, modules, launches, streams, events.
+pub trait Backend: Send {
+    /// `"ptxsim"` or `"cuda"`.
+    fn name(&self) -> &'static str;
+    fn describe(&self) -> DeviceDescription;
+    fn limits(&self) -> DeviceLimits;
+    /// What NVRTC should produce for this device.
+    fn compile_target(&self, options: &CudaOptions) -> Target;
+
+    fn alloc(&mut self, bytes: usize) -> Result<DevPtr, GpuError>;
+    fn free(&mut self, ptr: DevPtr) -> Result<(), GpuError>;
+    /// Host → device, at the start of the allocation `dst`.
+    fn htod(&mut self, dst: DevPtr, data: &[u8]) -> Result<(), GpuError>;
+    /// Device → host, from the start of the allocation `src`.
+    fn dtoh(&self, src: DevPtr, out: &mut [u8]) -> Result<(), GpuError>;
+    /// Device → device.
+    fn dtod(&mut self, dst: DevPtr, src: DevPtr, bytes: usize) -> Result<(), GpuError>;
+
+    fn load_module(
+        &mut self,
+        image: ModuleImage<'_>,
+    ) -> Result<(ModuleId, Vec<KernelMeta>), GpuError>;
+    fn unload_module(&mut self, module: ModuleId);
+    /// Launches `kernel` (lowered name) of `module`; `params` holds one little-endian byte slice
+    /// per parameter, each exactly the parameter's size.
+    fn launch(
+        &mut self,
+        module: ModuleId,
+        kernel: &str,
+        config: &BackendLaunch,
+        params: &[&[u8]],
+    ) -> Result<BackendReport, BackendLaunchError>;
+
+    fn create_stream(&mut self) -> Result<StreamId, GpuError>;
+    fn destroy_stream(&mut self, stream: StreamId);
+    fn record_event(&mut self, stream: Option<StreamId>) -> Result<EventId, GpuError>;
+    /// Milliseconds between two recorded events (waits for `end`).
+    fn event_elapsed_ms(&mut self, start: EventId, end: EventId) -> Result<f64, GpuError>;
+    fn destroy_event(&mut self, event: EventId);
+    /// Waits for `stream` (None: the whole device).
+    fn synchronize(&mut self, stream: Option<StreamId>) -> Result<(), GpuError>;
+    /// Rebuilds the context after a sticky fault. Returns whether device memory and modules
+    /// survived (ptxsim: true; a GPU context rebuild: false).
+    fn reset(&mut self) -> Result<bool, GpuError>;
+}

@@ -1,0 +1,258 @@
+//! Turns ptxsim's check reports into messages for the user: which CUDA kernel, block and
+//! thread, which of the user's arrays the address is in or near (by name), and the line of the
+//! `%%cuda` cell (PTX `.loc` line → cell line through the cell's first line).
+//!
+//! Pure text work; it must not touch a device.
+
+use super::Dtype;
+use ptxsim::{CheckKind, CheckReport};
+
+/// A live or freed array at a device address, for naming addresses.
+#[derive(Debug, Clone)]
+pub struct NamedAlloc {
+    pub name: String,
+    pub dtype: Dtype,
+    pub shape: Vec<usize>,
+    pub ptr: u64,
+    pub bytes: usize,
+    pub freed: bool,
+}
+
+/// The cell a CUDA kernel came from.
+#[derive(Debug, Clone, Copy)]
+pub struct CellText<'a> {
+    pub source: &'a str,
+    pub first_line: usize,
+    /// NVRTC program name (`cell.cu`), as in the PTX `.file`.
+    pub program: &'a str,
+}
+
+/// Addresses further than this from every array are not attributed to one.
+const NEAR_BYTES: u64 = 1 << 20;
+
+fn shape_text(shape: &[usize]) -> String {
+    match shape {
+        [n] => format!("{n}"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Which array `address` is in or near, e.g. "4 bytes past the end of array `c` (f32, shape
+/// 1000, 4000 bytes)".
+pub fn name_address(address: u64, allocs: &[NamedAlloc]) -> Option<String> {
+    let mut best: Option<(u64, String)> = None;
+    for a in allocs {
+        let end = a.ptr.saturating_add(a.bytes as u64);
+        let (distance, text) = if address >= a.ptr && address < end {
+            let off = address - a.ptr;
+            let elem = off / a.dtype.size().max(1) as u64;
+            (0, format!("element {elem} (byte offset {off}) of"))
+        } else if address >= end {
+            let d = address - end;
+            (d, format!("{d} bytes past the end of"))
+        } else {
+            let d = a.ptr - address;
+            (d, format!("{d} bytes before the start of"))
+        };
+        if distance > NEAR_BYTES || best.as_ref().is_some_and(|(b, _)| *b <= distance) {
+            continue;
+        }
+        let freed = if a.freed { "freed " } else { "" };
+        best = Some((
+            distance,
+            format!(
+                "{text} {freed}array `{}` ({}, shape {}, {} bytes)",
+                a.name,
+                a.dtype.name(),
+                shape_text(&a.shape),
+                a.bytes
+            ),
+        ));
+    }
+    best.map(|(_, t)| t)
+}
+
+/// "%%cuda cell line 4: `c[i] = a[i] + b[i];`" for the report's source position.
+pub fn cell_location(report: &CheckReport, cell: Option<CellText<'_>>) -> Option<String> {
+    let line = report.line.as_ref()?;
+    if let Some(c) = cell {
+        let file_is_cell =
+            line.file == c.program || line.file.ends_with(&format!("/{}", c.program));
+        if file_is_cell && line.line >= 1 {
+            let cell_line = c.first_line + line.line as usize - 1;
+            let text = c
+                .source
+                .lines()
+                .nth(line.line as usize - 1)
+                .map(str::trim)
+                .unwrap_or("");
+            return Some(format!("%%cuda cell line {cell_line}: {text}"));
+        }
+    }
+    Some(format!("{}:{}", line.file, line.line))
+}
+
+fn dim(d: (u32, u32, u32)) -> String {
+    format!("({}, {}, {})", d.0, d.1, d.2)
+}
+
+/// The body of a report: thread, block, address and line.
+fn details(report: &CheckReport, allocs: &[NamedAlloc], cell: Option<CellText<'_>>) -> Vec<String> {
+    let mut out = Vec::new();
+    if !matches!(
+        report.kind,
+        CheckKind::Cancelled | CheckKind::BudgetExceeded
+    ) {
+        out.push(format!(
+            "block {}, thread {}",
+            dim(report.block),
+            dim(report.thread)
+        ));
+    }
+    if report.address != 0 {
+        let space = if report.space.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", report.space)
+        };
+        let named = if report.space == "global" || report.space.is_empty() {
+            name_address(report.address, allocs)
+        } else {
+            None
+        };
+        match named.or_else(|| report.allocation.clone()) {
+            Some(n) => out.push(format!("{space}address 0x{:x}: {n}", report.address)),
+            None => out.push(format!("{space}address 0x{:x}", report.address)),
+        }
+    }
+    if let Some(l) = cell_location(report, cell) {
+        out.push(l);
+    }
+    out
+}
+
+/// The message of a `DeviceFault`.
+pub fn render_fault(
+    kernel: &str,
+    report: &CheckReport,
+    allocs: &[NamedAlloc],
+    cell: Option<CellText<'_>>,
+    printf: &str,
+) -> String {
+    let head = match report.kind {
+        CheckKind::Cancelled => format!("launch of CUDA kernel `{kernel}` interrupted"),
+        CheckKind::BudgetExceeded => {
+            format!(
+                "launch of CUDA kernel `{kernel}` stopped: {}",
+                report.message
+            )
+        }
+        _ => format!("{} in CUDA kernel `{kernel}`", report.message),
+    };
+    let mut msg = head;
+    for d in details(report, allocs, cell) {
+        msg.push_str("\n  ");
+        msg.push_str(&d);
+    }
+    msg.push_str(
+        "\nStores that would have faulted were not performed; arrays this CUDA kernel was not \
+         given are unchanged.",
+    );
+    if !printf.is_empty() {
+        msg.push_str("\nprintf output before the fault:\n");
+        msg.push_str(printf.trim_end());
+    }
+    msg
+}
+
+/// One non-fatal finding (race, inactive-lane shuffle) as one paragraph.
+pub fn render_finding(
+    kernel: &str,
+    report: &CheckReport,
+    allocs: &[NamedAlloc],
+    cell: Option<CellText<'_>>,
+) -> String {
+    let mut msg = format!("{} in CUDA kernel `{kernel}`", report.message);
+    for d in details(report, allocs, cell) {
+        msg.push_str("; ");
+        msg.push_str(&d);
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fault_names_nearest_array_and_cell_line() {
+        let allocs = vec![
+            NamedAlloc {
+                name: "a".into(),
+                dtype: Dtype::F32,
+                shape: vec![1000],
+                ptr: 0x10000,
+                bytes: 4000,
+                freed: false,
+            },
+            NamedAlloc {
+                name: "c".into(),
+                dtype: Dtype::F32,
+                shape: vec![10, 100],
+                ptr: 0x20000,
+                bytes: 4000,
+                freed: false,
+            },
+        ];
+        assert_eq!(
+            name_address(0x20000 + 4004, &allocs).as_deref(),
+            Some("4 bytes past the end of array `c` (f32, shape (10, 100), 4000 bytes)")
+        );
+        assert_eq!(
+            name_address(0x10000 + 8, &allocs).as_deref(),
+            Some("element 2 (byte offset 8) of array `a` (f32, shape 1000, 4000 bytes)")
+        );
+        assert_eq!(name_address(0x9000_0000, &allocs), None);
+        let report = CheckReport {
+            kind: CheckKind::OutOfBounds,
+            kernel: "_Z1kPf".into(),
+            block: (3, 0, 0),
+            thread: (17, 0, 0),
+            address: 0x20000 + 4004,
+            size: 4,
+            space: "global",
+            allocation: None,
+            line: Some(ptxsim::SourceLine {
+                file: "/tmp/cell.cu".into(),
+                line: 2,
+                column: 5,
+            }),
+            message: "out-of-bounds global store of 4 bytes".into(),
+        };
+        let src = "__global__ void k(float* c) {\n    c[threadIdx.x + 1000] = 1.0f;\n}\n";
+        let cell = CellText {
+            source: src,
+            first_line: 3,
+            program: "cell.cu",
+        };
+        let m = render_fault("k", &report, &allocs, Some(cell), "hello\n");
+        assert!(
+            m.starts_with("out-of-bounds global store of 4 bytes in CUDA kernel `k`"),
+            "{m}"
+        );
+        assert!(m.contains("block (3, 0, 0), thread (17, 0, 0)"), "{m}");
+        assert!(m.contains("past the end of array `c`"), "{m}");
+        assert!(
+            m.contains("%%cuda cell line 4: c[threadIdx.x + 1000] = 1.0f;"),
+            "{m}"
+        );
+        assert!(m.ends_with("printf output before the fault:\nhello"), "{m}");
+    }
+}

@@ -1,0 +1,701 @@
+//! [`DeviceState`]: the Jupyter kernel process's device — named arrays, `%%cuda` cells and their
+//! CUDA kernels, streams — on one [`Backend`]. Every user error is a [`GpuError`] raised before
+//! anything runs, and a failed command leaves arrays and kernels as they were.
+//!
+//! Cells: a cell compiled with `--name M` replaces the earlier cell named `M`; an unnamed cell
+//! replaces earlier unnamed cells that define any of the same CUDA kernel names. A kernel name is
+//! served by the newest cell that defines it. Template instantiations (`scale<float>`) are
+//! compiled on demand by recompiling the cell that defines the template (cached on disk).
+
+use super::args::{self, ArrayRef};
+use super::backend::{Backend, BackendLaunch, BackendLaunchError, DevPtr, StreamId};
+use super::fault::{self, CellText, NamedAlloc};
+use super::kernels::{self, Cell};
+use super::sim::SimBackend;
+use super::*;
+use crate::compile::{scan, Compiler};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// How many freed arrays are remembered, to name use-after-free addresses.
+const FREED_MEMORY: usize = 32;
+
+#[derive(Debug, Clone)]
+struct Array {
+    dtype: Dtype,
+    shape: Vec<usize>,
+    bytes: usize,
+    ptr: DevPtr,
+    last_writer: Option<String>,
+}
+
+/// The kernel process's device: arrays, modules, kernels.
+pub struct DeviceState {
+    backend: Box<dyn Backend>,
+    compiler: Compiler,
+    arrays: BTreeMap<String, Array>,
+    freed: Vec<NamedAlloc>,
+    /// Oldest first.
+    cells: Vec<Cell>,
+    streams: HashMap<String, StreamId>,
+}
+
+impl Default for DeviceState {
+    fn default() -> Self {
+        DeviceState::new()
+    }
+}
+
+/// The closest of `names` to `name`, for "did you mean" hints.
+pub(crate) fn closest(name: &str, names: &[String]) -> Option<String> {
+    names
+        .iter()
+        .map(|n| (strsim::jaro_winkler(name, n), n))
+        .filter(|(s, _)| *s >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n.clone())
+}
+
+fn shape_text(shape: &[usize]) -> String {
+    format!(
+        "({})",
+        shape
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+impl DeviceState {
+    /// GPU when detected (issue 5), else ptxsim; never panics. The compile cache lives in
+    /// `$NBCUDA_CACHE_DIR` or `~/.cache/nbcuda/ptx`.
+    pub fn new() -> DeviceState {
+        DeviceState::with_cache_dir(crate::compile::cache::DiskCache::default_dir())
+    }
+
+    /// Like [`DeviceState::new`] with an explicit compile-cache folder (None: no disk cache).
+    pub fn with_cache_dir(dir: Option<PathBuf>) -> DeviceState {
+        DeviceState {
+            backend: Box::new(SimBackend::new()),
+            compiler: Compiler::new(dir),
+            arrays: BTreeMap::new(),
+            freed: Vec::new(),
+            cells: Vec::new(),
+            streams: HashMap::new(),
+        }
+    }
+
+    pub fn describe(&self) -> DeviceDescription {
+        let mut d = self.backend.describe();
+        let gpus = match detect::detect_gpus() {
+            Ok(list) => list
+                .iter()
+                .map(|g| format!("{}: {} ({})", g.ordinal, g.name, g.arch()))
+                .collect::<Vec<_>>()
+                .join("; "),
+            Err(why) => format!("none ({why})"),
+        };
+        d.rows.push(("GPUs".into(), gpus));
+        if let Some(dir) = self.compiler.cache_dir() {
+            d.rows
+                .push(("compile cache".into(), dir.display().to_string()));
+        }
+        d
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        self.backend.name()
+    }
+
+    /// Switches backends, moving arrays; returns a message for the user.
+    pub fn set_backend(&mut self, name: &str) -> Result<String, GpuError> {
+        match name {
+            "sim" | "ptxsim" => Ok(format!("already on ptxsim ({} arrays)", self.arrays.len())),
+            "gpu" | "cuda" => {
+                match detect::detect_gpus() {
+                    // TODO(issue 5): the cudarc backend (gpu/cuda.rs); then move arrays here.
+                    Ok(list) if !list.is_empty() => Err(GpuError::launch(format!(
+                    "{} GPU(s) detected ({}), but this build has no GPU backend yet; staying on \
+                     ptxsim",
+                    list.len(),
+                    list.iter().map(|g| g.name.clone()).collect::<Vec<_>>().join(", ")
+                ))),
+                    Ok(_) => Err(GpuError::launch(
+                        "no GPU: no CUDA device; staying on ptxsim",
+                    )),
+                    Err(why) => Err(GpuError::launch(format!(
+                        "no GPU: {why}; staying on ptxsim"
+                    ))),
+                }
+            }
+            other => Err(GpuError::argument(format!(
+                "unknown backend `{other}`: use gpu or sim"
+            ))),
+        }
+    }
+
+    // ---- arrays ----
+
+    fn no_array(&self, name: &str) -> GpuError {
+        let names: Vec<String> = self.arrays.keys().cloned().collect();
+        let hint = match closest(name, &names) {
+            Some(c) => format!(" (did you mean `{c}`?)"),
+            None => String::new(),
+        };
+        GpuError::argument(format!("no array named `{name}`{hint}"))
+    }
+
+    /// Creates (or replaces) array `name` from row-major little-endian bytes.
+    pub fn create_array(
+        &mut self,
+        name: &str,
+        dtype: Dtype,
+        shape: Vec<usize>,
+        data: &[u8],
+    ) -> Result<(), GpuError> {
+        if name.is_empty() {
+            return Err(GpuError::argument("an array needs a name"));
+        }
+        if shape.is_empty() || shape.contains(&0) {
+            return Err(GpuError::argument(format!(
+                "array `{name}`: shape {} has no elements (every dimension must be at least 1)",
+                shape_text(&shape)
+            )));
+        }
+        let bytes = shape
+            .iter()
+            .try_fold(dtype.size(), |acc, d| acc.checked_mul(*d))
+            .ok_or_else(|| {
+                GpuError::memory(format!(
+                    "array `{name}`: shape {} is too large",
+                    shape_text(&shape)
+                ))
+            })?;
+        if data.len() != bytes {
+            return Err(GpuError::argument(format!(
+                "array `{name}` ({dtype}, shape {}) needs {bytes} bytes of data, got {}",
+                shape_text(&shape),
+                data.len()
+            )));
+        }
+        let ptr = self.backend.alloc(bytes).map_err(|e| {
+            GpuError::memory(format!(
+                "cannot allocate {bytes} bytes for `{name}`: {}",
+                e.message
+            ))
+        })?;
+        if let Err(e) = self.backend.htod(ptr, data) {
+            let _ = self.backend.free(ptr);
+            return Err(e);
+        }
+        let new = Array {
+            dtype,
+            shape,
+            bytes,
+            ptr,
+            last_writer: None,
+        };
+        if let Some(old) = self.arrays.insert(name.to_string(), new) {
+            self.release(name, old);
+        }
+        Ok(())
+    }
+
+    fn release(&mut self, name: &str, a: Array) {
+        if self.backend.free(a.ptr).is_ok() {
+            self.freed.push(NamedAlloc {
+                name: name.to_string(),
+                dtype: a.dtype,
+                shape: a.shape,
+                ptr: a.ptr,
+                bytes: a.bytes,
+                freed: true,
+            });
+            if self.freed.len() > FREED_MEMORY {
+                self.freed.remove(0);
+            }
+        }
+    }
+
+    fn info_of(&self, name: &str, a: &Array) -> ArrayInfo {
+        ArrayInfo {
+            name: name.to_string(),
+            dtype: a.dtype,
+            shape: a.shape.clone(),
+            bytes: a.bytes,
+            backend: self.backend.name(),
+            last_writer: a.last_writer.clone(),
+        }
+    }
+
+    pub fn array(&self, name: &str) -> Option<ArrayInfo> {
+        self.arrays.get(name).map(|a| self.info_of(name, a))
+    }
+
+    /// Every array, sorted by name.
+    pub fn arrays(&self) -> Vec<ArrayInfo> {
+        self.arrays
+            .iter()
+            .map(|(n, a)| self.info_of(n, a))
+            .collect()
+    }
+
+    pub fn read_array(&self, name: &str) -> Result<Vec<u8>, GpuError> {
+        let a = self.arrays.get(name).ok_or_else(|| self.no_array(name))?;
+        let mut out = vec![0u8; a.bytes];
+        self.backend.dtoh(a.ptr, &mut out)?;
+        Ok(out)
+    }
+
+    /// Overwrites the array's content (same byte length).
+    pub fn write_array(&mut self, name: &str, data: &[u8]) -> Result<(), GpuError> {
+        let a = self.arrays.get(name).ok_or_else(|| self.no_array(name))?;
+        if data.len() != a.bytes {
+            return Err(GpuError::argument(format!(
+                "array `{name}` has {} bytes, got {}",
+                a.bytes,
+                data.len()
+            )));
+        }
+        let ptr = a.ptr;
+        self.backend.htod(ptr, data)?;
+        if let Some(a) = self.arrays.get_mut(name) {
+            a.last_writer = None;
+        }
+        Ok(())
+    }
+
+    pub fn free_array(&mut self, name: &str) -> Result<(), GpuError> {
+        let a = self
+            .arrays
+            .remove(name)
+            .ok_or_else(|| self.no_array(name))?;
+        self.release(name, a);
+        Ok(())
+    }
+
+    pub fn swap_arrays(&mut self, a: &str, b: &str) -> Result<(), GpuError> {
+        if !self.arrays.contains_key(a) {
+            return Err(self.no_array(a));
+        }
+        if !self.arrays.contains_key(b) {
+            return Err(self.no_array(b));
+        }
+        if a != b {
+            if let (Some(x), Some(y)) = (self.arrays.remove(a), self.arrays.remove(b)) {
+                self.arrays.insert(a.to_string(), y);
+                self.arrays.insert(b.to_string(), x);
+            }
+        }
+        Ok(())
+    }
+
+    // ---- CUDA ----
+
+    /// Compiles a `%%cuda` cell; `first_line` is the cell line of the first source line.
+    pub fn compile_cuda(
+        &mut self,
+        source: &str,
+        options: &CudaOptions,
+        first_line: usize,
+    ) -> Result<CudaCellResult, GpuError> {
+        let start = Instant::now();
+        let names: BTreeSet<String> = scan::scan(source)
+            .kernels
+            .into_iter()
+            .map(|k| k.name)
+            .collect();
+        let replaced: Vec<usize> = self
+            .cells
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| match (&options.name, &c.name) {
+                (Some(n), Some(m)) => n == m,
+                (None, None) => c.defined_names().iter().any(|n| names.contains(n)),
+                _ => false,
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let carried: Vec<String> = replaced
+            .iter()
+            .flat_map(|i| self.cells[*i].instantiations.clone())
+            .collect();
+        let (cell, compiled, notes) = kernels::build_cell(
+            self.backend.as_mut(),
+            &self.compiler,
+            source,
+            options,
+            first_line,
+            &carried,
+            None,
+        )?;
+        for i in replaced.into_iter().rev() {
+            let old = self.cells.remove(i);
+            self.backend.unload_module(old.module);
+        }
+        let summaries = cell.summaries();
+        self.cells.push(cell);
+        let mut log = compiled.log.clone();
+        for n in notes {
+            if !log.is_empty() {
+                log.push('\n');
+            }
+            log.push_str(&n);
+        }
+        Ok(CudaCellResult {
+            kernels: summaries,
+            cache_hit: compiled.cache_hit,
+            compile_ms: start.elapsed().as_secs_f64() * 1e3,
+            log,
+        })
+    }
+
+    /// The newest cell that defines `base`.
+    fn owner_of(&self, base: &str) -> Option<usize> {
+        self.cells
+            .iter()
+            .rposition(|c| c.scan.kernels.iter().any(|k| k.name == base))
+    }
+
+    /// Every launchable name (and template names), sorted.
+    pub fn kernel_names(&self) -> Vec<String> {
+        let mut out = BTreeSet::new();
+        for (i, c) in self.cells.iter().enumerate() {
+            for d in &c.scan.kernels {
+                if self.owner_of(&d.name) != Some(i) {
+                    continue;
+                }
+                if d.template_params.is_some() {
+                    out.insert(d.name.clone());
+                }
+            }
+            for k in &c.kernels {
+                let (base, _) = scan::split_template_name(&k.user_name);
+                if self.owner_of(&base) == Some(i) {
+                    out.insert(k.user_name.clone());
+                }
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    fn unknown_kernel(&self, name: &str) -> GpuError {
+        let names = self.kernel_names();
+        if names.is_empty() {
+            return GpuError::launch(format!(
+                "no CUDA kernel named `{name}`: compile one in a %%cuda cell first"
+            ));
+        }
+        let hint = match closest(name, &names) {
+            Some(c) => format!("did you mean `{c}`?"),
+            None => format!("CUDA kernels: {}", names.join(", ")),
+        };
+        GpuError::launch(format!("no CUDA kernel named `{name}` ({hint})"))
+    }
+
+    /// (cell, kernel) for a user name, instantiating a template on demand.
+    fn resolve(&mut self, name: &str) -> Result<(usize, usize), GpuError> {
+        let norm = scan::normalize_kernel_name(name);
+        let (base, args) = scan::split_template_name(&norm);
+        let ci = self
+            .owner_of(&base)
+            .ok_or_else(|| self.unknown_kernel(name))?;
+        if let Some(ki) = self.cells[ci]
+            .kernels
+            .iter()
+            .position(|k| k.user_name == norm)
+        {
+            return Ok((ci, ki));
+        }
+        let cell = &self.cells[ci];
+        match (cell.template(&base), args) {
+            (Some(_), Some(_)) => {
+                let mut inst = cell.instantiations.clone();
+                inst.push(norm.clone());
+                let (new, _, _) = kernels::build_cell(
+                    self.backend.as_mut(),
+                    &self.compiler,
+                    &cell.source.clone(),
+                    &cell.options.clone(),
+                    cell.first_line,
+                    &inst,
+                    Some(&norm),
+                )?;
+                let old = std::mem::replace(&mut self.cells[ci], new);
+                self.backend.unload_module(old.module);
+                self.cells[ci]
+                    .kernels
+                    .iter()
+                    .position(|k| k.user_name == norm)
+                    .map(|ki| (ci, ki))
+                    .ok_or_else(|| GpuError::compile(format!("NVRTC did not produce `{norm}`")))
+            }
+            (Some(d), None) => Err(GpuError::launch(format!(
+                "`{base}` is a template ({}): launch an instantiation, e.g. `{base}<float>`",
+                d.display()
+            ))),
+            (None, Some(_)) => Err(GpuError::launch(format!(
+                "`{base}` is not a template CUDA kernel"
+            ))),
+            (None, None) => {
+                let overloaded = cell.scan.kernel(&base).is_some_and(|k| k.overloaded);
+                Err(GpuError::launch(if overloaded {
+                    format!("`{base}` is overloaded; give each overload its own name")
+                } else {
+                    format!("`{base}` was not compiled (is it inside #if?)")
+                }))
+            }
+        }
+    }
+
+    /// The parameters of a CUDA kernel; instantiates a template on demand. A bare template name
+    /// gives the template's parameters (template types as `ParamKind::Other`).
+    pub fn kernel_params(&mut self, name: &str) -> Result<Vec<KernelParam>, GpuError> {
+        let (base, args) = scan::split_template_name(name);
+        if args.is_none() {
+            if let Some(ci) = self.owner_of(&base) {
+                if let Some(d) = self.cells[ci].template(&base) {
+                    return Ok(d.params_for(&[]));
+                }
+            }
+        }
+        let (ci, ki) = self.resolve(name)?;
+        Ok(self.cells[ci].kernels[ki].params.clone())
+    }
+
+    fn named_allocs(&self) -> Vec<NamedAlloc> {
+        self.arrays
+            .iter()
+            .map(|(n, a)| NamedAlloc {
+                name: n.clone(),
+                dtype: a.dtype,
+                shape: a.shape.clone(),
+                ptr: a.ptr,
+                bytes: a.bytes,
+                freed: false,
+            })
+            .chain(self.freed.iter().rev().cloned())
+            .collect()
+    }
+
+    pub fn launch(&mut self, request: &LaunchRequest) -> Result<LaunchOutcome, GpuError> {
+        let (ci, ki) = self.resolve(&request.kernel)?;
+        let k = self.cells[ci].kernels[ki].clone();
+        let module = self.cells[ci].module;
+        let arrays = &self.arrays;
+        let lookup = |n: &str| {
+            arrays.get(n).map(|a| ArrayRef {
+                dtype: a.dtype,
+                ptr: a.ptr,
+            })
+        };
+        let names = || arrays.keys().cloned().collect::<Vec<_>>();
+        let packed = args::pack(&k.user_name, &k.params, &request.args, &lookup, &names)?;
+        args::check_config(
+            &k.user_name,
+            request.grid,
+            request.block,
+            request.shared_bytes,
+            &self.backend.limits(),
+            &k.meta,
+        )?;
+        let stream = match &request.stream {
+            Some(s) => Some(match self.streams.get(s) {
+                Some(id) => *id,
+                None => {
+                    let id = self.backend.create_stream()?;
+                    self.streams.insert(s.clone(), id);
+                    id
+                }
+            }),
+            None => None,
+        };
+        // TODO(issue 5): on a GPU backend, `request.check` copies the arguments to ptxsim, runs
+        // there under the checker and copies back only on success. On ptxsim it is this path
+        // with the checker on.
+        let config = BackendLaunch {
+            grid: request.grid,
+            block: request.block,
+            shared_bytes: request.shared_bytes,
+            stream,
+            check: request.check,
+            cancel: Some(request.cancel.clone()),
+        };
+        let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
+        let t0 = Instant::now();
+        let result = self.backend.launch(module, &k.lowered, &config, &params);
+        let elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let cell = &self.cells[ci];
+        let text = CellText {
+            source: &cell.source,
+            first_line: cell.first_line,
+            program: &cell.program,
+        };
+        match result {
+            Ok(report) => {
+                let allocs = self.named_allocs();
+                let reports = report
+                    .findings
+                    .iter()
+                    .map(|f| fault::render_finding(&k.user_name, f, &allocs, Some(text)))
+                    .collect();
+                let mut written: Vec<String> = Vec::new();
+                for (name, _, w) in &packed.arrays {
+                    if *w && !written.contains(name) {
+                        written.push(name.clone());
+                    }
+                }
+                for n in &written {
+                    if let Some(a) = self.arrays.get_mut(n) {
+                        a.last_writer = Some(k.user_name.clone());
+                    }
+                }
+                Ok(LaunchOutcome {
+                    printf: report.printf,
+                    reports,
+                    elapsed_ms,
+                    written,
+                })
+            }
+            Err(BackendLaunchError::Rejected(m)) => Err(GpuError::launch(format!(
+                "{} refused the launch of `{}`: {m}",
+                self.backend.name(),
+                k.user_name
+            ))),
+            Err(BackendLaunchError::Fault {
+                report,
+                message,
+                printf,
+            }) => {
+                let allocs = self.named_allocs();
+                Err(GpuError::fault(match report {
+                    Some(r) => fault::render_fault(&k.user_name, &r, &allocs, Some(text), &printf),
+                    None => format!("{message} in CUDA kernel `{}`", k.user_name),
+                }))
+            }
+        }
+    }
+
+    pub fn synchronize(&mut self, stream: Option<&str>) -> Result<(), GpuError> {
+        let id = match stream {
+            Some(s) => Some(*self.streams.get(s).ok_or_else(|| {
+                GpuError::argument(format!(
+                    "no stream named `{s}` (a stream is created by its first %launch … stream={s})"
+                ))
+            })?),
+            None => None,
+        };
+        self.backend.synchronize(id)
+    }
+
+    pub fn reset(&mut self) -> Result<String, GpuError> {
+        let kept = self.backend.reset()?;
+        for (_, s) in self.streams.drain() {
+            self.backend.destroy_stream(s);
+        }
+        if kept {
+            Ok(format!(
+                "{}: nothing to rebuild (no sticky faults); {} array(s) and {} CUDA kernel(s) kept",
+                self.backend.name(),
+                self.arrays.len(),
+                self.kernel_names().len()
+            ))
+        } else {
+            let lost: Vec<String> = self.arrays.keys().cloned().collect();
+            self.arrays.clear();
+            self.cells.clear();
+            Ok(format!(
+                "context rebuilt; arrays lost: {}",
+                if lost.is_empty() {
+                    "none".into()
+                } else {
+                    lost.join(", ")
+                }
+            ))
+        }
+    }
+
+    pub fn ptx(&mut self, kernel: &str) -> Result<String, GpuError> {
+        let (ci, ki) = self.resolve(kernel)?;
+        let c = &self.cells[ci];
+        let lowered = &c.kernels[ki].lowered;
+        Ok(crate::compile::ptx::entry_text(&c.ptx, lowered).unwrap_or_else(|| c.ptx.clone()))
+    }
+
+    pub fn info(&mut self, kernel: &str) -> Result<KernelInfoView, GpuError> {
+        let (base, args) = scan::split_template_name(kernel);
+        if args.is_none() {
+            if let Some(ci) = self.owner_of(&base) {
+                if let Some(d) = self.cells[ci].template(&base) {
+                    let c = &self.cells[ci];
+                    let inst: Vec<String> = c.instantiations.clone();
+                    return Ok(KernelInfoView {
+                        name: base.clone(),
+                        params: d.params_for(&[]),
+                        rows: vec![
+                            ("template".into(), d.display()),
+                            (
+                                "instantiations".into(),
+                                if inst.is_empty() {
+                                    "none yet".into()
+                                } else {
+                                    inst.join(", ")
+                                },
+                            ),
+                            ("cell line".into(), (c.first_line + d.line - 1).to_string()),
+                        ],
+                    });
+                }
+            }
+        }
+        let (ci, ki) = self.resolve(kernel)?;
+        let c = &self.cells[ci];
+        let k = &c.kernels[ki];
+        let decl_line = c.scan.kernels.get(k.decl).map(|d| d.line).unwrap_or(1);
+        let mut rows = vec![
+            ("signature".into(), args::signature(&k.user_name, &k.params)),
+            ("lowered name".into(), k.lowered.clone()),
+            ("backend".into(), self.backend.name().to_string()),
+            (
+                "defined at".into(),
+                match &c.name {
+                    Some(n) => format!(
+                        "%%cuda --name {n}, cell line {}",
+                        c.first_line + decl_line - 1
+                    ),
+                    None => format!("%%cuda cell line {}", c.first_line + decl_line - 1),
+                },
+            ),
+            ("registers".into(), k.meta.registers.to_string()),
+            (
+                "static shared memory".into(),
+                format!("{} bytes", k.meta.static_shared_bytes),
+            ),
+            (
+                "local memory per thread".into(),
+                format!("{} bytes", k.meta.local_bytes),
+            ),
+            (
+                "max threads per block".into(),
+                k.meta
+                    .max_threads
+                    .unwrap_or(self.backend.limits().max_threads_per_block)
+                    .to_string(),
+            ),
+            (
+                "parameter bytes".into(),
+                k.meta.param_sizes.iter().sum::<usize>().to_string(),
+            ),
+        ];
+        if self.backend.name() == "ptxsim" {
+            rows[4].0 = "registers (PTX virtual)".into();
+        }
+        Ok(KernelInfoView {
+            name: k.user_name.clone(),
+            params: k.params.clone(),
+            rows,
+        })
+    }
+}
