@@ -293,11 +293,12 @@ impl Worker {
         self.flusher.flush(); // late output of earlier work goes nowhere
         *lock(&self.shared.sink) = Some(sink.clone());
         *lock(&self.shared.stderr_capture) = Some(Vec::new());
-        {
+        let child_pid = {
             let mut kill = lock(&self.shared.kill);
             kill.running = true;
             kill.killed = false;
-        }
+            kill.child.as_ref().map(|child| lock(child).id())
+        };
         let reader = move |prompt: &str, password: bool| match &input {
             Some(input) => input(prompt, password),
             None => String::new(),
@@ -318,7 +319,8 @@ impl Worker {
         self.flusher.flush();
         let stderr_lines = lock(&self.shared.stderr_capture).take().unwrap_or_default();
         *lock(&self.shared.sink) = None;
-        let outcome = self.classify(result, killed, &stderr_lines, &code);
+        let panic = text::panic_message(&stderr_lines, child_pid);
+        let outcome = self.classify(result, killed, panic, &code);
         if matches!(outcome, Err(RustCellError::Interrupted)) {
             sink(CellOutput::Stderr(format!("Interrupted. {RESTART_NOTE}\n")));
         }
@@ -331,10 +333,9 @@ impl Worker {
         &mut self,
         result: std::thread::Result<Result<evcxr::EvalOutputs, evcxr::Error>>,
         killed: bool,
-        stderr_lines: &[String],
+        panic: Option<String>,
         code: &str,
     ) -> CellResult {
-        let panic = text::panic_message(stderr_lines);
         match result {
             Ok(Err(evcxr::Error::SubprocessTerminated(message))) => {
                 // evcxr has already restarted its child.

@@ -27,17 +27,23 @@ pub(crate) fn bundle_from_content(content: HashMap<String, String>) -> Option<Mi
     Some(bundle)
 }
 
-/// The message of a panic on the main thread of evcxr's child (where cells run), found in the
-/// stderr lines of the cell. A panic in another thread that the cell handles is not a failure of
-/// the cell, so only `thread 'main' panicked` counts.
-pub(crate) fn panic_message(stderr_lines: &[String]) -> Option<String> {
-    const HEADER: &str = "thread 'main' panicked at ";
+/// The message of a panic of the cell, found in its stderr lines.
+///
+/// Cells run on the main thread of evcxr's child, whose OS thread id is the child's pid, and
+/// Rust prints that id in the panic header (`thread '<unnamed>' (4242) panicked at …`; the
+/// thread has no name for the `std` the cell links to). A panic in another thread that the cell
+/// handles is not a failure of the cell, so only a header with `child_pid` counts; without a
+/// thread id in the header (toolchains before 1.89), a thread named `main` or `<unnamed>` does.
+pub(crate) fn panic_message(stderr_lines: &[String], child_pid: Option<u32>) -> Option<String> {
     let start = stderr_lines
         .iter()
-        .position(|line| line.starts_with(HEADER))?;
-    let header = &stderr_lines[start][HEADER.len()..];
+        .position(|line| is_cell_panic_header(line, child_pid))?;
+    let header = &stderr_lines[start];
+    let location = header
+        .split_once(" panicked at ")
+        .map_or("", |(_, rest)| rest);
     // Before Rust 1.73: `thread 'main' panicked at 'message', src/lib.rs:3:1`.
-    if let Some(quoted) = header.strip_prefix('\'') {
+    if let Some(quoted) = location.strip_prefix('\'') {
         if let Some(end) = quoted.rfind("', ") {
             return Some(quoted[..end].to_owned());
         }
@@ -49,9 +55,26 @@ pub(crate) fn panic_message(stderr_lines: &[String]) -> Option<String> {
         .take_while(|line| !line.starts_with("stack backtrace:") && !line.starts_with("note: "))
         .collect();
     if message.is_empty() {
-        Some(header.trim_end_matches(':').to_owned())
+        Some(location.trim_end_matches(':').to_owned())
     } else {
         Some(message.join("\n"))
+    }
+}
+
+fn is_cell_panic_header(line: &str, child_pid: Option<u32>) -> bool {
+    let Some(rest) = line.strip_prefix("thread '") else {
+        return false;
+    };
+    let Some((before, _)) = rest.split_once(" panicked at ") else {
+        return false;
+    };
+    // `name'` or `name' (tid)`.
+    match before.rsplit_once("' (") {
+        Some((_, tid)) if tid.ends_with(')') => tid[..tid.len() - 1]
+            .parse::<u32>()
+            .ok()
+            .is_some_and(|tid| Some(tid) == child_pid),
+        _ => matches!(before, "main'" | "<unnamed>'"),
     }
 }
 
@@ -230,19 +253,33 @@ mod tests {
 
     #[test]
     fn panic_messages_modern_and_old() {
-        let modern = lines(
-            "thread 'main' panicked at src/lib.rs:12:5:\nboom: 3\nsecond line\nstack backtrace:\n   0: x",
+        let pid = Some(4242);
+        let with_tid = lines(
+            "thread '<unnamed>' (4242) panicked at src/lib.rs:12:5:\nboom: 3\nsecond line\nstack backtrace:\n   0: x",
         );
-        assert_eq!(panic_message(&modern).unwrap(), "boom: 3\nsecond line");
-        let short = lines(
+        assert_eq!(
+            panic_message(&with_tid, pid).unwrap(),
+            "boom: 3\nsecond line"
+        );
+        // The same panic in another thread (the cell joins it and handles the error).
+        let other_thread = lines("thread '<unnamed>' (4243) panicked at src/lib.rs:1:1:\nworker");
+        assert_eq!(panic_message(&other_thread, pid), None);
+        let named = lines("thread 'it's (odd)' (4242) panicked at src/lib.rs:1:1:\nx\nnote: y");
+        assert_eq!(panic_message(&named, pid).unwrap(), "x");
+        let no_tid = lines(
             "thread 'main' panicked at src/lib.rs:1:1:\nbad\nnote: run with `RUST_BACKTRACE=1`",
         );
-        assert_eq!(panic_message(&short).unwrap(), "bad");
-        let old = lines("thread 'main' panicked at 'it broke', src/lib.rs:3:1");
-        assert_eq!(panic_message(&old).unwrap(), "it broke");
-        let other_thread = lines("thread '<unnamed>' panicked at src/lib.rs:1:1:\nworker");
-        assert_eq!(panic_message(&other_thread), None);
-        assert_eq!(panic_message(&lines("just some stderr")), None);
+        assert_eq!(panic_message(&no_tid, pid).unwrap(), "bad");
+        let old = lines("thread '<unnamed>' panicked at 'it broke', src/lib.rs:3:1");
+        assert_eq!(panic_message(&old, None).unwrap(), "it broke");
+        let spawned = lines("thread 'worker' panicked at src/lib.rs:1:1:\nw");
+        assert_eq!(panic_message(&spawned, pid), None);
+        assert_eq!(panic_message(&lines("just some stderr"), pid), None);
+        let empty_message = lines("thread '<unnamed>' (4242) panicked at src/lib.rs:9:9:");
+        assert_eq!(
+            panic_message(&empty_message, pid).unwrap(),
+            "src/lib.rs:9:9"
+        );
     }
 
     #[test]
@@ -261,7 +298,7 @@ mod tests {
         let names: Vec<&str> = found.iter().map(|(_, n)| n.as_str()).collect();
         assert_eq!(names, [":dep", ":vars"]);
         assert_eq!(&code[found[1].0.clone()], "  :vars");
-        let cursor = code.find("x = ").unwrap();
+        let cursor = code.find("let x").unwrap() + 4;
         let blanked = blank_commands_for_analysis(code, cursor);
         assert_eq!(blanked.len(), code.len());
         assert!(blanked.starts_with(&" ".repeat(16)));
