@@ -406,7 +406,7 @@ pub fn all() -> Vec<Case> {
             fixture: "reduce",
             build: reduce_tree,
             native: reduce_tree_native,
-            numba_threads: 4096,
+            numba_threads: 2048,
         },
         Case {
             name: "reduceWarpShuffle",
