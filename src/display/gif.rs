@@ -216,10 +216,8 @@ mod tests {
             (0.0, 3.0, 1, 0)
         );
         // The centre of the image area of frame k has the colour of k / 3 (one range for all).
-        let (ih, iw) = crate::display::image::display_size(h, w, None).expect("size");
-        let th = crate::display::text::line_height(15.0) + 8;
-        let top = 8 + crate::display::text::line_height(12.0) / 2;
-        let (x, y) = (8 + iw / 2, th + top + ih / 2);
+        let (x, y) =
+            crate::display::image::element_pixel(h, w, None, true, h / 2, w / 2).expect("inside");
         for (k, f) in imgs.iter().enumerate() {
             let i = ((y * fw + x) * 4) as usize;
             let want = colorous::VIRIDIS

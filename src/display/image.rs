@@ -97,6 +97,31 @@ pub fn display_size(h: usize, w: usize, scale: Option<u32>) -> Result<(u32, u32)
     Ok((oh as u32, ow as u32))
 }
 
+/// The pixel at the centre of element (`r`, `c`) in the PNG of an `h`×`w` heatmap made by
+/// [`render_heatmap`] (with a title when `titled`), for tests and for callers that annotate.
+pub fn element_pixel(
+    h: usize,
+    w: usize,
+    scale: Option<u32>,
+    titled: bool,
+    r: usize,
+    c: usize,
+) -> Option<(u32, u32)> {
+    if r >= h || c >= w {
+        return None;
+    }
+    let (ih, iw) = display_size(h, w, scale).ok()?;
+    let top = PAD + line_height(LABEL_SIZE) / 2 + if titled { title_height() } else { 0 };
+    let x = PAD as u64 + ((2 * c as u64 + 1) * iw as u64) / (2 * w as u64);
+    let y = top as u64 + ((2 * r as u64 + 1) * ih as u64) / (2 * h as u64);
+    Some((x as u32, y as u32))
+}
+
+/// Height of the title band that [`with_title`] adds.
+pub fn title_height() -> u32 {
+    line_height(TITLE_SIZE) + PAD
+}
+
 /// Counts of a heatmap's values.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ValueStats {
@@ -300,7 +325,7 @@ pub(crate) fn heatmap_body(
 pub(crate) fn with_title(body: &RgbaImage, title: Option<&str>) -> RgbaImage {
     match title {
         Some(t) if !t.is_empty() => {
-            let th = line_height(TITLE_SIZE) + PAD;
+            let th = title_height();
             let mut c = RgbaImage::from_pixel(body.width(), body.height() + th, WHITE);
             image::imageops::replace(&mut c, body, 0, th as i64);
             let t = ellipsize(t, TITLE_SIZE, body.width().saturating_sub(2 * PAD).max(40));
@@ -446,13 +471,8 @@ mod tests {
         image::load_from_memory_with_format(png, image::ImageFormat::Png).expect("a valid PNG")
     }
 
-    /// Where array element (r, c) lands in an untitled heatmap's PNG: the centre of its square.
     fn at(r: usize, c: usize, h: usize, w: usize, scale: Option<u32>) -> (u32, u32) {
-        let (ih, iw) = display_size(h, w, scale).expect("size");
-        let top = PAD + line_height(LABEL_SIZE) / 2;
-        let x = PAD + ((2 * c + 1) as u32 * iw) / (2 * w as u32);
-        let y = top + ((2 * r + 1) as u32 * ih) / (2 * h as u32);
-        (x, y)
+        element_pixel(h, w, scale, false, r, c).expect("inside")
     }
 
     #[test]

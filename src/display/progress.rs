@@ -38,6 +38,16 @@ pub fn progress_bundle(fraction: f64, label: &str) -> MimeBundle {
     b
 }
 
+thread_local! {
+    static THREAD_DELAY: std::cell::Cell<Option<Duration>> = const { std::cell::Cell::new(None) };
+}
+
+/// Sets the delay after which [`Progress::new`] shows its bar, for commands run on this thread
+/// (`None`: the default second). Lets tests see the bar of a quick command.
+pub fn set_thread_delay(delay: Option<Duration>) {
+    THREAD_DELAY.with(|d| d.set(delay));
+}
+
 /// A progress bar that appears only once its command has run for `delay` (1 s by default), is
 /// updated at most every `interval`, and is replaced by the result.
 pub struct Progress {
@@ -50,8 +60,12 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// A bar that appears after 1 s (or the delay set by [`set_thread_delay`] on this thread).
     pub fn new(sink: &OutputSink) -> Progress {
-        Progress::with_timing(sink, Duration::from_secs(1), Duration::from_millis(100))
+        let delay = THREAD_DELAY
+            .with(|d| d.get())
+            .unwrap_or(Duration::from_secs(1));
+        Progress::with_timing(sink, delay, Duration::from_millis(100))
     }
 
     /// For tests and callers that want another delay or update interval.
