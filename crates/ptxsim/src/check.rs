@@ -11,18 +11,28 @@
 const MULTI_WARP: u16 = 0xFFFF;
 const MULTI_IN_WARP: u16 = 0x8000;
 
-/// One access record: epoch, warp-sync epoch of the accessing warp, thread (or several).
+/// One access record, packed in a u64 so that runs of equal records compare fast:
+/// barrier epoch (bits 32..64), warp-sync epoch (16..32), thread or reader set (0..16).
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
-struct Rec {
-    epoch: u32,
-    wepoch: u16,
-    tid: u16,
-}
+struct Rec(u64);
 
-/// Shadow state of a block's shared memory.
-pub struct Shadow {
-    w: Vec<Rec>,
-    r: Vec<Rec>,
+impl Rec {
+    #[inline(always)]
+    fn new(epoch: u32, wepoch: u16, tid: u16) -> Rec {
+        Rec((epoch as u64) << 32 | (wepoch as u64) << 16 | tid as u64)
+    }
+    #[inline(always)]
+    fn epoch(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+    #[inline(always)]
+    fn wepoch(self) -> u16 {
+        (self.0 >> 16) as u16
+    }
+    #[inline(always)]
+    fn tid(self) -> u16 {
+        self.0 as u16
+    }
 }
 
 /// What an access conflicts with.
@@ -40,24 +50,25 @@ pub struct Conflict {
 /// in barrier epoch `epoch`.
 #[inline(always)]
 fn conflict(epoch: u32, rec: Rec, tid: u32, wep: u16) -> bool {
-    if rec.epoch != epoch {
+    if rec.epoch() != epoch {
         return false;
     }
     let warp = tid / 32;
-    match rec.tid {
+    match rec.tid() {
         MULTI_WARP => true,
-        t if t & MULTI_IN_WARP != 0 => (t & !MULTI_IN_WARP) as u32 != warp || rec.wepoch == wep,
-        t => t as u32 != tid && (t as u32 / 32 != warp || rec.wepoch == wep),
+        t if t & MULTI_IN_WARP != 0 => (t & !MULTI_IN_WARP) as u32 != warp || rec.wepoch() == wep,
+        t => t as u32 != tid && (t as u32 / 32 != warp || rec.wepoch() == wep),
     }
 }
 
 /// The reader record after thread `tid` reads a byte whose reader record was `rd`.
+#[inline(always)]
 fn add_reader(rd: Rec, epoch: u32, tid: u32, wep: u16) -> Rec {
     let warp = tid / 32;
-    let id = if rd.epoch != epoch {
+    let id = if rd.epoch() != epoch {
         tid as u16
     } else {
-        match rd.tid {
+        match rd.tid() {
             MULTI_WARP => MULTI_WARP,
             t if t & MULTI_IN_WARP != 0 => {
                 if (t & !MULTI_IN_WARP) as u32 == warp {
@@ -71,22 +82,105 @@ fn add_reader(rd: Rec, epoch: u32, tid: u32, wep: u16) -> Rec {
             _ => MULTI_WARP,
         }
     };
-    Rec {
-        epoch,
-        wepoch: wep,
-        tid: id,
+    Rec::new(epoch, wep, id)
+}
+
+/// Shadow state of a block's shared memory: one writer and one reader record per 4-byte word,
+/// and per byte for words that were accessed by sub-word accesses (byte mode).
+pub struct Shadow {
+    w: Vec<Rec>,
+    r: Vec<Rec>,
+    byte_mode: Vec<bool>,
+    bw: Vec<Rec>,
+    br: Vec<Rec>,
+}
+
+/// Check one record pair for an access and update it; returns a conflict if any.
+#[inline(always)]
+fn visit(
+    wrec: &mut Rec,
+    rrec: &mut Rec,
+    epoch: u32,
+    tid: u32,
+    wep: u16,
+    write: bool,
+    offset: usize,
+) -> Option<Conflict> {
+    let mut found = None;
+    if conflict(epoch, *wrec, tid, wep) {
+        found = Some(Conflict {
+            other_write: true,
+            other: Some(wrec.tid() as u32),
+            offset: offset as u32,
+        });
     }
+    if write {
+        if found.is_none() && conflict(epoch, *rrec, tid, wep) {
+            found = Some(Conflict {
+                other_write: false,
+                other: (rrec.tid() & MULTI_IN_WARP == 0).then_some(rrec.tid() as u32),
+                offset: offset as u32,
+            });
+        }
+        *wrec = Rec::new(epoch, wep, tid as u16);
+    } else {
+        let n = add_reader(*rrec, epoch, tid, wep);
+        if n != *rrec {
+            *rrec = n;
+        }
+    }
+    found
 }
 
 impl Shadow {
     pub fn new(bytes: usize) -> Shadow {
+        let words = bytes.div_ceil(4);
         Shadow {
-            w: vec![Rec::default(); bytes],
-            r: vec![Rec::default(); bytes],
+            w: vec![Rec::default(); words],
+            r: vec![Rec::default(); words],
+            byte_mode: vec![false; words],
+            bw: vec![Rec::default(); words * 4],
+            br: vec![Rec::default(); words * 4],
+        }
+    }
+
+    /// Forget byte-mode words (records of earlier blocks never conflict: epochs only grow).
+    pub fn begin_block(&mut self) {
+        self.byte_mode.fill(false);
+    }
+
+    fn to_byte_mode(&mut self, word: usize) {
+        if !self.byte_mode[word] {
+            self.byte_mode[word] = true;
+            let (w, r) = (self.w[word], self.r[word]);
+            self.bw[word * 4..word * 4 + 4].fill(w);
+            self.br[word * 4..word * 4 + 4].fill(r);
+        }
+    }
+
+    /// `access` for an aligned 4-byte word (the common case, kept small enough to inline).
+    #[inline(always)]
+    pub fn access_word(
+        &mut self,
+        off: usize,
+        tid: u32,
+        wep: u32,
+        epoch: u32,
+        write: bool,
+    ) -> Option<Conflict> {
+        let word = off / 4;
+        match (
+            self.w.get_mut(word),
+            self.r.get_mut(word),
+            self.byte_mode.get(word),
+        ) {
+            (Some(w), Some(r), Some(false)) => visit(w, r, epoch, tid, wep as u16, write, off),
+            _ => self.access(off, 4, tid, wep, epoch, write),
         }
     }
 
     /// Record an access of `size` bytes at `off` by thread `tid` and report the first conflict.
+    #[inline(never)]
     pub fn access(
         &mut self,
         off: usize,
@@ -97,34 +191,30 @@ impl Shadow {
         write: bool,
     ) -> Option<Conflict> {
         let wep = wep as u16;
+        let end = (off + size).min(self.w.len() * 4);
         let mut found = None;
-        let end = (off + size).min(self.w.len());
-        for b in off..end {
-            let wr = self.w[b];
-            if found.is_none() && conflict(epoch, wr, tid, wep) {
-                found = Some(Conflict {
-                    other_write: true,
-                    other: Some(wr.tid as u32),
-                    offset: b as u32,
-                });
-            }
-            let rd = self.r[b];
-            if write {
-                if found.is_none() && conflict(epoch, rd, tid, wep) {
-                    found = Some(Conflict {
-                        other_write: false,
-                        other: (rd.tid & MULTI_IN_WARP == 0).then_some(rd.tid as u32),
-                        offset: b as u32,
-                    });
-                }
-                self.w[b] = Rec {
+        let mut b = off;
+        while b < end {
+            let word = b / 4;
+            let aligned_word = b % 4 == 0 && end - b >= 4;
+            if aligned_word && !self.byte_mode[word] {
+                let c = visit(
+                    &mut self.w[word],
+                    &mut self.r[word],
                     epoch,
-                    wepoch: wep,
-                    tid: tid as u16,
-                };
-            } else {
-                self.r[b] = add_reader(rd, epoch, tid, wep);
+                    tid,
+                    wep,
+                    write,
+                    b,
+                );
+                found = found.or(c);
+                b += 4;
+                continue;
             }
+            self.to_byte_mode(word);
+            let c = visit(&mut self.bw[b], &mut self.br[b], epoch, tid, wep, write, b);
+            found = found.or(c);
+            b += 1;
         }
         found
     }

@@ -133,7 +133,9 @@ unsafe impl Sync for HostPtr<'_> {}
 impl HostPtr<'_> {
     #[inline(always)]
     fn ok(&self, off: usize, size: usize) -> bool {
-        off <= self.len && self.len - off >= size && (self.p as usize + off) % size == 0
+        off <= self.len
+            && self.len - off >= size
+            && (self.p as usize + off) & (size.wrapping_sub(1)) == 0
     }
     /// Load `size` (1, 2, 4 or 8) bytes at `off`, zero-extended. Out of range: 0.
     #[inline(always)]

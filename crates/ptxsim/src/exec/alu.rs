@@ -10,53 +10,72 @@ use crate::ir::{Inst, IntTy, PrmtMode};
 /// The registers of one warp: one `[u64; 32]` per slot.
 pub type Regs = [[u64; 32]];
 
+// The lane loops index the register file in place (no copies of whole slots): a destination
+// may alias a source, which is harmless because lane l only reads lane l of the sources before
+// writing lane l of the destination.
+
 #[inline(always)]
 pub fn un(regs: &mut Regs, i: &Inst, m: u32, f: impl Fn(u64) -> u64) {
-    let a = regs[i.r[1] as usize];
-    let d = &mut regs[i.r[0] as usize];
+    let (d, a) = (i.r[0] as usize, i.r[1] as usize);
+    if d >= regs.len() || a >= regs.len() {
+        return;
+    }
     if m == u32::MAX {
         for l in 0..32 {
-            d[l] = f(a[l]);
+            regs[d][l] = f(regs[a][l]);
         }
     } else {
         for l in 0..32 {
-            let v = f(a[l]);
-            d[l] = if (m >> l) & 1 != 0 { v } else { d[l] };
+            let v = f(regs[a][l]);
+            if (m >> l) & 1 != 0 {
+                regs[d][l] = v;
+            }
         }
     }
 }
 
 #[inline(always)]
 pub fn bin(regs: &mut Regs, i: &Inst, m: u32, f: impl Fn(u64, u64) -> u64) {
-    let a = regs[i.r[1] as usize];
-    let b = regs[i.r[2] as usize];
-    let d = &mut regs[i.r[0] as usize];
+    let (d, a, b) = (i.r[0] as usize, i.r[1] as usize, i.r[2] as usize);
+    if d >= regs.len() || a >= regs.len() || b >= regs.len() {
+        return;
+    }
     if m == u32::MAX {
         for l in 0..32 {
-            d[l] = f(a[l], b[l]);
+            regs[d][l] = f(regs[a][l], regs[b][l]);
         }
     } else {
         for l in 0..32 {
-            let v = f(a[l], b[l]);
-            d[l] = if (m >> l) & 1 != 0 { v } else { d[l] };
+            let v = f(regs[a][l], regs[b][l]);
+            if (m >> l) & 1 != 0 {
+                regs[d][l] = v;
+            }
         }
     }
 }
 
 #[inline(always)]
 pub fn tern(regs: &mut Regs, i: &Inst, m: u32, f: impl Fn(u64, u64, u64) -> u64) {
-    let a = regs[i.r[1] as usize];
-    let b = regs[i.r[2] as usize];
-    let c = regs[i.r[3] as usize];
-    let d = &mut regs[i.r[0] as usize];
+    let (d, a, b, c) = (
+        i.r[0] as usize,
+        i.r[1] as usize,
+        i.r[2] as usize,
+        i.r[3] as usize,
+    );
+    let n = regs.len();
+    if d >= n || a >= n || b >= n || c >= n {
+        return;
+    }
     if m == u32::MAX {
         for l in 0..32 {
-            d[l] = f(a[l], b[l], c[l]);
+            regs[d][l] = f(regs[a][l], regs[b][l], regs[c][l]);
         }
     } else {
         for l in 0..32 {
-            let v = f(a[l], b[l], c[l]);
-            d[l] = if (m >> l) & 1 != 0 { v } else { d[l] };
+            let v = f(regs[a][l], regs[b][l], regs[c][l]);
+            if (m >> l) & 1 != 0 {
+                regs[d][l] = v;
+            }
         }
     }
 }

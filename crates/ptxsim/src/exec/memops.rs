@@ -7,7 +7,7 @@
 //! Raw memory access lives in `mem`; this module never touches bytes unsafely.
 
 use super::alu::{self, each};
-use super::{Fault, Warp, Worker};
+use super::{Fault, Warp, Worker, CACHES};
 use crate::ir::{AtomKind, AtomOp, Inst, MemSpace};
 use crate::mem::{HostPtr, LOCAL_WIN, PARAM_WIN, SHARED_WIN, WIN_SIZE};
 use crate::CheckKind;
@@ -48,17 +48,46 @@ enum Place<'a> {
 
 #[inline(always)]
 fn rd(buf: &[u8], off: usize, size: usize) -> u64 {
-    let mut b = [0u8; 8];
-    if let Some(s) = buf.get(off..off + size) {
-        b[..size].copy_from_slice(s);
+    fn get<const N: usize>(buf: &[u8], off: usize) -> [u8; N] {
+        buf.get(off..off + N)
+            .and_then(|s| s.try_into().ok())
+            .unwrap_or([0; N])
     }
-    u64::from_le_bytes(b)
+    match size {
+        4 => u32::from_le_bytes(get(buf, off)) as u64,
+        8 => u64::from_le_bytes(get(buf, off)),
+        2 => u16::from_le_bytes(get(buf, off)) as u64,
+        _ => get::<1>(buf, off)[0] as u64,
+    }
+}
+
+#[inline(always)]
+fn rd4(buf: &[u8], off: usize) -> u64 {
+    match buf.get(off..off + 4) {
+        Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as u64,
+        None => 0,
+    }
+}
+
+#[inline(always)]
+fn wr4(buf: &mut [u8], off: usize, v: u64) {
+    if let Some(s) = buf.get_mut(off..off + 4) {
+        s.copy_from_slice(&(v as u32).to_le_bytes());
+    }
 }
 
 #[inline(always)]
 fn wr(buf: &mut [u8], off: usize, size: usize, v: u64) {
-    if let Some(s) = buf.get_mut(off..off + size) {
-        s.copy_from_slice(&v.to_le_bytes()[..size]);
+    fn put<const N: usize>(buf: &mut [u8], off: usize, b: [u8; N]) {
+        if let Some(s) = buf.get_mut(off..off + N) {
+            s.copy_from_slice(&b);
+        }
+    }
+    match size {
+        4 => put(buf, off, (v as u32).to_le_bytes()),
+        8 => put(buf, off, v.to_le_bytes()),
+        2 => put(buf, off, (v as u16).to_le_bytes()),
+        _ => put(buf, off, [v as u8]),
     }
 }
 
@@ -124,7 +153,7 @@ impl<'a> Worker<'a> {
         match space {
             MemSpace::Global | MemSpace::Generic => {
                 let g: &'a crate::mem::GlobalView = self.ctx.global;
-                match g.translate(&mut self.cache, a, total) {
+                match g.translate(&mut self.cache[pc as usize % CACHES], a, total) {
                     Some(p) => Ok(Place::Global(p)),
                     None => Err(self.global_fault(w, l, pc, a, total, acc)),
                 }
@@ -204,6 +233,133 @@ impl<'a> Worker<'a> {
         n: u8,
         sext: bool,
     ) -> Result<(), Fault> {
+        match space {
+            MemSpace::Shared if !sext => self.ld_shared(w, i, m, pc, size, n),
+            MemSpace::Global if !sext => self.ld_global(w, i, m, pc, size, n),
+            _ => self.ld_any(w, i, m, pc, space, size, n, sext),
+        }
+    }
+
+    /// Offsets of a shared access for the active lanes, after bounds, alignment and race checks.
+    #[inline(always)]
+    fn shared_offsets(
+        &mut self,
+        w: &Warp,
+        i: &Inst,
+        m: u32,
+        pc: u32,
+        total: usize,
+        acc: Access,
+    ) -> Result<[usize; 32], Fault> {
+        let base = &w.regs[i.r[4] as usize];
+        let imm = i.imm as u64;
+        let len = self.shared.len();
+        let align = total.min(16) - 1;
+        let mut offs = [0usize; 32];
+        let mut bad = 0u32;
+        for l in 0..32 {
+            let off = base[l].wrapping_add(imm) as u32 as usize;
+            offs[l] = off;
+            bad |= ((off + total > len || off & align != 0) as u32) << l;
+        }
+        if bad & m != 0 {
+            let l = (bad & m).trailing_zeros() as usize;
+            let a = base[l].wrapping_add(imm);
+            return match self.place(w, l, pc, MemSpace::Shared, a, total as u64, acc) {
+                Err(f) => Err(f),
+                Ok(_) => Err(self.misaligned(w, l, pc, MemSpace::Shared, a, total as u64, acc)),
+            };
+        }
+        if self.ctx.check {
+            let mut mm = m;
+            while mm != 0 {
+                let l = mm.trailing_zeros() as usize;
+                mm &= mm - 1;
+                let tid = w.idx * 32 + l as u32;
+                let write = acc == Access::Store;
+                let c = if total == 4 {
+                    self.shadow
+                        .access_word(offs[l], tid, w.wepoch, self.epoch, write)
+                } else {
+                    self.shadow
+                        .access(offs[l], total, tid, w.wepoch, self.epoch, write)
+                };
+                if let Some(c) = c {
+                    self.race(w, l, pc, offs[l], total as u64, acc, c);
+                }
+            }
+        }
+        Ok(offs)
+    }
+
+    fn ld_shared(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        m: u32,
+        pc: u32,
+        size: u8,
+        n: u8,
+    ) -> Result<(), Fault> {
+        let sz = size as usize;
+        let offs = self.shared_offsets(w, i, m, pc, sz * n as usize, Access::Load)?;
+        let sh = &self.shared[..];
+        for k in 0..n as usize {
+            let d = &mut w.regs[i.r[k] as usize];
+            match sz {
+                4 => each(m, |l| d[l] = rd4(sh, offs[l] + 4 * k)),
+                _ => each(m, |l| d[l] = rd(sh, offs[l] + k * sz, sz)),
+            }
+        }
+        Ok(())
+    }
+
+    fn ld_global(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        m: u32,
+        pc: u32,
+        size: u8,
+        n: u8,
+    ) -> Result<(), Fault> {
+        let base = w.regs[i.r[4] as usize];
+        let imm = i.imm as u64;
+        let sz = size as usize;
+        let total = (sz * n as usize) as u64;
+        let g: &'a crate::mem::GlobalView = self.ctx.global;
+        let mut mm = m;
+        while mm != 0 {
+            let l = mm.trailing_zeros() as usize;
+            mm &= mm - 1;
+            let a = base[l].wrapping_add(imm);
+            let p = match g.translate(&mut self.cache[pc as usize % CACHES], a, total) {
+                Some(p) if a & (total.min(16) - 1) == 0 => p,
+                _ => {
+                    return self
+                        .place(w, l, pc, MemSpace::Generic, a, total, Access::Load)
+                        .map(|_| ())
+                }
+            };
+            for k in 0..n as usize {
+                w.regs[i.r[k] as usize][l] = p.load(k * sz, sz);
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn ld_any(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        m: u32,
+        pc: u32,
+        space: MemSpace,
+        size: u8,
+        n: u8,
+        sext: bool,
+    ) -> Result<(), Fault> {
         let base = w.regs[i.r[4] as usize];
         let sz = size as usize;
         let total = (sz * n as usize) as u64;
@@ -237,8 +393,20 @@ impl<'a> Worker<'a> {
         size: u8,
         n: u8,
     ) -> Result<(), Fault> {
-        let base = w.regs[i.r[4] as usize];
         let sz = size as usize;
+        if space == MemSpace::Shared {
+            let offs = self.shared_offsets(w, i, m, pc, sz * n as usize, Access::Store)?;
+            for k in 0..n as usize {
+                let v = &w.regs[i.r[k] as usize];
+                let sh = &mut self.shared[..];
+                match sz {
+                    4 => each(m, |l| wr4(sh, offs[l] + 4 * k, v[l])),
+                    _ => each(m, |l| wr(sh, offs[l] + k * sz, sz, v[l])),
+                }
+            }
+            return Ok(());
+        }
+        let base = w.regs[i.r[4] as usize];
         let total = (sz * n as usize) as u64;
         let mut places: [Option<Place<'a>>; 32] = [None; 32];
         let mut mm = m;

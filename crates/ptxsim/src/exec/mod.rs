@@ -28,6 +28,9 @@ pub const ABORT_MESSAGE: &str = "stopped because another block faulted";
 /// Warp-instructions a warp runs before the block scheduler checks the cancel flag and budget.
 const SLICE: u32 = 8192;
 
+/// Number of translation caches (memory instructions map to one by their PC).
+pub const CACHES: usize = 8;
+
 /// Everything a launch shares between its workers (read-only apart from the atomics).
 pub struct Ctx<'a> {
     pub prog: &'a Program,
@@ -178,7 +181,8 @@ pub struct Worker<'a> {
     warps: Vec<Warp>,
     shared: Vec<u8>,
     shadow: Shadow,
-    cache: Cache<'a>,
+    /// Last translation hits, one per instruction slot (pc modulo `CACHES`).
+    cache: [Cache<'a>; CACHES],
     pub out: BlockOut,
     block: Dim3,
     /// Barrier epoch (bumped at block start and at each barrier release).
@@ -243,7 +247,7 @@ impl<'a> Worker<'a> {
             } else {
                 0
             }),
-            cache: Cache::default(),
+            cache: Default::default(),
             out: BlockOut::default(),
             block: (0, 0, 0),
             epoch: 0,
@@ -399,6 +403,9 @@ impl<'a> Worker<'a> {
             }
         }
         self.epoch = self.epoch.wrapping_add(1);
+        if self.ctx.check {
+            self.shadow.begin_block();
+        }
         for b in &mut self.bars {
             *b = BarState::default();
         }
