@@ -15,6 +15,7 @@ mod common;
 mod api;
 mod atomics;
 mod divergence;
+mod features;
 mod functions;
 mod intrinsics;
 mod math;
