@@ -2,6 +2,9 @@
 //! threads for each, and a plain single-threaded Rust version of the same computation.
 //! Problems own their host data; nothing here touches the simulator.
 
+// The transliterated kernels index arrays the way the CUDA kernels do, on purpose.
+#![allow(clippy::needless_range_loop)]
+
 use crate::rng::Rng;
 use ptxsim::Dim3;
 
@@ -53,7 +56,11 @@ pub struct Case {
     pub name: &'static str,
     pub fixture: &'static str,
     pub build: fn(u64, &mut Rng) -> Problem,
+    /// Idiomatic single-threaded Rust for the same result.
     pub native: fn(&Problem) -> Native,
+    /// The CUDA kernel transliterated to Rust: loops over blocks and threads, each stretch
+    /// between barriers a loop of its own, shuffles over a lane array.
+    pub kernel_native: fn(&Problem) -> Native,
     /// Threads for the Numba simulator run (it manages a few thousand per second).
     pub numba_threads: u64,
 }
@@ -378,6 +385,147 @@ fn particles_native(p: &Problem) -> Native {
     })
 }
 
+fn matmul_naive_kernel(p: &Problem) -> Native {
+    let (a, b) = (f32s(&p.bufs[0].data), f32s(&p.bufs[1].data));
+    let k = MATMUL_K;
+    let m = a.len() / k;
+    Box::new(move || {
+        let mut c = vec![0f32; m * m];
+        for row in 0..m {
+            for col in 0..m {
+                let mut acc = 0f32;
+                for kk in 0..k {
+                    acc += a[row * k + kk] * b[kk * m + col];
+                }
+                c[row * m + col] = acc;
+            }
+        }
+        bytes_f32(&c)
+    })
+}
+
+fn matmul_tiled_kernel(p: &Problem) -> Native {
+    const T: usize = 16;
+    let (a, b) = (f32s(&p.bufs[0].data), f32s(&p.bufs[1].data));
+    let k = MATMUL_K;
+    let m = a.len() / k;
+    Box::new(move || {
+        let mut c = vec![0f32; m * m];
+        let (mut at, mut bt) = ([[0f32; T]; T], [[0f32; T]; T]);
+        for by in 0..m.div_ceil(T) {
+            for bx in 0..m.div_ceil(T) {
+                let mut acc = [[0f32; T]; T];
+                for t in 0..k.div_ceil(T) {
+                    for ty in 0..T {
+                        for tx in 0..T {
+                            let (row, col) = (by * T + ty, bx * T + tx);
+                            let (ak, bk) = (t * T + tx, t * T + ty);
+                            at[ty][tx] = if row < m && ak < k {
+                                a[row * k + ak]
+                            } else {
+                                0.0
+                            };
+                            bt[ty][tx] = if bk < k && col < m {
+                                b[bk * m + col]
+                            } else {
+                                0.0
+                            };
+                        }
+                    }
+                    for ty in 0..T {
+                        for tx in 0..T {
+                            for kk in 0..T {
+                                acc[ty][tx] += at[ty][kk] * bt[kk][tx];
+                            }
+                        }
+                    }
+                }
+                for ty in 0..T {
+                    for tx in 0..T {
+                        let (row, col) = (by * T + ty, bx * T + tx);
+                        if row < m && col < m {
+                            c[row * m + col] = acc[ty][tx];
+                        }
+                    }
+                }
+            }
+        }
+        bytes_f32(&c)
+    })
+}
+
+fn reduce_tree_kernel(p: &Problem) -> Native {
+    let x = f32s(&p.bufs[0].data);
+    Box::new(move || {
+        let mut partial = Vec::with_capacity(x.len().div_ceil(256));
+        let mut s = [0f32; 256];
+        for chunk in x.chunks(256) {
+            for (t, v) in s.iter_mut().enumerate() {
+                *v = chunk.get(t).copied().unwrap_or(0.0);
+            }
+            let mut step = 128;
+            while step > 0 {
+                for t in 0..step {
+                    s[t] += s[t + step];
+                }
+                step /= 2;
+            }
+            partial.push(s[0]);
+        }
+        bytes_f32(&partial)
+    })
+}
+
+fn reduce_shfl_kernel(p: &Problem) -> Native {
+    let x = i32s(&p.bufs[0].data);
+    fn warp_reduce(v: &mut [i32; 32]) {
+        let mut off = 16;
+        while off > 0 {
+            let old = *v;
+            for l in 0..32 {
+                v[l] = old[l].wrapping_add(if l + off < 32 { old[l + off] } else { old[l] });
+            }
+            off /= 2;
+        }
+    }
+    Box::new(move || {
+        let mut partial = Vec::with_capacity(x.len().div_ceil(256));
+        for chunk in x.chunks(256) {
+            let mut sums = [0i32; 32];
+            for (w, sum) in sums.iter_mut().enumerate().take(8) {
+                let mut v = [0i32; 32];
+                for (l, lane) in v.iter_mut().enumerate() {
+                    *lane = chunk.get(w * 32 + l).copied().unwrap_or(0);
+                }
+                warp_reduce(&mut v);
+                *sum = v[0];
+            }
+            warp_reduce(&mut sums);
+            partial.push(sums[0]);
+        }
+        bytes_i32(&partial)
+    })
+}
+
+fn histogram_kernel(p: &Problem) -> Native {
+    let data = p.bufs[0].data.clone();
+    Box::new(move || {
+        let mut h = [0u32; 256];
+        for chunk in data.chunks(256) {
+            let mut local = [0u32; 256];
+            for &d in chunk {
+                local[d as usize] += 1;
+            }
+            for (g, l) in h.iter_mut().zip(&local) {
+                if *l != 0 {
+                    *g += l;
+                }
+            }
+        }
+        bytes_u32(&h)
+    })
+}
+
 pub fn all() -> Vec<Case> {
     vec![
         Case {
@@ -385,6 +533,7 @@ pub fn all() -> Vec<Case> {
             fixture: "vector_add",
             build: vec_add,
             native: vec_add_native,
+            kernel_native: vec_add_native,
             numba_threads: 4096,
         },
         Case {
@@ -392,6 +541,7 @@ pub fn all() -> Vec<Case> {
             fixture: "matmul",
             build: matmul_naive,
             native: matmul_native,
+            kernel_native: matmul_naive_kernel,
             numba_threads: 1024,
         },
         Case {
@@ -399,6 +549,7 @@ pub fn all() -> Vec<Case> {
             fixture: "matmul",
             build: matmul_tiled,
             native: matmul_native,
+            kernel_native: matmul_tiled_kernel,
             numba_threads: 1024,
         },
         Case {
@@ -406,6 +557,7 @@ pub fn all() -> Vec<Case> {
             fixture: "reduce",
             build: reduce_tree,
             native: reduce_tree_native,
+            kernel_native: reduce_tree_kernel,
             numba_threads: 2048,
         },
         Case {
@@ -413,6 +565,7 @@ pub fn all() -> Vec<Case> {
             fixture: "reduce",
             build: reduce_shfl,
             native: reduce_shfl_native,
+            kernel_native: reduce_shfl_kernel,
             numba_threads: 2048,
         },
         Case {
@@ -420,6 +573,7 @@ pub fn all() -> Vec<Case> {
             fixture: "histogram",
             build: histogram,
             native: histogram_native,
+            kernel_native: histogram_kernel,
             numba_threads: 4096,
         },
         Case {
@@ -427,6 +581,7 @@ pub fn all() -> Vec<Case> {
             fixture: "stencil",
             build: blur,
             native: blur_native,
+            kernel_native: blur_native,
             numba_threads: 4096,
         },
         Case {
@@ -434,6 +589,7 @@ pub fn all() -> Vec<Case> {
             fixture: "stencil",
             build: heat,
             native: heat_native,
+            kernel_native: heat_native,
             numba_threads: 4096,
         },
         Case {
@@ -441,6 +597,7 @@ pub fn all() -> Vec<Case> {
             fixture: "particles",
             build: particles,
             native: particles_native,
+            kernel_native: particles_native,
             numba_threads: 4096,
         },
     ]
