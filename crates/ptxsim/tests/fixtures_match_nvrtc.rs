@@ -10,8 +10,22 @@
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::{Path, PathBuf};
 
-/// The options every fixture is compiled with (documented in `kernels/README.md`).
-const OPTIONS: [&str; 3] = ["--gpu-architecture=compute_80", "-lineinfo", "--std=c++17"];
+/// The options every fixture is compiled with (documented in `kernels/README.md`), after
+/// `--gpu-architecture=<arch>`.
+const OPTIONS: [&str; 2] = ["-lineinfo", "--std=c++17"];
+/// The architecture of the main fixtures, `tests/fixtures/<name>.ptx`.
+const MAIN_ARCH: &str = "compute_80";
+/// Sources also compiled for the oldest and newest targets ptxsim supports, into
+/// `tests/fixtures/<arch>/<name>.ptx`.
+const VARIANT_ARCHS: [&str; 2] = ["compute_70", "compute_90"];
+const VARIANT_SOURCES: [&str; 6] = [
+    "vector_add",
+    "matmul",
+    "reduce",
+    "histogram",
+    "warp",
+    "atomics_global",
+];
 /// The NVRTC release the fixtures were generated with.
 const PINNED_VERSION: (c_int, c_int) = (12, 9);
 
@@ -87,13 +101,15 @@ impl Nvrtc {
         }
     }
 
-    /// Compiles `source` as program `name` with [`OPTIONS`]; returns the PTX or the log.
-    fn compile(&self, name: &str, source: &str) -> Result<String, String> {
+    /// Compiles `source` as program `name` for `arch` with [`OPTIONS`]; returns the PTX or the
+    /// log.
+    fn compile(&self, name: &str, source: &str, arch: &str) -> Result<String, String> {
         let src = CString::new(source).map_err(|e| e.to_string())?;
         let cname = CString::new(name).map_err(|e| e.to_string())?;
-        let opts: Vec<CString> = OPTIONS
-            .iter()
-            .filter_map(|o| CString::new(*o).ok())
+        let arch_opt = format!("--gpu-architecture={arch}");
+        let opts: Vec<CString> = std::iter::once(arch_opt.as_str())
+            .chain(OPTIONS.iter().copied())
+            .filter_map(|o| CString::new(o).ok())
             .collect();
         let opt_ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
         // SAFETY: the NVRTC C API, called as documented; every buffer is sized from the
@@ -144,8 +160,14 @@ impl Nvrtc {
             log_size(prog, &mut n);
             let mut log = vec![0u8; n.max(1)];
             log_text(prog, log.as_mut_ptr() as *mut c_char);
+            // compute_70 draws a deprecation notice on every compile; it is not a warning
+            // about the source.
             let log = String::from_utf8_lossy(&log)
                 .trim_end_matches('\0')
+                .lines()
+                .filter(|l| !l.contains("Architectures prior to"))
+                .collect::<Vec<_>>()
+                .join("\n")
                 .trim()
                 .to_string();
             let result = if rc != 0 {
@@ -217,43 +239,67 @@ fn fixtures_match_nvrtc() {
         "expected the CUDA sources in kernels/, found {}",
         srcs.len()
     );
-    let mut problems = Vec::new();
+    let mut jobs: Vec<(PathBuf, &str, PathBuf)> = Vec::new();
     for src in &srcs {
+        jobs.push((
+            src.clone(),
+            MAIN_ARCH,
+            fixtures.join(format!("{}.ptx", stem(src))),
+        ));
+        if VARIANT_SOURCES.contains(&stem(src).as_str()) {
+            for arch in VARIANT_ARCHS {
+                jobs.push((
+                    src.clone(),
+                    arch,
+                    fixtures.join(arch).join(format!("{}.ptx", stem(src))),
+                ));
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    for (src, arch, path) in &jobs {
         let name = stem(src);
         let text =
             std::fs::read_to_string(src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
         // An absolute program name keeps `.file` independent of the working directory.
-        let ptx = match nvrtc.compile(&format!("/ptxsim/kernels/{name}.cu"), &text) {
+        let ptx = match nvrtc.compile(&format!("/ptxsim/kernels/{name}.cu"), &text, arch) {
             Ok(p) => p,
             Err(e) => {
-                problems.push(format!("{name}.cu: {e}"));
+                problems.push(format!("{name}.cu ({arch}): {e}"));
                 continue;
             }
         };
-        let path = fixtures.join(format!("{name}.ptx"));
-        let old = std::fs::read_to_string(&path).ok();
+        let shown = path
+            .strip_prefix(&fixtures)
+            .unwrap_or(path)
+            .display()
+            .to_string();
+        let old = std::fs::read_to_string(path).ok();
         if old.as_deref().map(body) == Some(body(&ptx)) {
             continue;
         }
         if bless {
-            std::fs::create_dir_all(&fixtures)
-                .unwrap_or_else(|e| panic!("{}: {e}", fixtures.display()));
-            std::fs::write(&path, &ptx).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+            }
+            std::fs::write(path, &ptx).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             println!("blessed {}", path.display());
         } else if old.is_none() {
-            problems.push(format!("{name}.ptx is missing (run with PTXSIM_BLESS=1)"));
+            problems.push(format!("{shown} is missing (run with PTXSIM_BLESS=1)"));
         } else {
             problems.push(format!(
-                "{name}.ptx differs from NVRTC's output (run with PTXSIM_BLESS=1)"
+                "{shown} differs from NVRTC's output (run with PTXSIM_BLESS=1)"
             ));
         }
     }
-    // Every fixture must have its source.
-    let known: Vec<String> = srcs.iter().map(|p| stem(p)).collect();
-    if let Ok(rd) = std::fs::read_dir(&fixtures) {
-        for e in rd.flatten() {
+    // Every fixture must come from a job (no stale files).
+    let expected: Vec<&PathBuf> = jobs.iter().map(|j| &j.2).collect();
+    let dirs =
+        std::iter::once(fixtures.clone()).chain(VARIANT_ARCHS.iter().map(|a| fixtures.join(a)));
+    for dir in dirs {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let p = e.path();
-            if p.extension().is_some_and(|x| x == "ptx") && !known.contains(&stem(&p)) {
+            if p.extension().is_some_and(|x| x == "ptx") && !expected.contains(&&p) {
                 problems.push(format!("{} has no CUDA source in kernels/", p.display()));
             }
         }
@@ -261,7 +307,7 @@ fn fixtures_match_nvrtc() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     println!(
         "{} fixtures match NVRTC {}.{} ({})",
-        srcs.len(),
+        jobs.len(),
         version.0,
         version.1,
         nvrtc.path

@@ -128,7 +128,12 @@ fn atomic_add_f32() {
 
 #[test]
 fn atomic_add_f64() {
-    let mut c = Ctx::new("atomics_global", "atomic_add_f64");
+    atomic_add_f64_on("atomics_global");
+}
+
+/// `atomic_add_f64` on the fixture `fx` (also run on other targets by `archs`).
+pub fn atomic_add_f64_on(fx: &str) {
+    let mut c = Ctx::new(fx, "atomic_add_f64");
     let n = c.rng.usize(2000, 9000);
     let v: Vec<f64> = c
         .rng
@@ -146,7 +151,12 @@ fn atomic_add_f64() {
 
 #[test]
 fn atomic_min_max() {
-    let mut c = Ctx::new("atomics_global", "atomic_min_max");
+    atomic_min_max_on("atomics_global");
+}
+
+/// `atomic_min_max` on the fixture `fx` (also run on other targets by `archs`).
+pub fn atomic_min_max_on(fx: &str) {
+    let mut c = Ctx::new(fx, "atomic_min_max");
     let n = c.rng.usize(2000, 9000);
     let v: Vec<i32> = c.rng.vec(n, |r| r.next_u32() as i32);
     let w: Vec<u64> = c.rng.vec(n, |r| r.next_u64());
@@ -228,7 +238,12 @@ fn atomic_exch() {
 
 #[test]
 fn atomic_cas_loops() {
-    let mut c = Ctx::new("atomics_global", "atomic_cas_loops");
+    atomic_cas_loops_on("atomics_global");
+}
+
+/// `atomic_cas_loops` on the fixture `fx` (also run on other targets by `archs`).
+pub fn atomic_cas_loops_on(fx: &str) {
+    let mut c = Ctx::new(fx, "atomic_cas_loops");
     let n = c.rng.usize(1000, 4000);
     let v: Vec<f64> = c
         .rng
@@ -293,7 +308,12 @@ fn atomic_and_or_xor() {
 
 #[test]
 fn atomic_inc_dec() {
-    let mut c = Ctx::new("atomics_global", "atomic_inc_dec");
+    atomic_inc_dec_on("atomics_global");
+}
+
+/// `atomic_inc_dec` on the fixture `fx` (also run on other targets by `archs`).
+pub fn atomic_inc_dec_on(fx: &str) {
+    let mut c = Ctx::new(fx, "atomic_inc_dec");
     let n = c.rng.usize(1000, 5000);
     let limit = c.rng.range_u32(3, 100);
     let (s_inc, s_dec) = (c.rng.range_u32(0, 2 * limit), c.rng.range_u32(0, 2 * limit));

@@ -13,6 +13,7 @@
 mod common;
 
 mod api;
+mod archs;
 mod atomics;
 mod divergence;
 mod features;

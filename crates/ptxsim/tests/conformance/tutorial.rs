@@ -5,7 +5,12 @@ use crate::common::*;
 
 #[test]
 fn vec_add() {
-    let mut c = Ctx::new("vector_add", "vec_add");
+    vec_add_on("vector_add");
+}
+
+/// `vec_add` on the fixture `fx` (also run on other targets by `archs`).
+pub fn vec_add_on(fx: &str) {
+    let mut c = Ctx::new(fx, "vec_add");
     let n = c.rng.usize(1000, 5000);
     let a: Vec<f32> = c.rng.vec(n, |r| r.f32_in(-100.0, 100.0));
     let b: Vec<f32> = c.rng.vec(n, |r| r.f32_in(-100.0, 100.0));
@@ -104,8 +109,8 @@ fn matmul_ref(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
     c
 }
 
-fn matmul_case(test: &str, kernel: &str) {
-    let mut c = Ctx::new("matmul", test);
+pub fn matmul_case(fx: &str, test: &str, kernel: &str) {
+    let mut c = Ctx::new(fx, test);
     let (m, n, k) = (
         c.rng.usize(20, 70),
         c.rng.usize(20, 70),
@@ -137,13 +142,13 @@ fn matmul_case(test: &str, kernel: &str) {
 
 #[test]
 fn matmul_naive() {
-    matmul_case("matmul_naive", "matmulNaive");
+    matmul_case("matmul", "matmul_naive", "matmulNaive");
 }
 
 #[test]
 fn matmul_tiled() {
     // Zero-padded tiles add fma(0, b, acc) = acc, so the result equals the naive order.
-    matmul_case("matmul_tiled", "matmulTiled");
+    matmul_case("matmul", "matmul_tiled", "matmulTiled");
 }
 
 #[test]
@@ -182,7 +187,12 @@ fn dmatmul_fma() {
 
 #[test]
 fn reduce_block_tree() {
-    let mut c = Ctx::new("reduce", "reduce_block_tree");
+    reduce_block_tree_on("reduce");
+}
+
+/// `reduce_block_tree` on the fixture `fx` (also run on other targets by `archs`).
+pub fn reduce_block_tree_on(fx: &str) {
+    let mut c = Ctx::new(fx, "reduce_block_tree");
     let bd = c.rng.pick(&[64u32, 128, 256]) as usize;
     let n = c.rng.usize(2000, 9000);
     let x: Vec<f32> = c.rng.vec(n, |r| r.f32_in(-1.0, 1.0));
@@ -215,7 +225,12 @@ fn reduce_block_tree() {
 
 #[test]
 fn reduce_warp_shuffle() {
-    let mut c = Ctx::new("reduce", "reduce_warp_shuffle");
+    reduce_warp_shuffle_on("reduce");
+}
+
+/// `reduce_warp_shuffle` on the fixture `fx` (also run on other targets by `archs`).
+pub fn reduce_warp_shuffle_on(fx: &str) {
+    let mut c = Ctx::new(fx, "reduce_warp_shuffle");
     let bd = c.rng.pick(&[32u32, 96, 256, 1024]) as usize;
     let n = c.rng.usize(3000, 20000);
     let x: Vec<i32> = c.rng.vec(n, |r| r.range_i32(-1_000_000, 1_000_000));
@@ -293,8 +308,8 @@ fn reduce_thread_fence() {
     }
 }
 
-fn histogram_case(test: &str, kernel: &str, grid_stride: bool) {
-    let mut c = Ctx::new("histogram", test);
+pub fn histogram_case(fx: &str, test: &str, kernel: &str, grid_stride: bool) {
+    let mut c = Ctx::new(fx, test);
     let n = c.rng.usize(5000, 40000);
     let skew = c.rng.range_u32(1, 8);
     let data: Vec<u8> = c.rng.vec(n, |r| (r.next_u32() % 256 / skew * skew) as u8);
@@ -315,12 +330,22 @@ fn histogram_case(test: &str, kernel: &str, grid_stride: bool) {
 
 #[test]
 fn histogram_shared_atomics() {
-    histogram_case("histogram_shared_atomics", "histogramShared", true);
+    histogram_case(
+        "histogram",
+        "histogram_shared_atomics",
+        "histogramShared",
+        true,
+    );
 }
 
 #[test]
 fn histogram_global_atomics() {
-    histogram_case("histogram_global_atomics", "histogramGlobal", false);
+    histogram_case(
+        "histogram",
+        "histogram_global_atomics",
+        "histogramGlobal",
+        false,
+    );
 }
 
 #[test]

@@ -12,7 +12,12 @@ fn padded<T: Copy>(x: &[T], pad: T) -> Vec<T> {
 
 #[test]
 fn shuffle_modes() {
-    let mut c = Ctx::new("warp", "shuffle_modes");
+    shuffle_modes_on("warp");
+}
+
+/// `shuffle_modes` on the fixture `fx` (also run on other targets by `archs`).
+pub fn shuffle_modes_on(fx: &str) {
+    let mut c = Ctx::new(fx, "shuffle_modes");
     let n = c.rng.usize(500, 3000);
     let delta = c.rng.range_i32(1, 32);
     let x: Vec<i32> = c.rng.vec(n, |r| r.next_u32() as i32);
@@ -81,7 +86,12 @@ fn shuffle_widths() {
 
 #[test]
 fn votes() {
-    let mut c = Ctx::new("warp", "votes");
+    votes_on("warp");
+}
+
+/// `votes` on the fixture `fx` (also run on other targets by `archs`).
+pub fn votes_on(fx: &str) {
+    let mut c = Ctx::new(fx, "votes");
     let n = c.rng.usize(500, 3000);
     // Mostly positive, with whole warps that are all positive, and rare large values.
     let x: Vec<i32> = c.rng.vec(n, |r| {
@@ -136,7 +146,12 @@ fn votes() {
 
 #[test]
 fn activemask_divergent() {
-    let mut c = Ctx::new("warp", "activemask_divergent");
+    activemask_divergent_on("warp");
+}
+
+/// `activemask_divergent` on the fixture `fx` (also run on other targets by `archs`).
+pub fn activemask_divergent_on(fx: &str) {
+    let mut c = Ctx::new(fx, "activemask_divergent");
     let n = c.rng.usize(500, 3000);
     let x: Vec<i32> = c.rng.vec(n, |r| r.range_i32(-50, 50));
     let (px, pm, pb) = (c.upload(&x), c.zeros::<u32>(n), c.zeros::<u32>(n));
@@ -170,7 +185,12 @@ fn activemask_divergent() {
 
 #[test]
 fn syncwarp_exchange() {
-    let mut c = Ctx::new("warp", "syncwarp_exchange");
+    syncwarp_exchange_on("warp");
+}
+
+/// `syncwarp_exchange` on the fixture `fx` (also run on other targets by `archs`).
+pub fn syncwarp_exchange_on(fx: &str) {
+    let mut c = Ctx::new(fx, "syncwarp_exchange");
     let bd = c.rng.pick(&[32u32, 128, 256]);
     let n = c.rng.usize(500, 3000);
     let x: Vec<i32> = c.rng.vec(n, |r| r.range_i32(-1 << 20, 1 << 20));
