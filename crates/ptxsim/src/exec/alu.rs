@@ -10,26 +10,62 @@ use crate::ir::{Inst, IntTy, PrmtMode};
 /// The registers of one warp: one `[u64; 32]` per slot.
 pub type Regs = [[u64; 32]];
 
-// The lane loops index the register file in place (no copies of whole slots): a destination
-// may alias a source, which is harmless because lane l only reads lane l of the sources before
-// writing lane l of the destination.
+// The lane loops borrow the destination slot mutably and the sources immutably when they are
+// distinct slots (so that the loops vectorise); when the destination is also a source, the
+// sources are copied first.
+
+/// Borrow slot `d` mutably and slots `srcs` immutably; `None` if `d` is one of `srcs` (or any
+/// index is out of range).
+#[inline(always)]
+fn split<const N: usize>(
+    regs: &mut Regs,
+    d: usize,
+    srcs: [usize; N],
+) -> Option<(&mut [u64; 32], [&[u64; 32]; N])> {
+    let n = regs.len();
+    let mut ok = d < n;
+    for &s in &srcs {
+        ok &= s != d && s < n;
+    }
+    if !ok {
+        return None;
+    }
+    let (lo, hi) = regs.split_at_mut(d);
+    let (dr, rest) = hi.split_first_mut()?;
+    let (lo, rest): (&[[u64; 32]], &[[u64; 32]]) = (lo, rest);
+    static ZERO: [u64; 32] = [0; 32];
+    let mut out: [&[u64; 32]; N] = [&ZERO; N];
+    for k in 0..N {
+        let s = srcs[k];
+        out[k] = if s < d { &lo[s] } else { &rest[s - d - 1] };
+    }
+    Some((dr, out))
+}
+
+#[inline(always)]
+fn write<F: Fn(usize) -> u64>(d: &mut [u64; 32], m: u32, f: F) {
+    if m == u32::MAX {
+        for (l, x) in d.iter_mut().enumerate() {
+            *x = f(l);
+        }
+    } else {
+        for (l, x) in d.iter_mut().enumerate() {
+            let v = f(l);
+            if (m >> l) & 1 != 0 {
+                *x = v;
+            }
+        }
+    }
+}
 
 #[inline(always)]
 pub fn un(regs: &mut Regs, i: &Inst, m: u32, f: impl Fn(u64) -> u64) {
     let (d, a) = (i.r[0] as usize, i.r[1] as usize);
-    if d >= regs.len() || a >= regs.len() {
-        return;
-    }
-    if m == u32::MAX {
-        for l in 0..32 {
-            regs[d][l] = f(regs[a][l]);
-        }
-    } else {
-        for l in 0..32 {
-            let v = f(regs[a][l]);
-            if (m >> l) & 1 != 0 {
-                regs[d][l] = v;
-            }
+    if let Some((dr, [ar])) = split(regs, d, [a]) {
+        write(dr, m, |l| f(ar[l]));
+    } else if let Some(x) = regs.get(a).copied() {
+        if let Some(dr) = regs.get_mut(d) {
+            write(dr, m, |l| f(x[l]));
         }
     }
 }
@@ -37,19 +73,11 @@ pub fn un(regs: &mut Regs, i: &Inst, m: u32, f: impl Fn(u64) -> u64) {
 #[inline(always)]
 pub fn bin(regs: &mut Regs, i: &Inst, m: u32, f: impl Fn(u64, u64) -> u64) {
     let (d, a, b) = (i.r[0] as usize, i.r[1] as usize, i.r[2] as usize);
-    if d >= regs.len() || a >= regs.len() || b >= regs.len() {
-        return;
-    }
-    if m == u32::MAX {
-        for l in 0..32 {
-            regs[d][l] = f(regs[a][l], regs[b][l]);
-        }
-    } else {
-        for l in 0..32 {
-            let v = f(regs[a][l], regs[b][l]);
-            if (m >> l) & 1 != 0 {
-                regs[d][l] = v;
-            }
+    if let Some((dr, [ar, br])) = split(regs, d, [a, b]) {
+        write(dr, m, |l| f(ar[l], br[l]));
+    } else if let (Some(x), Some(y)) = (regs.get(a).copied(), regs.get(b).copied()) {
+        if let Some(dr) = regs.get_mut(d) {
+            write(dr, m, |l| f(x[l], y[l]));
         }
     }
 }
@@ -62,20 +90,15 @@ pub fn tern(regs: &mut Regs, i: &Inst, m: u32, f: impl Fn(u64, u64, u64) -> u64)
         i.r[2] as usize,
         i.r[3] as usize,
     );
-    let n = regs.len();
-    if d >= n || a >= n || b >= n || c >= n {
-        return;
-    }
-    if m == u32::MAX {
-        for l in 0..32 {
-            regs[d][l] = f(regs[a][l], regs[b][l], regs[c][l]);
-        }
-    } else {
-        for l in 0..32 {
-            let v = f(regs[a][l], regs[b][l], regs[c][l]);
-            if (m >> l) & 1 != 0 {
-                regs[d][l] = v;
-            }
+    if let Some((dr, [ar, br, cr])) = split(regs, d, [a, b, c]) {
+        write(dr, m, |l| f(ar[l], br[l], cr[l]));
+    } else if let (Some(x), Some(y), Some(z)) = (
+        regs.get(a).copied(),
+        regs.get(b).copied(),
+        regs.get(c).copied(),
+    ) {
+        if let Some(dr) = regs.get_mut(d) {
+            write(dr, m, |l| f(x[l], y[l], z[l]));
         }
     }
 }

@@ -314,6 +314,38 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
+    /// Addresses of the lanes of a memory instruction, and whether the active ones all lie in
+    /// one allocation, aligned: then the host pointer of the lowest.
+    #[inline(always)]
+    fn global_span(
+        &mut self,
+        w: &Warp,
+        i: &Inst,
+        m: u32,
+        pc: u32,
+        total: u64,
+    ) -> ([u64; 32], Option<(HostPtr<'a>, u64)>) {
+        let base = &w.regs[i.r[4] as usize];
+        let imm = i.imm as u64;
+        let mut addr = [0u64; 32];
+        let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+        for l in 0..32 {
+            let a = base[l].wrapping_add(imm);
+            addr[l] = a;
+            let act = (m >> l) & 1 != 0;
+            lo = lo.min(if act { a } else { u64::MAX });
+            hi = hi.max(if act { a } else { 0 });
+            bits |= if act { a } else { 0 };
+        }
+        if m == 0 || bits & (total.min(16) - 1) != 0 || hi < lo {
+            return (addr, None);
+        }
+        let g: &'a crate::mem::GlobalView = self.ctx.global;
+        let span = (hi - lo).saturating_add(total);
+        let p = g.translate(&mut self.cache[pc as usize % CACHES], lo, span);
+        (addr, p.map(|p| (p, lo)))
+    }
+
     fn ld_global(
         &mut self,
         w: &mut Warp,
@@ -323,16 +355,26 @@ impl<'a> Worker<'a> {
         size: u8,
         n: u8,
     ) -> Result<(), Fault> {
-        let base = w.regs[i.r[4] as usize];
-        let imm = i.imm as u64;
         let sz = size as usize;
         let total = (sz * n as usize) as u64;
+        let (addr, span) = self.global_span(w, i, m, pc, total);
+        if let Some((p, lo)) = span {
+            for k in 0..n as usize {
+                let d = &mut w.regs[i.r[k] as usize];
+                for l in 0..32 {
+                    if (m >> l) & 1 != 0 {
+                        d[l] = p.load((addr[l] - lo) as usize + k * sz, sz);
+                    }
+                }
+            }
+            return Ok(());
+        }
         let g: &'a crate::mem::GlobalView = self.ctx.global;
         let mut mm = m;
         while mm != 0 {
             let l = mm.trailing_zeros() as usize;
             mm &= mm - 1;
-            let a = base[l].wrapping_add(imm);
+            let a = addr[l];
             let p = match g.translate(&mut self.cache[pc as usize % CACHES], a, total) {
                 Some(p) if a & (total.min(16) - 1) == 0 => p,
                 _ => {
@@ -406,8 +448,21 @@ impl<'a> Worker<'a> {
             }
             return Ok(());
         }
-        let base = w.regs[i.r[4] as usize];
         let total = (sz * n as usize) as u64;
+        if space == MemSpace::Global {
+            if let (addr, Some((p, lo))) = self.global_span(w, i, m, pc, total) {
+                for k in 0..n as usize {
+                    let v = &w.regs[i.r[k] as usize];
+                    for l in 0..32 {
+                        if (m >> l) & 1 != 0 {
+                            p.store((addr[l] - lo) as usize + k * sz, sz, v[l]);
+                        }
+                    }
+                }
+                return Ok(());
+            }
+        }
+        let base = w.regs[i.r[4] as usize];
         let mut places: [Option<Place<'a>>; 32] = [None; 32];
         let mut mm = m;
         while mm != 0 {
@@ -439,7 +494,11 @@ impl<'a> Worker<'a> {
                 v
             };
             let d = &mut w.regs[i.r[k] as usize];
-            each(m, |l| d[l] = v);
+            for (l, x) in d.iter_mut().enumerate() {
+                if (m >> l) & 1 != 0 {
+                    *x = v;
+                }
+            }
         }
     }
 

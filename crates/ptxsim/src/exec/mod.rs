@@ -10,6 +10,7 @@
 
 pub mod alu;
 mod builtins;
+mod cpu;
 pub mod float;
 mod memops;
 mod run;
@@ -190,6 +191,11 @@ pub struct Worker<'a> {
     bars: Vec<BarState>,
     /// Instructions executed and not yet added to `ctx.executed`.
     pending: u64,
+    /// Run the x86-64-v3 build of the interpreter loop.
+    v3: bool,
+    /// Instructions left before the next checkpoint, and the checkpoint interval.
+    fuel: u32,
+    slice: u32,
     pub total: u64,
     /// (kind, pc) of non-fatal reports already made by this worker.
     reported: std::collections::HashSet<(CheckKind, u32)>,
@@ -238,6 +244,10 @@ impl<'a> Worker<'a> {
                 ..Warp::default()
             });
         }
+        let slice = match ctx.budget {
+            Some(b) => (b.clamp(1, SLICE as u64)) as u32,
+            None => SLICE,
+        };
         Worker {
             ctx,
             warps,
@@ -253,6 +263,9 @@ impl<'a> Worker<'a> {
             epoch: 0,
             bars: vec![BarState::default(); 16],
             pending: 0,
+            v3: cpu::has_v3(),
+            fuel: slice,
+            slice,
             total: 0,
             reported: Default::default(),
         }
@@ -455,11 +468,18 @@ impl<'a> Worker<'a> {
 
     fn run_warp_until_stop(&mut self, w: &mut Warp) -> Result<(), Fault> {
         loop {
-            let mut fuel = SLICE;
+            // Fuel carries over between warps, so that code that keeps switching warps (loops
+            // around barriers) still reaches the cancel and budget checks.
+            let mut fuel = self.fuel;
             let r = self.run_warp(w, &mut fuel);
-            self.pending += (SLICE - fuel) as u64;
+            self.pending += (self.fuel - fuel) as u64;
+            self.fuel = fuel;
+            if fuel == 0 {
+                self.fuel = self.slice;
+                self.checkpoint(w.idx, w.pc)?;
+            }
             match r? {
-                Stop::Yield => self.checkpoint(w.idx, w.pc)?,
+                Stop::Yield => {}
                 Stop::Done => {
                     w.done = true;
                     return Ok(());

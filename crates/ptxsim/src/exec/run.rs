@@ -351,8 +351,9 @@ fn float_to_float(a: u64, from: FTy, to: FTy, rnd: Rnd, irnd: IRnd, ftz: bool, s
 }
 
 impl Worker<'_> {
-    /// Run the warp's current group until it blocks, exits, or uses up `fuel` instructions.
-    pub(super) fn run_warp(&mut self, w: &mut Warp, fuel: &mut u32) -> Result<Stop, Fault> {
+    /// The interpreter loop (see `cpu` for the two builds of it).
+    #[inline(always)]
+    pub(super) fn run_warp_impl(&mut self, w: &mut Warp, fuel: &mut u32) -> Result<Stop, Fault> {
         let prog = self.ctx.prog;
         let code: &[Inst] = &prog.code;
         let mut pc = w.pc;
@@ -810,7 +811,7 @@ impl Worker<'_> {
                 Op::MatchAll { bits } => super::warpops::match_all(w, i, m, bits),
                 Op::Redux { op, signed } => super::warpops::redux(w, i, m, op, signed),
                 Op::Clock { wide } => {
-                    let t = (self.total + self.pending + (super::SLICE - *fuel) as u64) * 4;
+                    let t = (self.total + self.pending + (self.fuel - *fuel) as u64) * 4;
                     let v = if wide { t } else { t & 0xFFFF_FFFF };
                     let d = &mut w.regs[i.r[0] as usize];
                     each(m, |l| d[l] = v);
