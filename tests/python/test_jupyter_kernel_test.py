@@ -44,7 +44,7 @@ class NbcudaKernelTests(jupyter_kernel_test.KernelTests):
         "let v = vec![1, 2,",
         'let s = "abc',
         "/* a comment",
-        "%%cuda",
+        "%%cuda\n__global__ void k(float *x) {",
     ]
     invalid_code_samples = ["}", "let x = (1, 2];"]
 

@@ -61,6 +61,10 @@ def test_notebook_outputs_match(name):
 
     code_cells = [c for c in nb.cells if c.cell_type == "code"]
     got = [normalise(c.outputs) for c in code_cells]
-    for i, (cell, want, have) in enumerate(zip(code_cells, expected, got)):
-        assert have == want, f"code cell {i + 1}:\n{cell.source}\nexpected {want!r}\ngot      {have!r}"
+    mismatches = [
+        f"code cell {i + 1}:\n{cell.source}\nexpected {want!r}\ngot      {have!r}"
+        for i, (cell, want, have) in enumerate(zip(code_cells, expected, got))
+        if have != want
+    ]
+    assert not mismatches, "\n\n".join(mismatches)
     assert [c.execution_count for c in code_cells] == list(range(1, len(code_cells) + 1))

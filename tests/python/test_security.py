@@ -171,14 +171,22 @@ def test_bad_json_content_with_valid_signature(raw):
     assert ex.status == "ok" and "still fine" in ex.stream(), ex.describe()
 
 
-def test_execute_request_missing_fields(raw):
-    """Valid JSON, valid signature, but no `code`: an error reply or nothing, never a crash."""
+@pytest.mark.parametrize(
+    "content",
+    [{"silent": False}, {"code": 42}, {"code": None, "silent": "yes"}, {"code": ["a"]}],
+    ids=["no code", "code is a number", "code null", "code a list"],
+)
+def test_execute_request_with_wrong_fields(raw, content):
+    """Valid signature and JSON, wrong fields: at most one well-formed reply, never a crash."""
     session, key, shell, _, kc = raw
-    parts, _ = frames(session, "execute_request", {"silent": False})
+    parts, msg_id = frames(session, "execute_request", content)
     shell.send_multipart([DELIM, sign(key, parts), *parts])
-    for reply in recv_all(shell, 2.0):
+    replies = recv_all(shell, 2.0)
+    assert len(replies) <= 1, replies
+    for reply in replies:
         msg = session.deserialize(session.feed_identities(reply)[1])
-        assert msg["content"]["status"] in ("error", "abort", "aborted"), msg
+        assert msg["parent_header"]["msg_id"] == msg_id
+        assert msg["content"]["status"] in ("ok", "error", "aborted"), msg
     assert_alive(kc)
 
 
