@@ -41,10 +41,12 @@ pub fn materialize() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// The evcxr lines that make `nb` available in every Rust cell.
+/// The evcxr lines that make `nb` available in every Rust cell. `:cache` turns on evcxr's
+/// build cache (in ~/.cache/evcxr), so `nb` and its dependencies compile once per machine, not
+/// once per Jupyter kernel start.
 pub fn prelude(dir: &std::path::Path) -> Vec<String> {
-    vec![format!(
-        ":dep nb = {{ path = {:?} }}",
-        dir.to_string_lossy()
-    )]
+    vec![
+        ":cache 2048".to_string(),
+        format!(":dep nb = {{ path = {:?} }}", dir.to_string_lossy()),
+    ]
 }

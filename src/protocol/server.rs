@@ -21,8 +21,9 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use zeromq::{SocketRecv, SocketSend};
 
-/// How long after a failed cell (with `stop_on_error`) queued execute requests are aborted.
-const ABORT_WINDOW: Duration = Duration::from_millis(100);
+/// After a failed cell (with `stop_on_error`), how long to look for execute requests that were
+/// already queued. Only requests sent before the failure was reported are aborted.
+const ABORT_WINDOW: Duration = Duration::from_millis(20);
 
 /// One message for the iopub task.
 struct IopubItem {
@@ -403,14 +404,28 @@ async fn shell_loop(mut socket: zeromq::RouterSocket, kernel: Arc<Kernel>) -> an
         };
         let failed = handle_shell(&mut socket, &kernel, Arc::new(msg)).await;
         if failed {
-            abort_queued(&mut socket, &kernel).await;
+            abort_queued(&mut socket, &kernel, chrono::Utc::now()).await;
         }
     }
 }
 
-/// After a failed cell with `stop_on_error`: answer the execute requests already queued with
-/// `aborted`; other requests are served normally.
-async fn abort_queued(socket: &mut zeromq::RouterSocket, kernel: &Arc<Kernel>) {
+/// Was this request sent before `failed_at`? (A request without a readable date counts as
+/// queued.)
+fn sent_before(msg: &Message, failed_at: chrono::DateTime<chrono::Utc>) -> bool {
+    msg.header
+        .get("date")
+        .and_then(Value::as_str)
+        .and_then(|d| chrono::DateTime::parse_from_rfc3339(d).ok())
+        .is_none_or(|d| d.with_timezone(&chrono::Utc) <= failed_at)
+}
+
+/// After a failed cell with `stop_on_error`: answer the execute requests that were already
+/// queued with `aborted`; other requests, and those sent after the failure, are served normally.
+async fn abort_queued(
+    socket: &mut zeromq::RouterSocket,
+    kernel: &Arc<Kernel>,
+    failed_at: chrono::DateTime<chrono::Utc>,
+) {
     let deadline = tokio::time::Instant::now() + ABORT_WINDOW;
     while let Ok(received) = tokio::time::timeout_at(deadline, socket.recv()).await {
         let msg = match received {
@@ -426,7 +441,7 @@ async fn abort_queued(socket: &mut zeromq::RouterSocket, kernel: &Arc<Kernel>) {
                 break;
             }
         };
-        if msg.msg_type() == "execute_request" {
+        if msg.msg_type() == "execute_request" && sent_before(&msg, failed_at) {
             kernel.publisher.status("busy", &msg);
             let count = kernel
                 .execution_count
@@ -442,7 +457,7 @@ async fn abort_queued(socket: &mut zeromq::RouterSocket, kernel: &Arc<Kernel>) {
             kernel.publisher.status("idle", &msg);
         } else {
             // A failed cell among these does not extend the window.
-            let _ = handle_shell(socket, kernel, msg).await;
+            let _ = Box::pin(handle_shell(socket, kernel, msg)).await;
         }
     }
 }
