@@ -61,18 +61,35 @@ fn rd(buf: &[u8], off: usize, size: usize) -> u64 {
     }
 }
 
+/// Load from memory kept as little-endian 64-bit words; `off` is aligned to `size`.
 #[inline(always)]
-fn rd4(buf: &[u8], off: usize) -> u64 {
-    match buf.get(off..off + 4) {
-        Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]) as u64,
-        None => 0,
+fn wrd(words: &[u64], off: usize, size: usize) -> u64 {
+    let w = words.get(off >> 3).copied().unwrap_or(0);
+    let v = w >> ((off & 7) * 8);
+    if size >= 8 {
+        v
+    } else {
+        v & ((1u64 << (size * 8)) - 1)
     }
 }
 
 #[inline(always)]
-fn wr4(buf: &mut [u8], off: usize, v: u64) {
-    if let Some(s) = buf.get_mut(off..off + 4) {
-        s.copy_from_slice(&(v as u32).to_le_bytes());
+fn wrd4(words: &[u64], off: usize) -> u64 {
+    let w = words.get(off >> 3).copied().unwrap_or(0);
+    (w >> ((off & 4) * 8)) & 0xFFFF_FFFF
+}
+
+/// Store into memory kept as little-endian 64-bit words; `off` is aligned to `size`.
+#[inline(always)]
+fn wwr(words: &mut [u64], off: usize, size: usize, v: u64) {
+    if let Some(w) = words.get_mut(off >> 3) {
+        if size >= 8 {
+            *w = v;
+        } else {
+            let shift = (off & 7) * 8;
+            let mask = ((1u64 << (size * 8)) - 1) << shift;
+            *w = (*w & !mask) | ((v << shift) & mask);
+        }
     }
 }
 
@@ -160,7 +177,7 @@ impl<'a> Worker<'a> {
             }
             MemSpace::Shared => {
                 let off = a as u32 as usize;
-                if off + total as usize > self.shared.len() {
+                if off + total as usize > self.ctx.shared_bytes as usize {
                     return Err(self.space_fault(w, l, pc, MemSpace::Shared, off, total, acc));
                 }
                 if self.ctx.check && acc != Access::Atomic {
@@ -205,7 +222,7 @@ impl<'a> Worker<'a> {
     fn load_at(&self, w: &Warp, p: Place, off: usize, size: usize) -> u64 {
         match p {
             Place::Global(h) => h.load(off, size),
-            Place::Shared(o) => rd(&self.shared, o + off, size),
+            Place::Shared(o) => wrd(&self.shared, o + off, size),
             Place::Local(o) => rd(&w.local, o + off, size),
             Place::Param(o) => rd(self.ctx.params, o + off, size),
         }
@@ -215,13 +232,14 @@ impl<'a> Worker<'a> {
     fn store_at(&mut self, w: &mut Warp, p: Place, off: usize, size: usize, v: u64) {
         match p {
             Place::Global(h) => h.store(off, size, v),
-            Place::Shared(o) => wr(&mut self.shared, o + off, size, v),
+            Place::Shared(o) => wwr(&mut self.shared, o + off, size, v),
             Place::Local(o) => wr(&mut w.local, o + off, size, v),
             Place::Param(_) => {}
         }
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(super) fn ld(
         &mut self,
         w: &mut Warp,
@@ -253,14 +271,14 @@ impl<'a> Worker<'a> {
     ) -> Result<[usize; 32], Fault> {
         let base = &w.regs[i.r[4] as usize];
         let imm = i.imm as u64;
-        let len = self.shared.len();
+        let len = self.ctx.shared_bytes as usize;
         let align = total.min(16) - 1;
         let mut offs = [0usize; 32];
         let mut bad = 0u32;
         for l in 0..32 {
             let off = base[l].wrapping_add(imm) as u32 as usize;
             offs[l] = off;
-            bad |= ((off + total > len || off & align != 0) as u32) << l;
+            bad |= (((off + total > len) | (off & align != 0)) as u32) << l;
         }
         if bad & m != 0 {
             let l = (bad & m).trailing_zeros() as usize;
@@ -292,6 +310,7 @@ impl<'a> Worker<'a> {
         Ok(offs)
     }
 
+    #[inline(always)]
     fn ld_shared(
         &mut self,
         w: &mut Warp,
@@ -306,9 +325,14 @@ impl<'a> Worker<'a> {
         let sh = &self.shared[..];
         for k in 0..n as usize {
             let d = &mut w.regs[i.r[k] as usize];
-            match sz {
-                4 => each(m, |l| d[l] = rd4(sh, offs[l] + 4 * k)),
-                _ => each(m, |l| d[l] = rd(sh, offs[l] + k * sz, sz)),
+            if sz == 4 {
+                for l in 0..32 {
+                    if (m >> l) & 1 != 0 {
+                        d[l] = wrd4(sh, offs[l] + 4 * k);
+                    }
+                }
+            } else {
+                each(m, |l| d[l] = wrd(sh, offs[l] + k * sz, sz));
             }
         }
         Ok(())
@@ -346,6 +370,7 @@ impl<'a> Worker<'a> {
         (addr, p.map(|p| (p, lo)))
     }
 
+    #[inline(always)]
     fn ld_global(
         &mut self,
         w: &mut Warp,
@@ -425,6 +450,7 @@ impl<'a> Worker<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(super) fn st(
         &mut self,
         w: &mut Warp,
@@ -441,10 +467,7 @@ impl<'a> Worker<'a> {
             for k in 0..n as usize {
                 let v = &w.regs[i.r[k] as usize];
                 let sh = &mut self.shared[..];
-                match sz {
-                    4 => each(m, |l| wr4(sh, offs[l] + 4 * k, v[l])),
-                    _ => each(m, |l| wr(sh, offs[l] + k * sz, sz, v[l])),
-                }
+                each(m, |l| wwr(sh, offs[l] + k * sz, sz, v[l]));
             }
             return Ok(());
         }
@@ -483,6 +506,7 @@ impl<'a> Worker<'a> {
     }
 
     /// Uniform kernel-parameter load at a constant offset.
+    #[inline(always)]
     pub(super) fn ldk(&mut self, w: &mut Warp, i: &Inst, m: u32, size: u8, n: u8, sext: bool) {
         let sz = size as usize;
         for k in 0..n as usize {
@@ -625,7 +649,7 @@ impl<'a> Worker<'a> {
         acc: Access,
     ) -> Fault {
         let (limit, what) = match space {
-            MemSpace::Shared => (self.shared.len(), "shared memory of the block"),
+            MemSpace::Shared => (self.ctx.shared_bytes as usize, "shared memory of the block"),
             MemSpace::Local => (
                 self.ctx.prog.local_bytes as usize,
                 "local memory of the thread",

@@ -120,6 +120,22 @@ impl Warp {
             self.resched_pc = u32::MAX;
             return false;
         }
+        // Fast path: every waiting lane is at the same PC and depth (reconverged).
+        let l0 = self.waiting.trailing_zeros() as usize;
+        let (p0, d0) = (self.lane_pc[l0], self.depth[l0]);
+        let mut same = true;
+        for l in 0..32 {
+            if (self.waiting >> l) & 1 != 0 {
+                same &= self.lane_pc[l] == p0 && self.depth[l] == d0;
+            }
+        }
+        if same {
+            self.mask = self.waiting;
+            self.waiting = 0;
+            self.pc = p0;
+            self.resched_pc = u32::MAX;
+            return true;
+        }
         let mut best_d = 0u16;
         let mut best_pc = u32::MAX;
         alu::each(self.waiting, |l| {
@@ -180,7 +196,8 @@ pub struct BlockOut {
 pub struct Worker<'a> {
     pub ctx: &'a Ctx<'a>,
     warps: Vec<Warp>,
-    shared: Vec<u8>,
+    /// The block's shared memory, as little-endian 64-bit words.
+    shared: Vec<u64>,
     shadow: Shadow,
     /// Last translation hits, one per instruction slot (pc modulo `CACHES`).
     cache: [Cache<'a>; CACHES],
@@ -251,7 +268,7 @@ impl<'a> Worker<'a> {
         Worker {
             ctx,
             warps,
-            shared: vec![0u8; ctx.shared_bytes as usize],
+            shared: vec![0u64; (ctx.shared_bytes as usize).div_ceil(8)],
             shadow: Shadow::new(if ctx.check {
                 ctx.shared_bytes as usize
             } else {
