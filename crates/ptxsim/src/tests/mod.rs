@@ -1,7 +1,10 @@
 //! Engine tests through the public API on real NVRTC output (PTX embedded from `ptx/`, generated
-//! by NVRTC 12.9 with `-arch=compute_80 -lineinfo`; the CUDA source is in each file's comment
-//! or the test).
+//! by NVRTC 12.9 with `-arch=compute_80 -lineinfo` from the `.cu` files beside them), and on
+//! hand-written PTX for instruction semantics NVRTC rarely emits.
 
 mod util;
 
 mod basic;
+mod control;
+mod memory;
+mod warp;

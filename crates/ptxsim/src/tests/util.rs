@@ -60,3 +60,35 @@ pub fn download_u32(dev: &Device, p: DevicePtr, n: usize) -> Vec<u32> {
 pub fn p64(p: DevicePtr) -> [u8; 8] {
     p.to_le_bytes()
 }
+
+pub fn upload_i32(dev: &Device, v: &[i32]) -> DevicePtr {
+    let u: Vec<u32> = v.iter().map(|&x| x as u32).collect();
+    upload_u32(dev, &u)
+}
+
+pub fn download_i32(dev: &Device, p: DevicePtr, n: usize) -> Vec<i32> {
+    download_u32(dev, p, n)
+        .into_iter()
+        .map(|x| x as i32)
+        .collect()
+}
+
+pub fn i32b(v: i32) -> [u8; 4] {
+    v.to_le_bytes()
+}
+
+/// Launch and expect success without check reports.
+pub fn run(
+    dev: &Device,
+    m: &crate::Module,
+    k: &str,
+    grid: crate::Dim3,
+    block: crate::Dim3,
+    args: &[&[u8]],
+) -> crate::LaunchReport {
+    let r = dev
+        .launch(m, k, &crate::LaunchConfig::new(grid, block), args)
+        .unwrap_or_else(|e| panic!("{k}: {e:?}"));
+    assert!(r.reports.is_empty(), "{k}: {:#?}", r.reports);
+    r
+}

@@ -1,0 +1,205 @@
+//! Divergence, reconvergence, calls (recursive and by-value aggregates), barriers with
+//! reductions, 3-D grids, cancel and budget — on NVRTC output of `ptx/control.cu`.
+
+use super::util::*;
+use crate::*;
+
+const PTX: &str = include_str!("ptx/control.ptx");
+
+fn divergent_ref(v: i32) -> i32 {
+    let mut acc: i32 = 0;
+    for k in 0..(v & 15) {
+        if k % 3 == 0 {
+            continue;
+        }
+        if k > 11 && (v & 64) != 0 {
+            break;
+        }
+        if v & 1 != 0 {
+            if k & 1 != 0 {
+                acc += k;
+            } else {
+                acc -= 1;
+            }
+        } else {
+            acc += 2 * k;
+        }
+    }
+    match v % 4 {
+        0 => acc += 100,
+        1 => acc *= 2,
+        2 => acc = (acc - 7) ^ 5,
+        _ => acc ^= 5,
+    }
+    acc
+}
+
+fn fib(n: i32) -> i32 {
+    if n < 2 {
+        n
+    } else {
+        fib(n - 1) + fib(n - 2)
+    }
+}
+
+#[test]
+fn divergent_loops_break_continue_switch() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let mut rng = Rng(seed());
+    let n = 3000 + rng.below(500) as usize;
+    let v: Vec<i32> = (0..n).map(|_| rng.next() as i32).collect();
+    let (pi, po) = (upload_i32(&dev, &v), dev.alloc(n * 4).unwrap());
+    run(
+        &dev,
+        &m,
+        "divergent",
+        ((n as u32).div_ceil(96), 1, 1),
+        (96, 1, 1),
+        &[&p64(pi), &p64(po), &i32b(n as i32)],
+    );
+    let out = download_i32(&dev, po, n);
+    for i in 0..n {
+        assert_eq!(out[i], divergent_ref(v[i]), "i={i} v={}", v[i]);
+    }
+}
+
+#[test]
+fn recursive_and_aggregate_returning_calls() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let mut rng = Rng(seed());
+    let n = 500 + rng.below(100) as usize;
+    let v: Vec<i32> = (0..n).map(|_| (rng.next() % 1000) as i32).collect();
+    let pi = upload_i32(&dev, &v);
+    let po = dev.alloc(2 * n * 4).unwrap();
+    let pf = dev.alloc(n * 4).unwrap();
+    run(
+        &dev,
+        &m,
+        "calls",
+        ((n as u32).div_ceil(64), 1, 1),
+        (64, 1, 1),
+        &[&p64(pi), &p64(po), &p64(pf), &i32b(n as i32)],
+    );
+    let out = download_i32(&dev, po, 2 * n);
+    let f = download_f32(&dev, pf, n);
+    for i in 0..n {
+        let want = if v[i] & 1 != 0 {
+            fib(v[i] & 15)
+        } else {
+            -fib((v[i] >> 1) & 7)
+        };
+        assert_eq!(out[i], want, "fib at {i}");
+        assert_eq!(out[n + i], v[i] * 3 + v[i % 5], "pair.a at {i}");
+        assert_eq!(f[i], v[i] as f32 * 0.5, "pair.b at {i}");
+    }
+    let k = m.kernel("calls").unwrap();
+    assert!(k.local_bytes > 0);
+}
+
+#[test]
+fn block_reduction_and_syncthreads_count_and_or() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let mut rng = Rng(seed());
+    let blocks = 37usize;
+    let n = blocks * 256 - rng.below(200) as usize;
+    let v: Vec<i32> = (0..n).map(|_| (rng.next() % 21) as i32 - 10).collect();
+    let pi = upload_i32(&dev, &v);
+    let po = dev.alloc(blocks * 16).unwrap();
+    let mut cfg = LaunchConfig::new((blocks as u32, 1, 1), (256, 1, 1));
+    cfg.threads = 2;
+    let r = dev
+        .launch(&m, "syncs", &cfg, &[&p64(pi), &p64(po), &i32b(n as i32)])
+        .unwrap();
+    assert!(r.reports.is_empty(), "{:?}", r.reports);
+    let out = download_i32(&dev, po, blocks * 4);
+    for b in 0..blocks {
+        let chunk: Vec<i32> = (0..256)
+            .map(|t| v.get(b * 256 + t).copied().unwrap_or(0))
+            .collect();
+        assert_eq!(out[b * 4], chunk.iter().sum::<i32>(), "sum of block {b}");
+        assert_eq!(
+            out[b * 4 + 1],
+            chunk.iter().filter(|&&x| x > 0).count() as i32
+        );
+        assert_eq!(out[b * 4 + 2], 1);
+        assert_eq!(out[b * 4 + 3], chunk.contains(&7) as i32);
+    }
+}
+
+#[test]
+fn three_dimensional_grids_and_blocks() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let (grid, block) = ((3u32, 2u32, 2u32), (5u32, 3u32, 4u32));
+    let total = (3 * 2 * 2 * 5 * 3 * 4) as usize;
+    let po = dev.alloc(total * 4).unwrap();
+    run(&dev, &m, "grid3d", grid, block, &[&p64(po)]);
+    let out = download_u32(&dev, po, total);
+    let mut k = 0;
+    for bz in 0..2 {
+        for by in 0..2 {
+            for bx in 0..3 {
+                for tz in 0..4 {
+                    for ty in 0..3 {
+                        for tx in 0..5 {
+                            let want =
+                                (tx << 24) | (ty << 16) | (tz << 12) | (bx << 8) | (by << 4) | bz;
+                            assert_eq!(
+                                out[k], want,
+                                "thread ({tx},{ty},{tz}) block ({bx},{by},{bz})"
+                            );
+                            k += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn cancel_stops_an_infinite_loop_within_a_second() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let flag = dev.alloc(8).unwrap();
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut cfg = LaunchConfig::new((4, 1, 1), (64, 1, 1));
+    cfg.cancel = Some(cancel.clone());
+    let c2 = cancel.clone();
+    let t0 = std::time::Instant::now();
+    let h = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        c2.store(true, std::sync::atomic::Ordering::Relaxed);
+        std::time::Instant::now()
+    });
+    let e = dev.launch(&m, "spin", &cfg, &[&p64(flag)]).unwrap_err();
+    let stopped = std::time::Instant::now();
+    let raised = h.join().unwrap();
+    let LaunchError::Fault { report, .. } = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(report.kind, CheckKind::Cancelled);
+    assert!(stopped.duration_since(raised).as_secs_f64() < 1.0);
+    assert!(t0.elapsed().as_secs_f64() < 5.0);
+}
+
+#[test]
+fn instruction_budget_stops_a_launch() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let flag = dev.alloc(8).unwrap();
+    let mut cfg = LaunchConfig::new((1, 1, 1), (32, 1, 1));
+    cfg.instruction_budget = Some(5000);
+    let e = dev.launch(&m, "spin", &cfg, &[&p64(flag)]).unwrap_err();
+    let LaunchError::Fault { report, .. } = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(report.kind, CheckKind::BudgetExceeded);
+    // The same kernel finishes when the flag is already set.
+    dev.write(flag, 0, &1i32.to_le_bytes()).unwrap();
+    let r = dev.launch(&m, "spin", &cfg, &[&p64(flag)]).unwrap();
+    assert!(r.warp_instructions < 5000);
+}
