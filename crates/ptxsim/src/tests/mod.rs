@@ -5,6 +5,7 @@
 mod util;
 
 mod basic;
+mod checks;
 mod control;
 mod memory;
 mod warp;

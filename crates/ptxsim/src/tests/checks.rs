@@ -1,0 +1,195 @@
+//! One planted bug per checker class (NVRTC output of `ptx/checks.cu`): the exact report
+//! (kind, kernel, block, thread, address, allocation, source line), and clean runs.
+
+use super::util::*;
+use crate::*;
+
+const PTX: &str = include_str!("ptx/checks.ptx");
+const SRC: &str = include_str!("ptx/checks.cu");
+
+/// The 1-based line of `checks.cu` containing `marker`.
+fn line_of(marker: &str) -> u32 {
+    SRC.lines()
+        .position(|l| l.contains(marker))
+        .expect("marker") as u32
+        + 1
+}
+
+fn fault(r: Result<LaunchReport, LaunchError>) -> CheckReport {
+    match r {
+        Err(LaunchError::Fault { report, .. }) => *report,
+        other => panic!("expected a fault, got {other:?}"),
+    }
+}
+
+fn cfg(grid: u32, block: u32) -> LaunchConfig {
+    LaunchConfig::new((grid, 1, 1), (block, 1, 1))
+}
+
+#[test]
+fn out_of_bounds_global_read() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let n = 300usize;
+    let a = dev.alloc(n * 4).unwrap();
+    let out = dev.alloc(n * 4).unwrap();
+    let r = fault(dev.launch(
+        &m,
+        "oob_read",
+        &cfg(3, 128),
+        &[&p64(a), &p64(out), &i32b(n as i32)],
+    ));
+    assert_eq!(r.kind, CheckKind::OutOfBounds);
+    assert_eq!(r.kernel, "oob_read");
+    assert_eq!((r.block, r.thread), ((2, 0, 0), (300 - 256, 0, 0)));
+    assert_eq!(r.address, a + 1200);
+    assert_eq!(r.size, 4);
+    assert_eq!(
+        r.allocation.as_deref(),
+        Some(format!("4 bytes past the end of a 1200-byte global allocation at 0x{a:x}").as_str())
+    );
+    assert_eq!(
+        r.line.as_ref().map(|l| l.line),
+        Some(line_of("out[i < n ? i : 0] = a[i]"))
+    );
+    assert!(r.message.contains("global load"), "{}", r.message);
+}
+
+#[test]
+fn misaligned_load() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let base = dev.alloc(256).unwrap();
+    let out = dev.alloc(256).unwrap();
+    let r = fault(dev.launch(&m, "misaligned", &cfg(1, 32), &[&p64(base), &p64(out)]));
+    assert_eq!(r.kind, CheckKind::Misaligned);
+    assert_eq!(r.thread, (5, 0, 0));
+    assert_eq!(r.address, base + 22);
+    assert_eq!(r.line.map(|l| l.line), Some(line_of("(t == 5 ? 2 : 0)")));
+}
+
+#[test]
+fn use_after_free() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let p = dev.alloc(1024).unwrap();
+    dev.free(p).unwrap();
+    let r = fault(dev.launch(&m, "uaf", &cfg(1, 64), &[&p64(p)]));
+    assert_eq!(r.kind, CheckKind::UseAfterFree);
+    assert_eq!(r.thread, (0, 0, 0));
+    assert_eq!(r.address, p);
+    assert!(r
+        .allocation
+        .unwrap()
+        .contains("1024-byte global allocation"));
+}
+
+#[test]
+fn shared_race_and_the_barrier_that_fixes_it() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let out = dev.alloc(512).unwrap();
+    let r = dev.launch(&m, "race", &cfg(2, 128), &[&p64(out)]).unwrap();
+    // Warp 0 runs first: it reads s[64..96] before warp 2 writes it (the write races with
+    // that read), then warp 2 reads s[0..32] that warp 0 wrote (the read races with that
+    // write). One report per racing instruction.
+    assert_eq!(r.reports.len(), 2, "{:#?}", r.reports);
+    let line = line_of("missing __syncthreads") - 1;
+    let (w, rd) = (&r.reports[0], &r.reports[1]);
+    for rep in [w, rd] {
+        assert_eq!(rep.kind, CheckKind::SharedRace);
+        assert_eq!(rep.block, (0, 0, 0));
+        assert_eq!(rep.space, "shared");
+    }
+    assert_eq!(w.thread, (64, 0, 0));
+    assert_eq!(w.line.as_ref().map(|l| l.line), Some(line));
+    assert!(
+        w.message.contains("write of 4 bytes") && w.message.contains("thread (0,0,0)"),
+        "{}",
+        w.message
+    );
+    assert_eq!(rd.thread, (64, 0, 0));
+    assert_eq!(rd.line.as_ref().map(|l| l.line), Some(line + 2));
+    assert!(
+        rd.message.contains("read of 4 bytes") && rd.message.contains("write"),
+        "{}",
+        rd.message
+    );
+    let r = dev
+        .launch(&m, "race_fixed", &cfg(2, 128), &[&p64(out)])
+        .unwrap();
+    assert!(r.reports.is_empty(), "{:#?}", r.reports);
+    let o = download_i32(&dev, out, 128);
+    for t in 0..128 {
+        assert_eq!(o[t], ((t + 64) % 128) as i32);
+    }
+    // With the checker off there is no report.
+    let mut c = cfg(2, 128);
+    c.check = false;
+    assert!(dev
+        .launch(&m, "race", &c, &[&p64(out)])
+        .unwrap()
+        .reports
+        .is_empty());
+}
+
+#[test]
+fn divergent_barrier() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let out = dev.alloc(512).unwrap();
+    let r = fault(dev.launch(&m, "div_barrier", &cfg(1, 64), &[&p64(out)]));
+    assert_eq!(r.kind, CheckKind::DivergentBarrier);
+    assert_eq!(r.thread, (0, 0, 0));
+    assert_eq!(
+        r.line.map(|l| l.line),
+        Some(line_of("if (t % 32 < 16)") + 1)
+    );
+}
+
+#[test]
+fn shuffle_from_inactive_lanes() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let out = dev.alloc(128).unwrap();
+    let r = dev
+        .launch(&m, "bad_shuffle", &cfg(1, 32), &[&p64(out)])
+        .unwrap();
+    assert_eq!(r.reports.len(), 1, "{:#?}", r.reports);
+    assert_eq!(r.reports[0].kind, CheckKind::InactiveLaneShuffle);
+    assert_eq!(r.reports[0].thread, (0, 0, 0));
+    assert_eq!(
+        r.reports[0].line.as_ref().map(|l| l.line),
+        Some(line_of("__shfl_sync(0x0000ffff"))
+    );
+}
+
+#[test]
+fn local_memory_out_of_bounds() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let out = dev.alloc(256).unwrap();
+    let r = dev
+        .launch(&m, "local_oob", &cfg(1, 32), &[&p64(out), &i32b(2)])
+        .unwrap();
+    assert!(r.reports.is_empty());
+    let r = fault(dev.launch(&m, "local_oob", &cfg(1, 32), &[&p64(out), &i32b(100)]));
+    assert_eq!(r.kind, CheckKind::OutOfBounds);
+    assert_eq!(r.space, "local");
+    assert_eq!(r.thread, (0, 0, 0));
+}
+
+#[test]
+fn assertion_failure_is_a_trap_naming_the_thread() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let out = dev.alloc(256).unwrap();
+    let r = fault(dev.launch(&m, "asserts", &cfg(1, 32), &[&p64(out)]));
+    assert_eq!(r.kind, CheckKind::Trap);
+    assert_eq!(r.thread, (3, 0, 0));
+    assert!(
+        r.message.contains("Assertion `t != 3` failed"),
+        "{}",
+        r.message
+    );
+}
