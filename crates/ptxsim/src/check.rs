@@ -149,7 +149,7 @@ impl Shadow {
         self.byte_mode.fill(false);
     }
 
-    fn to_byte_mode(&mut self, word: usize) {
+    fn enter_byte_mode(&mut self, word: usize) {
         if !self.byte_mode[word] {
             self.byte_mode[word] = true;
             let (w, r) = (self.w[word], self.r[word]);
@@ -196,7 +196,7 @@ impl Shadow {
         let mut b = off;
         while b < end {
             let word = b / 4;
-            let aligned_word = b % 4 == 0 && end - b >= 4;
+            let aligned_word = b.is_multiple_of(4) && end - b >= 4;
             if aligned_word && !self.byte_mode[word] {
                 let c = visit(
                     &mut self.w[word],
@@ -211,7 +211,7 @@ impl Shadow {
                 b += 4;
                 continue;
             }
-            self.to_byte_mode(word);
+            self.enter_byte_mode(word);
             let c = visit(&mut self.bw[b], &mut self.br[b], epoch, tid, wep, write, b);
             found = found.or(c);
             b += 1;

@@ -68,20 +68,13 @@ impl Buf {
             _life: PhantomData,
         }
     }
-    /// Copy `data` into the buffer at `offset` (caller checked the range).
-    pub fn write(&self, offset: usize, data: &[u8]) {
-        let h = self.whole();
-        for (i, &b) in data.iter().enumerate() {
-            h.store(offset + i, 1, b as u64);
-        }
-    }
     /// Copy bytes from the buffer at `offset` into `out` (caller checked the range).
     pub fn read(&self, offset: usize, out: &mut [u8]) {
         let h = self.whole();
         let mut i = 0;
         while i < out.len() {
             let o = offset + i;
-            if o % 8 == 0 && out.len() - i >= 8 {
+            if o.is_multiple_of(8) && out.len() - i >= 8 {
                 out[i..i + 8].copy_from_slice(&h.load(o, 8).to_le_bytes());
                 i += 8;
             } else {
@@ -96,7 +89,7 @@ impl Buf {
         let mut i = 0;
         while i < data.len() {
             let o = offset + i;
-            if o % 8 == 0 && data.len() - i >= 8 {
+            if o.is_multiple_of(8) && data.len() - i >= 8 {
                 let mut w = [0u8; 8];
                 w.copy_from_slice(&data[i..i + 8]);
                 h.store(o, 8, u64::from_le_bytes(w));
@@ -469,7 +462,7 @@ mod tests {
             v.translate(&mut c, a + 8, 4).unwrap().load(0, 4),
             0xdead_beef
         );
-        assert_eq!(v2.describe_miss(8, 4).description.contains("null"), true);
+        assert!(v2.describe_miss(8, 4).description.contains("null"));
     }
 
     #[test]

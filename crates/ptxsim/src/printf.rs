@@ -425,12 +425,12 @@ mod tests {
                 "%f %.2f %10.3f %e",
                 vec![
                     Val::Double(1.5),
-                    Val::Double(3.14159),
+                    Val::Double(3.14659),
                     Val::Double(-2.0),
                     Val::Double(12345.678)
                 ]
             ),
-            "1.500000 3.14     -2.000 1.234568e+04"
+            "1.500000 3.15     -2.000 1.234568e+04"
         );
         assert_eq!(
             run(

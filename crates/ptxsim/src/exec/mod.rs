@@ -661,14 +661,15 @@ impl<'a> Worker<'a> {
             Callee::Vprintf => {
                 self.vprintf(w, m, pc, site_idx)?;
                 w.pc = pc + 1;
-                return Ok(None);
+                Ok(None)
             }
             Callee::AssertFail => {
                 if m == 0 {
                     w.pc = pc + 1;
-                    return Ok(None);
+                    Ok(None)
+                } else {
+                    Err(self.assert_fail(w, m, pc, site_idx))
                 }
-                return Err(self.assert_fail(w, m, pc, site_idx));
             }
             Callee::Func(fi) => {
                 if m == 0 {

@@ -140,6 +140,7 @@ fn write_setp(w: &mut Warp, i: &Inst, m: u32, t: u32, bop: BoolOp, cneg: bool, s
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn farith(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: u64) -> u64 {
     match ty {
         FTy::F32 => {

@@ -70,9 +70,9 @@ impl KB<'_> {
     fn name_value(&mut self, n: &str, line: usize) -> Result<Slot, ModuleError> {
         if let Some(sym) = self.lookup(n) {
             return Ok(match sym {
-                Sym::Reg(s, _) => s,
+                Sym::Reg(s) => s,
                 Sym::Local(off, _) => self.konst(off as u64),
-                Sym::KParam(off, _) => self.konst(PARAM_WIN + off as u64),
+                Sym::KParam(off) => self.konst(PARAM_WIN + off as u64),
             });
         }
         if let Some(r) = parse_sreg(n) {
@@ -126,20 +126,10 @@ impl KB<'_> {
         match o {
             Operand::Sink => Ok(self.sink),
             Operand::Name(n) => match self.lookup(n) {
-                Some(Sym::Reg(s, _)) => Ok(s),
+                Some(Sym::Reg(s)) => Ok(s),
                 _ => Err(perr(line, format!("`{n}` is not a register"))),
             },
             _ => Err(perr(line, "expected a destination register")),
-        }
-    }
-
-    fn reg_ty(&self, o: &Operand) -> Option<Ty> {
-        match o {
-            Operand::Name(n) => match self.lookup(n) {
-                Some(Sym::Reg(_, t)) => Some(t),
-                _ => None,
-            },
-            _ => None,
         }
     }
 
@@ -163,7 +153,7 @@ impl KB<'_> {
         };
         if let Some(sym) = self.lookup(n) {
             return Ok(match sym {
-                Sym::Reg(s, _) => MemRef::Addr {
+                Sym::Reg(s) => MemRef::Addr {
                     base: s,
                     imm: *offset,
                     space: lowered,
@@ -178,7 +168,7 @@ impl KB<'_> {
                     imm: off as i64 + offset,
                     space: MemSpace::Local,
                 },
-                Sym::KParam(off, _) => {
+                Sym::KParam(off) => {
                     if lowered == MemSpace::Param {
                         MemRef::KParam(off as i64 + offset)
                     } else {
@@ -226,7 +216,7 @@ impl KB<'_> {
         match &i.guard {
             None => Ok(None),
             Some((p, neg)) => match self.lookup(p) {
-                Some(Sym::Reg(s, _)) => Ok(Some((s, *neg))),
+                Some(Sym::Reg(s)) => Ok(Some((s, *neg))),
                 _ => Err(perr(i.line, format!("unknown predicate `{p}`"))),
             },
         }
@@ -261,7 +251,7 @@ impl KB<'_> {
                 match (&ops[0], &ops[1]) {
                     (Operand::Vector(ds), a) => {
                         let k = ds.len();
-                        if !(2..=4).contains(&k) || t.bits as usize % k != 0 {
+                        if !(2..=4).contains(&k) || !(t.bits as usize).is_multiple_of(k) {
                             return Err(unsup());
                         }
                         let mut r = [n; 6];
@@ -274,7 +264,7 @@ impl KB<'_> {
                     }
                     (d, Operand::Vector(srcs)) => {
                         let k = srcs.len();
-                        if !(2..=4).contains(&k) || t.bits as usize % k != 0 {
+                        if !(2..=4).contains(&k) || !(t.bits as usize).is_multiple_of(k) {
                             return Err(unsup());
                         }
                         let bits = t.bits / k as u8;
@@ -872,7 +862,7 @@ impl KB<'_> {
         ops: &[Operand],
         line: usize,
     ) -> Result<(), ModuleError> {
-        let unsup = || unsupported(line, format!("{}", mn.base));
+        let unsup = || unsupported(line, mn.base.to_string());
         let (cmp, force_unsigned) = mn.cmp().ok_or_else(unsup)?;
         let st = mn.ty().ok_or_else(unsup)?;
         let bop = if mn.has("and") {
@@ -1117,7 +1107,7 @@ impl KB<'_> {
             TK::S => AtomKind::S,
             _ => AtomKind::U,
         };
-        if (kind == AtomKind::F && t.bits < 32) || (t.bits < 32 && op != AtomOp::Cas) {
+        if t.bits < 32 && (kind == AtomKind::F || op != AtomOp::Cas) {
             return Err(unsup());
         }
         let first = if is_atom { 1 } else { 0 };
@@ -1180,7 +1170,7 @@ impl KB<'_> {
         if it.next().is_some() {
             return Err(unsupported(line, format!("{opcode} (indirect call)")));
         }
-        let mut locate = |o: &Operand| -> Result<(u32, u32), ModuleError> {
+        let locate = |o: &Operand| -> Result<(u32, u32), ModuleError> {
             match o {
                 Operand::Name(n) => match self.lookup(n) {
                     Some(Sym::Local(off, size)) => Ok((off, size)),

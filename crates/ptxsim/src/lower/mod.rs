@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use crate::ir::{CallSite, Callee, FuncInfo, Inst, Loc, Op, Program, SReg, Slot, NONE};
 use crate::parse::{Ast, Function, Init, Space, Stmt, VarDecl};
 use crate::{ModuleError, ParamInfo, PtxType};
-pub use types::{Ty, TK};
+pub use types::Ty;
 
 fn perr(line: usize, message: impl Into<String>) -> ModuleError {
     ModuleError::Parse {
@@ -148,7 +148,6 @@ fn float_bits(f: f64, size: usize) -> u64 {
 
 /// Module-level facts the lowering of every kernel needs.
 pub struct ModCtx<'a> {
-    pub ast: &'a Ast,
     /// Addresses of module `.global`/`.const` variables.
     pub globals: HashMap<String, u64>,
     /// Module-scope `.shared` variables.
@@ -184,7 +183,6 @@ impl<'a> ModCtx<'a> {
             .map(|(i, (k, _))| (*k, i as u32))
             .collect();
         ModCtx {
-            ast,
             globals,
             shared,
             funcs,
@@ -197,11 +195,11 @@ impl<'a> ModCtx<'a> {
 /// What a name in a function body stands for.
 #[derive(Debug, Clone, Copy)]
 pub enum Sym {
-    Reg(Slot, Ty),
+    Reg(Slot),
     /// A per-thread local byte offset (`.local` variables, function and call parameters).
     Local(u32, u32),
-    /// A kernel parameter: offset and size in the parameter buffer.
-    KParam(u32, u32),
+    /// A kernel parameter: its offset in the parameter buffer.
+    KParam(u32),
 }
 
 const ENTRY: usize = usize::MAX;
@@ -428,11 +426,12 @@ impl<'a> KB<'a> {
                 // Laid out beforehand by `layout_shared`.
             }
             Space::Reg => {
-                let ty = Ty::parse(&v.ty.scalar)
+                // Only the check matters: registers hold any type in 64-bit slots.
+                Ty::parse(&v.ty.scalar)
                     .ok_or_else(|| unsupported(v.line, format!(".reg .{}", v.ty.scalar)))?;
                 let s = self.new_slot();
                 self.declared_regs += 1;
-                self.top().insert(v.name.clone(), Sym::Reg(s, ty));
+                self.top().insert(v.name.clone(), Sym::Reg(s));
             }
             _ => {
                 return Err(unsupported(
@@ -456,7 +455,7 @@ impl<'a> KB<'a> {
         for st in body {
             match st {
                 Stmt::Reg { ty, names, line } => {
-                    let t = Ty::parse(&ty.scalar)
+                    Ty::parse(&ty.scalar)
                         .filter(|_| ty.vec == 1)
                         .ok_or_else(|| unsupported(*line, format!(".reg .{}", ty.scalar)))?;
                     for (name, count) in names {
@@ -464,14 +463,14 @@ impl<'a> KB<'a> {
                             Some(n) => {
                                 for k in 0..*n {
                                     let s = self.new_slot();
-                                    self.top().insert(format!("{name}{k}"), Sym::Reg(s, t));
+                                    self.top().insert(format!("{name}{k}"), Sym::Reg(s));
                                 }
                                 self.declared_regs += *n as usize;
                             }
                             None => {
                                 let s = self.new_slot();
                                 self.declared_regs += 1;
-                                self.top().insert(name.clone(), Sym::Reg(s, t));
+                                self.top().insert(name.clone(), Sym::Reg(s));
                             }
                         }
                     }
@@ -590,8 +589,7 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
         let size = decl_size(p)? as usize;
         let align = decl_align(p) as usize;
         off = off.div_ceil(align) * align;
-        kb.top()
-            .insert(p.name.clone(), Sym::KParam(off as u32, size as u32));
+        kb.top().insert(p.name.clone(), Sym::KParam(off as u32));
         params.push(ParamInfo {
             name: p.name.clone(),
             ty: if p.dims.is_empty() && p.ty.vec == 1 {

@@ -18,7 +18,6 @@ pub enum Space {
     Shared,
     Local,
     Param,
-    Generic,
 }
 
 /// A declared scalar or vector type: `.f32`, `.v4 .f32`, `.b8`, `.pred`.

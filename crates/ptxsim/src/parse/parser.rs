@@ -65,9 +65,6 @@ impl P {
     fn peek(&self) -> Option<&Tok> {
         self.t.get(self.i).map(|t| &t.tok)
     }
-    fn peek_at(&self, k: usize) -> Option<&Tok> {
-        self.t.get(self.i + k).map(|t| &t.tok)
-    }
     fn line(&self) -> usize {
         self.t
             .get(self.i)

@@ -120,8 +120,8 @@ fn shared_race_and_the_barrier_that_fixes_it() {
         .unwrap();
     assert!(r.reports.is_empty(), "{:#?}", r.reports);
     let o = download_i32(&dev, out, 128);
-    for t in 0..128 {
-        assert_eq!(o[t], ((t + 64) % 128) as i32);
+    for (t, &x) in o.iter().enumerate() {
+        assert_eq!(x, ((t + 64) % 128) as i32);
     }
     // With the checker off there is no report.
     let mut c = cfg(2, 128);

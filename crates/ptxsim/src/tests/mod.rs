@@ -8,4 +8,5 @@ mod basic;
 mod checks;
 mod control;
 mod memory;
+mod semantics;
 mod warp;
