@@ -332,4 +332,4 @@ fn decode_b64(s: &str) -> Option<Vec<u8>> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

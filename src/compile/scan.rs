@@ -259,7 +259,7 @@ fn parse_declaration(decl: &[Tok], ns: &[Option<String>]) -> Option<Found> {
     // The name: identifier before `(`, possibly followed by `<…>` (explicit instantiation).
     let mut name_end = open;
     let mut targs: Option<String> = None;
-    if open > 0 && decl[open - 1].text == ">" || open > 0 && decl[open - 1].text == ">>" {
+    if open > 0 && matches!(decl[open - 1].text.as_str(), ">" | ">>") {
         // Walk back to the matching `<`.
         let mut depth = 0i32;
         let mut j = open;

@@ -46,7 +46,8 @@ fn shape_text(shape: &[usize]) -> String {
 
 /// Which array `address` is in or near, e.g. "4 bytes past the end of array `c` (f32, shape
 /// 1000, 4000 bytes)".
-pub fn name_address(address: u64, allocs: &[NamedAlloc]) -> Option<String> {
+/// `size` is the access size (0 if unknown).
+pub fn name_address(address: u64, size: u32, allocs: &[NamedAlloc]) -> Option<String> {
     let mut best: Option<(u64, String)> = None;
     for a in allocs {
         let end = a.ptr.saturating_add(a.bytes as u64);
@@ -55,8 +56,9 @@ pub fn name_address(address: u64, allocs: &[NamedAlloc]) -> Option<String> {
             let elem = off / a.dtype.size().max(1) as u64;
             (0, format!("element {elem} (byte offset {off}) of"))
         } else if address >= end {
-            let d = address - end;
-            (d, format!("{d} bytes past the end of"))
+            let d = address + size as u64 - end;
+            let elem = (address - a.ptr) / a.dtype.size().max(1) as u64;
+            (d, format!("element {elem}, {d} bytes past the end of"))
         } else {
             let d = a.ptr - address;
             (d, format!("{d} bytes before the start of"))
@@ -103,6 +105,11 @@ fn dim(d: (u32, u32, u32)) -> String {
     format!("({}, {}, {})", d.0, d.1, d.2)
 }
 
+/// The checker's message without the address details we render ourselves.
+fn headline(message: &str) -> &str {
+    message.split(" at 0x").next().unwrap_or(message)
+}
+
 /// The body of a report: thread, block, address and line.
 fn details(report: &CheckReport, allocs: &[NamedAlloc], cell: Option<CellText<'_>>) -> Vec<String> {
     let mut out = Vec::new();
@@ -123,7 +130,7 @@ fn details(report: &CheckReport, allocs: &[NamedAlloc], cell: Option<CellText<'_
             format!("{} ", report.space)
         };
         let named = if report.space == "global" || report.space.is_empty() {
-            name_address(report.address, allocs)
+            name_address(report.address, report.size, allocs)
         } else {
             None
         };
@@ -154,7 +161,7 @@ pub fn render_fault(
                 report.message
             )
         }
-        _ => format!("{} in CUDA kernel `{kernel}`", report.message),
+        _ => format!("{} in CUDA kernel `{kernel}`", headline(&report.message)),
     };
     let mut msg = head;
     for d in details(report, allocs, cell) {
@@ -179,7 +186,7 @@ pub fn render_finding(
     allocs: &[NamedAlloc],
     cell: Option<CellText<'_>>,
 ) -> String {
-    let mut msg = format!("{} in CUDA kernel `{kernel}`", report.message);
+    let mut msg = format!("{} in CUDA kernel `{kernel}`", headline(&report.message));
     for d in details(report, allocs, cell) {
         msg.push_str("; ");
         msg.push_str(&d);
@@ -212,20 +219,20 @@ mod tests {
             },
         ];
         assert_eq!(
-            name_address(0x20000 + 4004, &allocs).as_deref(),
-            Some("4 bytes past the end of array `c` (f32, shape (10, 100), 4000 bytes)")
+            name_address(0x20000 + 4000, 4, &allocs).as_deref(),
+            Some("element 1000, 4 bytes past the end of array `c` (f32, shape (10, 100), 4000 bytes)")
         );
         assert_eq!(
-            name_address(0x10000 + 8, &allocs).as_deref(),
+            name_address(0x10000 + 8, 4, &allocs).as_deref(),
             Some("element 2 (byte offset 8) of array `a` (f32, shape 1000, 4000 bytes)")
         );
-        assert_eq!(name_address(0x9000_0000, &allocs), None);
+        assert_eq!(name_address(0x9000_0000, 4, &allocs), None);
         let report = CheckReport {
             kind: CheckKind::OutOfBounds,
             kernel: "_Z1kPf".into(),
             block: (3, 0, 0),
             thread: (17, 0, 0),
-            address: 0x20000 + 4004,
+            address: 0x20000 + 4000,
             size: 4,
             space: "global",
             allocation: None,
@@ -234,7 +241,8 @@ mod tests {
                 line: 2,
                 column: 5,
             }),
-            message: "out-of-bounds global store of 4 bytes".into(),
+            message: "out-of-bounds global store of 4 bytes at 0x20fa0: 4 bytes past the end"
+                .into(),
         };
         let src = "__global__ void k(float* c) {\n    c[threadIdx.x + 1000] = 1.0f;\n}\n";
         let cell = CellText {

@@ -211,3 +211,6 @@ pub struct KernelInfoView {
     pub params: Vec<KernelParam>,
     pub rows: Vec<(String, String)>,
 }
+
+#[cfg(test)]
+mod tests;
