@@ -11,8 +11,8 @@ use crate::magics::{MagicError, Magics};
 use crate::output::{MimeBundle, OutputSink};
 use crate::protocol::{CellIo, ExecuteOutcome, Interpreter, KernelInfo};
 use crate::rust::{InputFn, RustCellError, RustEngine, RustInterrupt};
-use nb_server::{HostError, NbHost, NbServer};
 use cells::{is_magic_line, split_cell, Segment};
+use nb_server::{HostError, NbHost, NbServer};
 use serde_json::json;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -130,12 +130,44 @@ impl NbcudaInterpreter {
                 let input: InputFn = Arc::new(move |prompt: &str, password: bool| {
                     io.input(prompt, password).unwrap_or_default()
                 });
-                self.rust
+                let result = self
+                    .rust
                     .execute_with_input(code, sink, Some(input))
-                    .map_err(|e: RustCellError| (e.ename().to_string(), e.to_string()))
+                    .map_err(|e: RustCellError| (e.ename().to_string(), e.to_string()))?;
+                Ok(route_rust_result(result, sink))
             }
         }
     }
+}
+
+/// What a Rust cell's content becomes: a unit value shows nothing; plain text is the
+/// `execute_result`; rich content (HTML, images, … printed with `EVCXR_BEGIN_CONTENT` or shown by
+/// `evcxr_display`) goes out as `display_data`, the way front ends expect rich output.
+fn route_rust_result(result: Option<MimeBundle>, sink: &OutputSink) -> Option<MimeBundle> {
+    let bundle = result?;
+    let plain_only = bundle.keys().all(|k| k == "text/plain");
+    if plain_only {
+        return match bundle.get("text/plain").and_then(|v| v.as_str()) {
+            Some("()") | None => None,
+            Some(_) => Some(bundle),
+        };
+    }
+    sink(crate::output::CellOutput::Display {
+        data: bundle,
+        metadata: serde_json::Map::new(),
+        display_id: None,
+    });
+    None
+}
+
+/// `%launch?` / `%%cuda?`: the name of the magic whose help is asked for.
+fn help_query(code: &str) -> Option<&str> {
+    let t = code.trim();
+    let name = t.strip_suffix('?')?.trim_start_matches('%');
+    (t.starts_with('%')
+        && !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then_some(name)
 }
 
 /// Lock a mutex even if a panic poisoned it: a bad cell must not take the Jupyter kernel down.
@@ -155,17 +187,35 @@ fn gpu_err(e: crate::gpu::GpuError) -> HostError {
 }
 
 impl NbHost for ArrayHost {
-    fn put(&self, name: &str, dtype: &str, shape: Vec<usize>, data: &[u8]) -> Result<(), HostError> {
-        let dt = crate::gpu::Dtype::parse(dtype)
-            .ok_or_else(|| ("ArgumentError".to_string(), format!("unknown dtype '{dtype}'")))?;
+    fn put(
+        &self,
+        name: &str,
+        dtype: &str,
+        shape: Vec<usize>,
+        data: &[u8],
+    ) -> Result<(), HostError> {
+        let dt = crate::gpu::Dtype::parse(dtype).ok_or_else(|| {
+            (
+                "ArgumentError".to_string(),
+                format!("unknown dtype '{dtype}'"),
+            )
+        })?;
         let expected = shape
             .iter()
             .try_fold(dt.size(), |a, &d| a.checked_mul(d))
-            .ok_or_else(|| ("ArgumentError".to_string(), format!("shape {shape:?} is too large")))?;
+            .ok_or_else(|| {
+                (
+                    "ArgumentError".to_string(),
+                    format!("shape {shape:?} is too large"),
+                )
+            })?;
         if expected != data.len() {
             return Err((
                 "ArgumentError".to_string(),
-                format!("shape {shape:?} of {dtype} needs {expected} bytes, got {}", data.len()),
+                format!(
+                    "shape {shape:?} of {dtype} needs {expected} bytes, got {}",
+                    data.len()
+                ),
             ));
         }
         lock(&self.magics)
@@ -178,7 +228,10 @@ impl NbHost for ArrayHost {
         let mut magics = lock(&self.magics);
         let dev = magics.device();
         let info = dev.array(name).ok_or_else(|| {
-            ("ArgumentError".to_string(), format!("no array named '{name}'"))
+            (
+                "ArgumentError".to_string(),
+                format!("no array named '{name}'"),
+            )
         })?;
         let data = dev.read_array(name).map_err(gpu_err)?;
         Ok((info.dtype.name().to_string(), info.shape, data))
@@ -198,11 +251,18 @@ impl NbHost for ArrayHost {
         let result = lock(&self.magics)
             .run_line(line, 1, &sink, &self.cancel)
             .map_err(magic_error)?;
-        Ok(result.and_then(|b| b.get("text/plain").and_then(|v| v.as_str()).map(str::to_string)))
+        Ok(result.and_then(|b| {
+            b.get("text/plain")
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        }))
     }
 
     fn free(&self, name: &str) -> Result<(), HostError> {
-        lock(&self.magics).device().free_array(name).map_err(gpu_err)
+        lock(&self.magics)
+            .device()
+            .free_array(name)
+            .map_err(gpu_err)
     }
 
     fn list(&self) -> Vec<(String, String, Vec<usize>)> {
@@ -260,6 +320,9 @@ impl Interpreter for NbcudaInterpreter {
 
     fn execute(&self, code: &str, _execution_count: u64, io: Arc<dyn CellIo>) -> ExecuteOutcome {
         self.cancel.store(false, Ordering::SeqCst);
+        if let Some(name) = help_query(code) {
+            return self.page_help(name);
+        }
         let sink: OutputSink = {
             let io = io.clone();
             Arc::new(move |o| io.publish(o))
@@ -341,6 +404,36 @@ impl Interpreter for NbcudaInterpreter {
 }
 
 impl NbcudaInterpreter {
+    /// The help of one magic, for the pager.
+    fn page_help(&self, name: &str) -> ExecuteOutcome {
+        let text = Arc::new(Mutex::new(String::new()));
+        let collected = text.clone();
+        let sink: OutputSink = Arc::new(move |o| {
+            if let crate::output::CellOutput::Stdout(t) = o {
+                lock(&collected).push_str(&t);
+            }
+        });
+        let result = self
+            .lock_magics()
+            .run_line(&format!("%help {name}"), 1, &sink, &self.cancel);
+        match result {
+            Ok(bundle) => {
+                let mut page = lock(&text).clone();
+                if let Some(t) = bundle
+                    .as_ref()
+                    .and_then(|b| b.get("text/plain"))
+                    .and_then(|v| v.as_str())
+                {
+                    page.push_str(t);
+                }
+                let mut data = MimeBundle::new();
+                data.insert("text/plain".into(), json!(page));
+                ExecuteOutcome::Page(data)
+            }
+            Err(e) => error_outcome(e.ename, &e.message),
+        }
+    }
+
     fn refresh_backend(&self) {
         let name = self.lock_magics().backend_name();
         *lock(&self.backend) = name;
@@ -363,6 +456,31 @@ fn error_outcome(ename: &str, message: &str) -> ExecuteOutcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn help_queries() {
+        assert_eq!(help_query("%launch?"), Some("launch"));
+        assert_eq!(help_query("  %%cuda? "), Some("cuda"));
+        assert_eq!(help_query("x?"), None);
+        assert_eq!(help_query("%launch add[1,1](x)?"), None);
+    }
+
+    #[test]
+    fn rust_results_are_routed_by_content() {
+        let shown = Arc::new(Mutex::new(0));
+        let s = shown.clone();
+        let sink: OutputSink = Arc::new(move |_| *lock(&s) += 1);
+        let mut unit = MimeBundle::new();
+        unit.insert("text/plain".into(), json!("()"));
+        assert!(route_rust_result(Some(unit), &sink).is_none());
+        let mut plain = MimeBundle::new();
+        plain.insert("text/plain".into(), json!("42"));
+        assert!(route_rust_result(Some(plain), &sink).is_some());
+        let mut html = MimeBundle::new();
+        html.insert("text/html".into(), json!("<b>x</b>"));
+        assert!(route_rust_result(Some(html), &sink).is_none());
+        assert_eq!(*lock(&shown), 1);
+    }
 
     #[test]
     fn line_at_finds_the_cursor_line() {

@@ -18,7 +18,8 @@ pub type HostError = (String, String);
 
 /// What the server asks of the interpreter.
 pub trait NbHost: Send + Sync + 'static {
-    fn put(&self, name: &str, dtype: &str, shape: Vec<usize>, data: &[u8]) -> Result<(), HostError>;
+    fn put(&self, name: &str, dtype: &str, shape: Vec<usize>, data: &[u8])
+        -> Result<(), HostError>;
     /// (dtype, shape, bytes)
     fn get(&self, name: &str) -> Result<(String, Vec<usize>, Vec<u8>), HostError>;
     /// Run a magic line with its output going to the running cell; the text result, if any.
@@ -41,7 +42,11 @@ impl NbServer {
             .map(PathBuf::from)
             .filter(|p| p.is_dir())
             .unwrap_or_else(std::env::temp_dir);
-        let dir = base.join(format!("nbcuda-{}-{}", std::process::id(), uuid::Uuid::new_v4().simple()));
+        let dir = base.join(format!(
+            "nbcuda-{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
         std::fs::create_dir(&dir)?;
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
         let socket = dir.join("nb.sock");
@@ -66,7 +71,11 @@ impl Drop for NbServer {
 }
 
 fn peer_uid(stream: &UnixStream) -> Option<u32> {
-    let mut cred = libc::ucred { pid: 0, uid: 0, gid: 0 };
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
     // SAFETY: getsockopt writes at most `len` bytes into `cred`, a plain C struct we own.
     let rc = unsafe {
@@ -103,7 +112,8 @@ fn serve_connection(mut stream: UnixStream, host: Arc<dyn NbHost>) {
             Ok(f) => f,
             Err(e) => {
                 if e.kind() != std::io::ErrorKind::UnexpectedEof {
-                    let reply = json!({"ok": false, "ename": "ProtocolError", "message": e.to_string()});
+                    let reply =
+                        json!({"ok": false, "ename": "ProtocolError", "message": e.to_string()});
                     let _ = write_frame(&mut stream, &reply, &[]);
                 }
                 return;
@@ -117,14 +127,19 @@ fn serve_connection(mut stream: UnixStream, host: Arc<dyn NbHost>) {
 }
 
 fn fail((ename, message): HostError) -> (Value, Vec<u8>) {
-    (json!({"ok": false, "ename": ename, "message": message}), Vec::new())
+    (
+        json!({"ok": false, "ename": ename, "message": message}),
+        Vec::new(),
+    )
 }
 
 fn str_of<'a>(header: &'a Value, key: &str) -> Result<&'a str, HostError> {
-    header
-        .get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| ("ProtocolError".to_string(), format!("the request has no '{key}'")))
+    header.get(key).and_then(Value::as_str).ok_or_else(|| {
+        (
+            "ProtocolError".to_string(),
+            format!("the request has no '{key}'"),
+        )
+    })
 }
 
 /// Serve one request.
@@ -135,12 +150,27 @@ pub fn handle(host: &dyn NbHost, header: &Value, payload: &[u8]) -> (Value, Vec<
                 let shape: Vec<usize> = header
                     .get("shape")
                     .and_then(Value::as_array)
-                    .ok_or_else(|| ("ProtocolError".to_string(), "the request has no 'shape'".to_string()))?
+                    .ok_or_else(|| {
+                        (
+                            "ProtocolError".to_string(),
+                            "the request has no 'shape'".to_string(),
+                        )
+                    })?
                     .iter()
                     .map(|d| d.as_u64().map(|d| d as usize))
                     .collect::<Option<_>>()
-                    .ok_or_else(|| ("ArgumentError".to_string(), "shape entries must be non-negative integers".to_string()))?;
-                host.put(str_of(header, "name")?, str_of(header, "dtype")?, shape, payload)?;
+                    .ok_or_else(|| {
+                        (
+                            "ArgumentError".to_string(),
+                            "shape entries must be non-negative integers".to_string(),
+                        )
+                    })?;
+                host.put(
+                    str_of(header, "name")?,
+                    str_of(header, "dtype")?,
+                    shape,
+                    payload,
+                )?;
                 Ok((json!({"ok": true}), Vec::new()))
             }
             "get" => {
@@ -163,7 +193,10 @@ pub fn handle(host: &dyn NbHost, header: &Value, payload: &[u8]) -> (Value, Vec<
                     .collect();
                 Ok((json!({"ok": true, "arrays": rows}), Vec::new()))
             }
-            other => Err(("ProtocolError".to_string(), format!("unknown request '{other}'"))),
+            other => Err((
+                "ProtocolError".to_string(),
+                format!("unknown request '{other}'"),
+            )),
         }
     })();
     result.unwrap_or_else(fail)

@@ -32,6 +32,9 @@ pub struct KernelInfo {
 pub enum ExecuteOutcome {
     /// Success, with an optional `execute_result` bundle.
     Ok(Option<MimeBundle>),
+    /// Success, with text for the front end's pager (an `execute_reply` payload of source
+    /// `page`), as IPython answers `%magic?`.
+    Page(MimeBundle),
     /// An error: published as an `error` message and returned in `execute_reply`.
     Error {
         ename: String,

@@ -642,6 +642,11 @@ async fn execute(
                 false,
             )
         }
+        ExecuteOutcome::Page(data) => (
+            json!({"status": "ok", "execution_count": count, "user_expressions": {},
+                   "payload": [{"source": "page", "data": data, "start": 0}]}),
+            false,
+        ),
         ExecuteOutcome::Error {
             ename,
             evalue,
