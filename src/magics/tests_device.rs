@@ -394,7 +394,7 @@ fn launch_errors_name_the_argument() {
             "ArgumentError",
             "'a' is an array, not a number",
         ),
-        ("%launch ad[1, 64](a, b, c, 64)", "", "did you mean add?"),
+        ("%launch ad[1, 64](a, b, c, 64)", "", "did you mean `add`?"),
         ("%launch add[1, 2048](a, b, c, 64)", "LaunchError", ""),
         (
             "%launch add[auto](1, 2, 3, 4)",
