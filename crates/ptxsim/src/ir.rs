@@ -52,6 +52,8 @@ pub struct IntTy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FTy {
     F16,
+    /// bfloat16.
+    BF16,
     F32,
     F64,
 }
@@ -134,6 +136,11 @@ pub enum AtomKind {
     U,
     S,
     F,
+    /// f16, bf16, and packed pairs of them (32 bits).
+    H,
+    BH,
+    H2,
+    BH2,
 }
 
 /// `shfl.sync` modes.

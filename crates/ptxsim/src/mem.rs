@@ -166,46 +166,30 @@ impl HostPtr<'_> {
             }
         }
     }
-    /// Atomically replace the `size`-byte value (4 or 8; 2 is done on the enclosing aligned
-    /// word) at `off` with `f(old)`; returns the old value.
+    /// Atomically replace the `size`-byte value (2, 4 or 8) at `off` with `f(old)`; returns
+    /// the old value.
     pub fn rmw(&self, off: usize, size: usize, f: &dyn Fn(u64) -> u64) -> u64 {
-        if size == 2 {
-            let word = off & !3;
-            let shift = (off - word) * 8;
-            let old = self.rmw(word, 4, &|w| {
-                let cur = (w >> shift) & 0xFFFF;
-                let new = f(cur) & 0xFFFF;
-                (w & !(0xFFFF << shift)) | (new << shift)
-            });
-            return (old >> shift) & 0xFFFF;
-        }
         if !self.ok(off, size) {
             return 0;
         }
-        // SAFETY: as in `load`.
-        unsafe {
-            let q = self.p.add(off);
-            if size == 4 {
-                let a = AtomicU32::from_ptr(q as *mut u32);
+        macro_rules! cas_loop {
+            ($atomic:ty, $t:ty) => {{
+                // SAFETY: as in `load`.
+                let a = unsafe { <$atomic>::from_ptr(self.p.add(off) as *mut $t) };
                 let mut cur = a.load(Relaxed);
                 loop {
-                    let new = f(cur as u64) as u32;
+                    let new = f(cur as u64) as $t;
                     match a.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
                         Ok(_) => return cur as u64,
                         Err(c) => cur = c,
                     }
                 }
-            } else {
-                let a = AtomicU64::from_ptr(q as *mut u64);
-                let mut cur = a.load(Relaxed);
-                loop {
-                    let new = f(cur);
-                    match a.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
-                        Ok(_) => return cur,
-                        Err(c) => cur = c,
-                    }
-                }
-            }
+            }};
+        }
+        match size {
+            2 => cas_loop!(AtomicU16, u16),
+            4 => cas_loop!(AtomicU32, u32),
+            _ => cas_loop!(AtomicU64, u64),
         }
     }
 }

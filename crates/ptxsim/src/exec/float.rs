@@ -268,6 +268,16 @@ pub fn f32_to_f16(x: f32) -> u16 {
     sign | h
 }
 
+/// f32 → bfloat16 (round to nearest even), as bits.
+pub fn f32_to_bf16(x: f32) -> u16 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        return ((b >> 16) as u16) | 0x40;
+    }
+    let round = 0x7FFF + ((b >> 16) & 1);
+    ((b as u64 + round as u64) >> 16) as u16
+}
+
 /// IEEE half bits → f32 (exact).
 pub fn f16_to_f32(h: u16) -> f32 {
     let sign = ((h & 0x8000) as u32) << 16;
@@ -296,6 +306,7 @@ pub fn get(t: FTy, v: u64) -> f64 {
         FTy::F64 => f64::from_bits(v),
         FTy::F32 => f32::from_bits(v as u32) as f64,
         FTy::F16 => f16_to_f32(v as u16) as f64,
+        FTy::BF16 => f32::from_bits(((v as u32) & 0xFFFF) << 16) as f64,
     }
 }
 
@@ -306,6 +317,7 @@ pub fn put(t: FTy, x: f64) -> u64 {
         FTy::F64 => x.to_bits(),
         FTy::F32 => (x as f32).to_bits() as u64,
         FTy::F16 => f32_to_f16(x as f32) as u64,
+        FTy::BF16 => f32_to_bf16(x as f32) as u64,
     }
 }
 
@@ -395,6 +407,10 @@ mod tests {
         assert_eq!(f16_to_f32(1), 2.0f32.powi(-24));
         assert_eq!(f32_to_f16(2.0f32.powi(-24)), 1);
         assert!(f16_to_f32(0x7E00).is_nan());
+        assert_eq!(f32_to_bf16(1.0), 0x3F80);
+        assert_eq!(f32_to_bf16(f32::from_bits(0x3F80_8000)), 0x3F80);
+        assert_eq!(f32_to_bf16(f32::from_bits(0x3F81_8000)), 0x3F82);
+        assert_eq!(get(FTy::BF16, 0xC040), -3.0);
         for h in 0..0x7C00u16 {
             assert_eq!(f32_to_f16(f16_to_f32(h)), h);
         }

@@ -7,8 +7,9 @@
 //! Raw memory access lives in `mem`; this module never touches bytes unsafely.
 
 use super::alu::{self, each};
+use super::float as fl;
 use super::{Fault, Warp, Worker, CACHES};
-use crate::ir::{AtomKind, AtomOp, Inst, MemSpace};
+use crate::ir::{AtomKind, AtomOp, FTy, Inst, MemSpace};
 use crate::mem::{HostPtr, LOCAL_WIN, PARAM_WIN, SHARED_WIN, WIN_SIZE};
 use crate::CheckKind;
 
@@ -728,7 +729,20 @@ pub fn atom_apply(op: AtomOp, bits: u8, kind: AtomKind, old: u64, b: u64, c: u64
         bits,
         signed: kind == AtomKind::S,
     };
+    let half = |k: FTy, x: u64, y: u64| fl::put(k, fl::get(k, x) + fl::get(k, y));
     let r = match (op, kind) {
+        (AtomOp::Add, AtomKind::H) => half(FTy::F16, old, b),
+        (AtomOp::Add, AtomKind::BH) => half(FTy::BF16, old, b),
+        (AtomOp::Add, AtomKind::H2 | AtomKind::BH2) => {
+            let k = if kind == AtomKind::H2 {
+                FTy::F16
+            } else {
+                FTy::BF16
+            };
+            let lo = half(k, old & 0xFFFF, b & 0xFFFF);
+            let hi = half(k, (old >> 16) & 0xFFFF, (b >> 16) & 0xFFFF);
+            lo | hi << 16
+        }
         (AtomOp::Add, AtomKind::F) if bits == 32 => {
             (f32::from_bits(old as u32) + f32::from_bits(b as u32)).to_bits() as u64
         }

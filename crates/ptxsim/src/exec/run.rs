@@ -109,8 +109,8 @@ fn float_cmp_mask(w: &Warp, i: &Inst, cmp: Cmp, ty: FTy, ftz: bool) -> u32 {
             Cmp::Gt => cmp_mask(w, i, |x, y| f64v(x) > f64v(y)),
             c => cmp_mask(w, i, |x, y| cmp_ord(c, f64v(x).partial_cmp(&f64v(y)))),
         },
-        FTy::F16 => cmp_mask(w, i, |x, y| {
-            cmp_ord(cmp, fl::get(FTy::F16, x).partial_cmp(&fl::get(FTy::F16, y)))
+        FTy::F16 | FTy::BF16 => cmp_mask(w, i, |x, y| {
+            cmp_ord(cmp, fl::get(ty, x).partial_cmp(&fl::get(ty, y)))
         }),
     }
 }
@@ -161,13 +161,13 @@ fn farith(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: u
             }
             f64b(r)
         }
-        FTy::F16 => {
-            let g = |x: u64| fl::get(FTy::F16, x);
+        FTy::F16 | FTy::BF16 => {
+            let g = |x: u64| fl::get(ty, x);
             let mut r = fl::f64_arith(op, g(a), g(b), g(c), Rnd::Rn);
             if sat {
                 r = sat64(r);
             }
-            fl::put(FTy::F16, r)
+            fl::put(ty, r)
         }
     }
 }
@@ -206,16 +206,16 @@ fn funary(f: UFn, ty: FTy, ftz: bool, a: u64) -> u64 {
             };
             f64b(if ftz { ftz64(r) } else { r })
         }
-        FTy::F16 => {
+        FTy::F16 | FTy::BF16 => {
             if f == UFn::Neg {
                 return a ^ 0x8000;
             }
             if f == UFn::Abs {
                 return a & 0x7FFF;
             }
-            let x = fl::f16_to_f32(a as u16) as u64;
-            let r = funary(f, FTy::F32, false, f32b(f32::from_bits(x as u32)));
-            fl::f32_to_f16(f32v(r)) as u64
+            let x = fl::get(ty, a) as f32;
+            let r = funary(f, FTy::F32, false, f32b(x));
+            fl::put(ty, f32v(r) as f64)
         }
     }
 }
@@ -255,7 +255,7 @@ fn fminmax(ty: FTy, ftz: bool, nan: bool, is_max: bool, a: u64, b: u64) -> u64 {
         return match ty {
             FTy::F32 => 0x7FFF_FFFF,
             FTy::F64 => 0x7FF8_0000_0000_0000,
-            FTy::F16 => 0x7FFF,
+            FTy::F16 | FTy::BF16 => 0x7FFF,
         };
     }
     fl::put(ty, r)
@@ -267,6 +267,7 @@ fn testp(t: TestP, ty: FTy, a: u64) -> u64 {
         FTy::F32 => f32v(a).is_subnormal(),
         FTy::F64 => x.is_subnormal(),
         FTy::F16 => (a & 0x7C00) == 0 && (a & 0x3FF) != 0,
+        FTy::BF16 => (a & 0x7F80) == 0 && (a & 0x7F) != 0,
     };
     (match t {
         TestP::Finite => x.is_finite(),
@@ -304,7 +305,7 @@ fn int_to_float(x: i128, to: FTy, rnd: Rnd) -> u64 {
                 Rnd::Rz => up(r),
             })
         }
-        FTy::F16 => fl::f32_to_f16(x as f32) as u64,
+        FTy::F16 | FTy::BF16 => fl::put(to, x as f32 as f64),
     }
 }
 
@@ -347,7 +348,7 @@ fn float_to_float(a: u64, from: FTy, to: FTy, rnd: Rnd, irnd: IRnd, ftz: bool, s
             }
             f32b(r)
         }
-        FTy::F16 => fl::f32_to_f16(fl::round_to_f32(x, Ordering::Equal, Rnd::Rn)) as u64,
+        FTy::F16 | FTy::BF16 => fl::put(to, x),
     }
 }
 
@@ -552,7 +553,7 @@ impl Worker<'_> {
                 Op::Testp { t, ty } => un(&mut w.regs, i, m, |a| testp(t, ty, a)),
                 Op::Copysign(ty) => bin(&mut w.regs, i, m, |a, b| {
                     let sb = match ty {
-                        FTy::F16 => 15,
+                        FTy::F16 | FTy::BF16 => 15,
                         FTy::F32 => 31,
                         FTy::F64 => 63,
                     };

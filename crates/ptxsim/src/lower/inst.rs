@@ -298,7 +298,9 @@ impl KB<'_> {
             | "min" | "max" | "abs" | "neg" | "sqrt" | "rcp" | "rsqrt" | "sin" | "cos" | "lg2"
             | "ex2" | "tanh" | "copysign" | "testp" | "sad" => {
                 let t = ty.ok_or_else(unsup)?;
-                if t.is_float() {
+                if let Some(half) = t.packed() {
+                    self.lower_packed(&mn, half, g, ops, line)?;
+                } else if t.is_float() {
                     self.lower_float(&mn, t, g, ops, line)?;
                 } else {
                     self.lower_int_arith(&mn, t, g, ops, line)?;
@@ -594,6 +596,61 @@ impl KB<'_> {
         ops: &[Operand],
         line: usize,
     ) -> Result<(), ModuleError> {
+        let (op, k) = self.float_op(mn, t, line)?;
+        let r = self.operands3(ops, k, t, line)?;
+        self.emit(op, g, r, 0);
+        Ok(())
+    }
+
+    /// An `f16x2`/`bf16x2` operation: unpack the sources, run the scalar operation on each
+    /// half, pack the results.
+    fn lower_packed(
+        &mut self,
+        mn: &Mn,
+        half: Ty,
+        g: Option<(Slot, bool)>,
+        ops: &[Operand],
+        line: usize,
+    ) -> Result<(), ModuleError> {
+        let (op, k) = self.float_op(mn, half, line)?;
+        if ops.len() < k + 1 {
+            return Err(perr(line, format!("expected {} operands", k + 1)));
+        }
+        let d = self.dst(&ops[0], line)?;
+        let b32 = Ty { k: TK::B, bits: 32 };
+        let (mut lo, mut hi) = ([NONE; 3], [NONE; 3]);
+        for j in 0..k {
+            let s = self.src(&ops[j + 1], b32, line)?;
+            let (l, h) = self.unpack_halves(s, g);
+            lo[j] = l;
+            hi[j] = h;
+        }
+        let (rl, rh) = (self.new_slot(), self.new_slot());
+        self.emit(op, g, [rl, lo[0], lo[1], lo[2], NONE, NONE], 0);
+        self.emit(op, g, [rh, hi[0], hi[1], hi[2], NONE, NONE], 0);
+        self.emit(
+            Op::Pack { n: 2, bits: 16 },
+            g,
+            [d, rl, rh, NONE, NONE, NONE],
+            0,
+        );
+        Ok(())
+    }
+
+    /// Emit an unpack of the two 16-bit halves of `s` into fresh slots (low, high).
+    fn unpack_halves(&mut self, s: Slot, g: Option<(Slot, bool)>) -> (Slot, Slot) {
+        let (l, h) = (self.new_slot(), self.new_slot());
+        self.emit(
+            Op::Unpack { n: 2, bits: 16 },
+            g,
+            [l, h, NONE, NONE, NONE, s],
+            0,
+        );
+        (l, h)
+    }
+
+    /// The scalar floating-point operation of `mn` on type `t`, and its number of sources.
+    fn float_op(&mut self, mn: &Mn, t: Ty, line: usize) -> Result<(Op, usize), ModuleError> {
         let unsup = || unsupported(line, format!("{} of .f{}", mn.base, t.bits));
         let fty = t.fty().ok_or_else(unsup)?;
         let ftz = mn.has("ftz");
@@ -708,7 +765,7 @@ impl KB<'_> {
             }
             _ => return Err(unsup()),
         };
-        if fty == FTy::F16
+        if matches!(fty, FTy::F16 | FTy::BF16)
             && !matches!(
                 op,
                 Op::FArith { .. } | Op::FUnary { .. } | Op::FMin { .. } | Op::FMax { .. }
@@ -716,9 +773,7 @@ impl KB<'_> {
         {
             return Err(unsup());
         }
-        let r = self.operands3(ops, k, t, line)?;
-        self.emit(op, g, r, 0);
-        Ok(())
+        Ok((op, k))
     }
 
     fn lower_bits(
@@ -881,6 +936,29 @@ impl KB<'_> {
             Operand::Pair(a, b) => (self.dst(a, line)?, self.dst(b, line)?),
             o => (self.dst(o, line)?, NONE),
         };
+        if let Some(half) = st.packed() {
+            if bop != BoolOp::None || mn.base != "setp" {
+                return Err(unsup());
+            }
+            let b32 = Ty { k: TK::B, bits: 32 };
+            let a = self.src(&ops[1], b32, line)?;
+            let b = self.src(&ops[2], b32, line)?;
+            let (al, ah) = self.unpack_halves(a, g);
+            let (bl, bh) = self.unpack_halves(b, g);
+            let ty = half.fty().ok_or_else(unsup)?;
+            let op = Op::SetpF {
+                cmp,
+                ty,
+                ftz: mn.has("ftz"),
+                bop,
+                cneg: false,
+            };
+            self.emit(op, g, [d, al, bl, NONE, NONE, NONE], 0);
+            if d2 != NONE {
+                self.emit(op, g, [d2, ah, bh, NONE, NONE, NONE], 0);
+            }
+            return Ok(());
+        }
         let a = self.src(&ops[1], st, line)?;
         let b = self.src(&ops[2], st, line)?;
         let (c, cneg) = match ops.get(3) {
@@ -949,10 +1027,39 @@ impl KB<'_> {
         line: usize,
     ) -> Result<(), ModuleError> {
         let unsup = || unsupported(line, "cvt with these types".to_string());
-        if mn.types.len() != 2 || ops.len() != 2 {
+        if mn.types.len() != 2 {
             return Err(unsup());
         }
         let (dt, st) = (mn.types[0], mn.types[1]);
+        if let (Some(half), 3) = (dt.packed(), ops.len()) {
+            // cvt.rn.f16x2.f32 d, a, b: a goes to the upper half, b to the lower.
+            let to = half.fty().ok_or_else(unsup)?;
+            let from = st.fty().ok_or_else(unsup)?;
+            let d = self.dst(&ops[0], line)?;
+            let a = self.src(&ops[1], st, line)?;
+            let b = self.src(&ops[2], st, line)?;
+            let (th, tl) = (self.new_slot(), self.new_slot());
+            let op = Op::CvtFF {
+                from,
+                to,
+                rnd: mn.rnd().unwrap_or(Rnd::Rn),
+                irnd: IRnd::None,
+                ftz: false,
+                sat: mn.has("sat"),
+            };
+            self.emit(op, g, [th, a, NONE, NONE, NONE, NONE], 0);
+            self.emit(op, g, [tl, b, NONE, NONE, NONE, NONE], 0);
+            self.emit(
+                Op::Pack { n: 2, bits: 16 },
+                g,
+                [d, tl, th, NONE, NONE, NONE],
+                0,
+            );
+            return Ok(());
+        }
+        if ops.len() != 2 || dt.packed().is_some() || st.packed().is_some() {
+            return Err(unsup());
+        }
         let d = self.dst(&ops[0], line)?;
         let a = self.src(&ops[1], st, line)?;
         let ftz = mn.has("ftz");
@@ -1102,12 +1209,25 @@ impl KB<'_> {
         .find(|(m, _)| mn.has(m))
         .map(|x| x.1)
         .ok_or_else(unsup)?;
-        let kind = match t.k {
-            TK::F => AtomKind::F,
-            TK::S => AtomKind::S,
+        let kind = match (t.k, t.bits) {
+            (TK::F, 16) => AtomKind::H,
+            (TK::BF, _) => AtomKind::BH,
+            (TK::F2, _) => AtomKind::H2,
+            (TK::BF2, _) => AtomKind::BH2,
+            (TK::F, _) => AtomKind::F,
+            (TK::S, _) => AtomKind::S,
             _ => AtomKind::U,
         };
-        if t.bits < 32 && (kind == AtomKind::F || op != AtomOp::Cas) {
+        let half_kind = matches!(
+            kind,
+            AtomKind::H | AtomKind::BH | AtomKind::H2 | AtomKind::BH2
+        );
+        let ok = if half_kind {
+            op == AtomOp::Add || (t.bits == 16 && op == AtomOp::Exch)
+        } else {
+            t.bits >= 32 || op == AtomOp::Cas
+        };
+        if !ok {
             return Err(unsup());
         }
         let first = if is_atom { 1 } else { 0 };

@@ -13,6 +13,11 @@ pub enum TK {
     S,
     F,
     Pred,
+    /// bfloat16.
+    BF,
+    /// Packed pairs of f16 and of bf16 in 32 bits.
+    F2,
+    BF2,
     /// Packed or exotic types the simulator does not implement (`f16x2`, `bf16`, `b128`, …).
     Other,
 }
@@ -27,7 +32,24 @@ pub struct Ty {
 impl Ty {
     pub fn parse(s: &str) -> Option<Ty> {
         let (k, rest) = match s.as_bytes().first()? {
-            b'b' if s.starts_with("bf16") => (TK::Other, "16"),
+            b'b' if s == "bf16" => {
+                return Some(Ty {
+                    k: TK::BF,
+                    bits: 16,
+                })
+            }
+            b'b' if s == "bf16x2" => {
+                return Some(Ty {
+                    k: TK::BF2,
+                    bits: 32,
+                })
+            }
+            b'f' if s == "f16x2" => {
+                return Some(Ty {
+                    k: TK::F2,
+                    bits: 32,
+                })
+            }
             b'b' => (TK::B, &s[1..]),
             b'u' => (TK::U, &s[1..]),
             b's' => (TK::S, &s[1..]),
@@ -65,7 +87,18 @@ impl Ty {
         Some(Ty { k, bits })
     }
     pub fn is_float(self) -> bool {
-        self.k == TK::F
+        matches!(self.k, TK::F | TK::BF)
+    }
+    /// A packed pair of halves (`f16x2`, `bf16x2`), and the type of each half.
+    pub fn packed(self) -> Option<Ty> {
+        match self.k {
+            TK::F2 => Some(Ty { k: TK::F, bits: 16 }),
+            TK::BF2 => Some(Ty {
+                k: TK::BF,
+                bits: 16,
+            }),
+            _ => None,
+        }
     }
     pub fn int(self) -> IntTy {
         IntTy {
@@ -76,6 +109,7 @@ impl Ty {
     pub fn fty(self) -> Option<FTy> {
         match (self.k, self.bits) {
             (TK::F, 16) => Some(FTy::F16),
+            (TK::BF, 16) => Some(FTy::BF16),
             (TK::F, 32) => Some(FTy::F32),
             (TK::F, 64) => Some(FTy::F64),
             _ => None,
@@ -214,7 +248,9 @@ mod tests {
         assert_eq!(c.types.len(), 2);
         assert_eq!(c.rnd(), Some(Rnd::Rn));
         assert_eq!(Mn::split("setp.hi.u32").cmp(), Some((Cmp::Gt, true)));
-        assert_eq!(Ty::parse("f16x2").unwrap().k, TK::Other);
+        assert_eq!(Ty::parse("f16x2").unwrap().k, TK::F2);
+        assert_eq!(Ty::parse("bf16").unwrap().k, TK::BF);
+        assert_eq!(Ty::parse("b128").unwrap().k, TK::Other);
         assert_eq!(Ty::parse("sync"), None);
         assert_eq!(
             Mn::split("ld.shared::cta.u32").space(),
