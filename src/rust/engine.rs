@@ -140,6 +140,7 @@ pub(super) fn worker_main(
     lock(&shared.kill).child = Some(ctx.process_handle());
     let flusher = Forwarder::spawn(outputs.stdout, outputs.stderr, shared.clone());
     let mut notice = run_prelude(&mut ctx, &prelude, &flusher);
+    warm_up(&mut ctx);
     store_variables(&ctx, &shared);
     *lock(&shared.status) = Status::Ready;
     tracing::info!("evcxr is ready");
@@ -198,6 +199,7 @@ fn start_context(
         std::env::current_exe().map_err(|e| format!("cannot find the running executable: {e}"))?;
     let mut command = std::process::Command::new(exe);
     command.envs(env);
+    kill_with_parent(&mut command);
     let (eval_context, outputs) =
         evcxr::EvalContext::with_subprocess_command(command).map_err(|e| e.to_string())?;
     Ok((
@@ -205,6 +207,26 @@ fn start_context(
         outputs,
     ))
 }
+
+/// Linux: evcxr's child gets SIGKILL when the thread that started it (the worker) ends, so a
+/// cell spinning in `loop {}` does not outlive the Jupyter kernel.
+#[cfg(target_os = "linux")]
+fn kill_with_parent(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs between fork and exec and only makes one async-signal-safe
+    // system call.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn kill_with_parent(_command: &mut std::process::Command) {}
 
 fn unavailable_message(evcxr_error: &str) -> String {
     format!(
@@ -266,6 +288,19 @@ fn run_prelude(
     Some(format!(
         "nbcuda: the Rust prelude failed; cells run without it:\n{error}\n"
     ))
+}
+
+/// rust-analyzer loads and analyses the standard library on its first request (seconds); every
+/// cell needs that analysis, and so do completions. Doing it here, while the user types, keeps
+/// it off the first cell and the first completion.
+fn warm_up(ctx: &mut evcxr::CommandContext) {
+    const CODE: &str = "let nbcuda_warm_up = 1u8; nbcuda_warm_up.checked_a";
+    let started = std::time::Instant::now();
+    let result = catch_unwind(AssertUnwindSafe(|| ctx.completions(CODE, CODE.len())));
+    match result {
+        Ok(Ok(_)) => tracing::debug!("rust-analyzer warmed up in {:?}", started.elapsed()),
+        _ => tracing::debug!("rust-analyzer warm-up failed"),
+    }
 }
 
 fn store_variables(ctx: &evcxr::CommandContext, shared: &Shared) {

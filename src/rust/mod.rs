@@ -274,5 +274,12 @@ impl RustEngine {
     }
 }
 
+impl Drop for RustEngine {
+    /// Stops a running cell; the worker then ends and evcxr's child with it.
+    fn drop(&mut self) {
+        self.shared.interrupt();
+    }
+}
+
 #[cfg(test)]
 mod tests;

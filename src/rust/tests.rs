@@ -337,6 +337,37 @@ fn slow_evcxr_engine_end_to_end() {
     let (result, _) = run(&engine, "40 + 2");
     assert_eq!(plain(&result.unwrap()).as_deref(), Some("42"));
 
+    // Interrupt while the cell compiles (slow const evaluation): the cell ends within 2 s, the
+    // compilation finishes in the background and the next cell runs after it.
+    let collector = Collector::default();
+    let sink = collector.sink();
+    let (result, interrupted_after) = std::thread::scope(|scope| {
+        let compiling = scope.spawn(|| {
+            engine.execute(
+                "#[allow(long_running_const_eval)]\n\
+                 const SLOW: u64 = { let mut i = 0u64; let mut s = 0u64; \
+                 while i < 400_000 { s = s.wrapping_add(i ^ (s >> 3)); i += 1; } s };\n\
+                 SLOW",
+                &sink,
+            )
+        });
+        std::thread::sleep(Duration::from_millis(400));
+        let asked = Instant::now();
+        interrupt.interrupt();
+        let result = compiling.join();
+        (result, asked.elapsed())
+    });
+    eprintln!("interrupt during compilation returned after {interrupted_after:?}");
+    assert!(
+        matches!(result, Ok(Err(RustCellError::Interrupted))),
+        "{result:?}"
+    );
+    assert!(interrupted_after < Duration::from_secs(2));
+    let t = Instant::now();
+    let (result, _) = run(&engine, "5 + 6");
+    eprintln!("next cell after {:?}", t.elapsed());
+    assert_eq!(plain(&result.unwrap()).as_deref(), Some("11"));
+
     // Timing: median of 10 simple cells.
     let mut times = Vec::new();
     for _ in 0..10 {
