@@ -115,3 +115,18 @@ def test_panic_is_an_error_and_aborts_queue(kernel):
     assert "boom" in first.text(), first.describe()
     ex = collect(kc, queued, CELL_TIMEOUT)
     assert ex.status == "aborted", ex.describe()
+
+
+def test_cell_sent_right_after_an_error_reply_is_not_aborted(kernel):
+    """stop_on_error aborts only what was queued before the failure was reported: a cell sent
+    the moment the error reply arrives must run (repeated, since it is a race)."""
+    _, kc = kernel
+    aborted = 0
+    for _ in range(10):
+        failing = kc.execute("%lauch k[1, 1](x)")
+        reply, _ = reply_within(kc, failing, CELL_TIMEOUT)
+        assert reply["content"]["status"] == "error", reply["content"]
+        # Sent on the reply, before the idle status: what a console does.
+        ex = execute(kc, "%lsmagic")
+        aborted += ex.status == "aborted"
+    assert aborted == 0, f"{aborted}/10 cells sent right after an error reply were aborted"
