@@ -323,6 +323,19 @@ pub enum Op {
         signed: bool,
         mad: bool,
     },
+    /// d ← bitwise function `lut` of (a, b, c).
+    Lop3 {
+        lut: u8,
+    },
+    /// d ← mask of b bits starting at bit a (`bmsk`), wrapping or clamping.
+    Bmsk {
+        wrap: bool,
+    },
+    /// d ← a sign- or zero-extended from bit b (`szext`).
+    Szext {
+        signed: bool,
+        wrap: bool,
+    },
     /// Dot products dp4a/dp2a: d ← c + Σ a_i*b_i.
     Dp4a {
         a_signed: bool,
@@ -480,6 +493,13 @@ pub enum Op {
         neg: bool,
     },
     Activemask,
+    /// d|r[5] ← index of the lowest executing lane in mask r[4], and whether this is it.
+    Elect,
+    /// Copy `n` bytes from global r[1]+imm to shared r[0], zero-filling up to `size` bytes when
+    /// a source size r[2] (NONE: all) is smaller (`cp.async`, done synchronously).
+    CpAsync {
+        size: u8,
+    },
     MatchAny {
         bits: u8,
     },
@@ -495,7 +515,10 @@ pub enum Op {
     Clock {
         wide: bool,
     },
-    GlobalTimer,
+    /// %globaltimer (ns), or its high 32 bits.
+    GlobalTimer {
+        hi: bool,
+    },
 }
 
 /// One pre-decoded instruction.

@@ -569,6 +569,49 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
+    /// `cp.async` (done at once): copy `size` bytes from global to shared per lane, zero-filling
+    /// past the source size operand.
+    pub(super) fn cp_async(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        m: u32,
+        pc: u32,
+        size: u8,
+    ) -> Result<(), Fault> {
+        let dst = w.regs[i.r[0] as usize];
+        let src = w.regs[i.r[1] as usize];
+        let srcsz = if i.r[2] != crate::ir::NONE {
+            w.regs[i.r[2] as usize]
+        } else {
+            [size as u64; 32]
+        };
+        let total = size as u64;
+        let mut mm = m;
+        while mm != 0 {
+            let l = mm.trailing_zeros() as usize;
+            mm &= mm - 1;
+            let n = srcsz[l].min(total);
+            let d = self.place(w, l, pc, MemSpace::Shared, dst[l], total, Access::Store)?;
+            for k in (0..total).step_by(4) {
+                let v = if k < n {
+                    let s = self.place(w, l, pc, MemSpace::Global, src[l] + k, 4, Access::Load)?;
+                    let v = self.load_at(w, s, 0, 4);
+                    // A partial last word keeps only the bytes inside the source size.
+                    if n - k < 4 {
+                        v & ((1u64 << (8 * (n - k))) - 1)
+                    } else {
+                        v
+                    }
+                } else {
+                    0
+                };
+                self.store_at(w, d, k as usize, 4, v);
+            }
+        }
+        Ok(())
+    }
+
     /// Read `size` bytes at generic address `a` for lane `l` (printf arguments and strings).
     pub(super) fn read_generic(
         &mut self,

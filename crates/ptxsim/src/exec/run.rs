@@ -509,6 +509,65 @@ impl Worker<'_> {
                         bin(&mut w.regs, i, m, |a, b| alu::mul24(a, b, hi, signed))
                     }
                 }
+                Op::Lop3 { lut } => tern(&mut w.regs, i, m, |a, b, c| {
+                    let mut r = 0u64;
+                    for k in 0..8 {
+                        if (lut >> k) & 1 != 0 {
+                            let x = if k & 4 != 0 { a } else { !a };
+                            let y = if k & 2 != 0 { b } else { !b };
+                            let z = if k & 1 != 0 { c } else { !c };
+                            r |= x & y & z;
+                        }
+                    }
+                    r
+                }),
+                Op::Bmsk { wrap } => bin(&mut w.regs, i, m, |a, b| {
+                    let (mut pos, mut len) = (a as u32, b as u32);
+                    if wrap {
+                        pos &= 31;
+                        len &= 31;
+                    } else {
+                        pos = pos.min(32);
+                        len = len.min(32);
+                    }
+                    let ones = if len >= 32 {
+                        u64::MAX
+                    } else {
+                        (1u64 << len) - 1
+                    };
+                    ((ones << pos) & 0xFFFF_FFFF) as u32 as u64
+                }),
+                Op::Szext { signed, wrap } => bin(&mut w.regs, i, m, |a, b| {
+                    let n = if wrap {
+                        b as u32 & 31
+                    } else {
+                        (b as u32).min(32)
+                    };
+                    if n == 0 {
+                        return 0;
+                    }
+                    let x = a as u32 as u64;
+                    if signed {
+                        alu::sext(x, n as u8) as u32 as u64
+                    } else {
+                        alu::zext(x, n as u8)
+                    }
+                }),
+                Op::Elect => {
+                    let members = w.regs[i.r[4] as usize];
+                    let l0 = m.trailing_zeros() as usize & 31;
+                    let eligible = m & (members[l0] as u32);
+                    let leader = eligible.trailing_zeros() as u64;
+                    if i.r[0] != NONE {
+                        let d = &mut w.regs[i.r[0] as usize];
+                        each(m, |l| d[l] = leader);
+                    }
+                    if i.r[5] != NONE {
+                        let p = &mut w.regs[i.r[5] as usize];
+                        each(m, |l| p[l] = (l as u64 == leader) as u64);
+                    }
+                }
+                Op::CpAsync { size } => self.cp_async(w, i, m, pc, size)?,
                 Op::Dp4a { a_signed, b_signed } => tern(&mut w.regs, i, m, |a, b, c| {
                     alu::dp4a(a, b, c, a_signed, b_signed)
                 }),
@@ -818,10 +877,11 @@ impl Worker<'_> {
                     let d = &mut w.regs[i.r[0] as usize];
                     each(m, |l| d[l] = v);
                 }
-                Op::GlobalTimer => {
+                Op::GlobalTimer { hi } => {
                     let t = std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
                         .map_or(0, |d| d.as_nanos() as u64);
+                    let t = if hi { t >> 32 } else { t };
                     let d = &mut w.regs[i.r[0] as usize];
                     each(m, |l| d[l] = t);
                 }

@@ -283,7 +283,8 @@ impl KB<'_> {
                         let op = match s.as_str() {
                             "%clock" => Op::Clock { wide: false },
                             "%clock64" => Op::Clock { wide: true },
-                            _ => Op::GlobalTimer,
+                            "%globaltimer_hi" => Op::GlobalTimer { hi: true },
+                            _ => Op::GlobalTimer { hi: false },
                         };
                         self.emit(op, g, [d, n, n, n, n, n], 0);
                     }
@@ -492,6 +493,76 @@ impl KB<'_> {
                 let m = self.src(&ops[2], Ty { k: TK::B, bits: 32 }, line)?;
                 let signed = t.k == TK::S;
                 self.emit(Op::Redux { op, signed }, g, [d, a, n, n, m, n], 0);
+            }
+            "lop3" => {
+                need(5)?;
+                let t = ty.ok_or_else(unsup)?;
+                let lut = match &ops[4] {
+                    Operand::Int(v) => *v as u8,
+                    _ => return Err(perr(line, "lop3 needs an immediate lookup table")),
+                };
+                let r = self.operands3(ops, 3, t, line)?;
+                self.emit(Op::Lop3 { lut }, g, r, 0);
+            }
+            "bmsk" | "szext" => {
+                need(3)?;
+                let u32t = Ty { k: TK::U, bits: 32 };
+                let r = self.operands3(ops, 2, u32t, line)?;
+                let wrap = mn.has("wrap");
+                let op = if mn.base == "bmsk" {
+                    Op::Bmsk { wrap }
+                } else {
+                    Op::Szext {
+                        signed: ty.is_some_and(|t| t.k == TK::S),
+                        wrap,
+                    }
+                };
+                self.emit(op, g, r, 0);
+            }
+            "elect" => {
+                need(2)?;
+                let (d, p) = match &ops[0] {
+                    Operand::Pair(d, p) => (self.dst(d, line)?, self.dst(p, line)?),
+                    d => (self.dst(d, line)?, n),
+                };
+                let m = self.src(&ops[1], Ty { k: TK::B, bits: 32 }, line)?;
+                self.emit(Op::Elect, g, [d, n, n, n, m, p], 0);
+            }
+            "cp" if mn.has("async") => {
+                if mn.has("commit_group") || mn.has("wait_group") || mn.has("wait_all") {
+                    self.emit(Op::Nop, g, [n; 6], 0);
+                    return Ok(());
+                }
+                if mn.has("bulk") || mn.has("mbarrier") {
+                    return Err(unsup());
+                }
+                need(3)?;
+                let size = match &ops[2] {
+                    Operand::Int(v) if matches!(*v, 4 | 8 | 16) => *v as u8,
+                    _ => return Err(perr(line, "cp.async copies 4, 8 or 16 bytes")),
+                };
+                let (dbase, dimm) = match self.mem(&ops[0], Some(MemSpaceName::Shared), line)? {
+                    MemRef::Addr { base, imm, .. } => (base, imm),
+                    MemRef::KParam(_) => return Err(unsup()),
+                };
+                let (sbase, simm) = match self.mem(&ops[1], Some(MemSpaceName::Global), line)? {
+                    MemRef::Addr { base, imm, .. } => (base, imm),
+                    MemRef::KParam(_) => return Err(unsup()),
+                };
+                let src_size = match ops.get(3) {
+                    Some(o @ (Operand::Int(_) | Operand::Name(_))) => {
+                        self.src(o, Ty { k: TK::U, bits: 32 }, line)?
+                    }
+                    _ => n,
+                };
+                // Shared destination offset and global source address, each with its offset.
+                let d = self.new_slot();
+                let s = self.new_slot();
+                let dk = self.konst(dimm as u64);
+                let sk = self.konst(simm as u64);
+                self.emit(Op::Add, g, [d, dbase, dk, n, n, n], 0);
+                self.emit(Op::Add, g, [s, sbase, sk, n, n, n], 0);
+                self.emit(Op::CpAsync { size }, g, [d, s, src_size, n, n, n], 0);
             }
             "createpolicy" => {
                 need(1)?;

@@ -460,3 +460,52 @@ fn unknown_instruction_is_a_clear_error() {
         "{e:?}"
     );
 }
+
+#[test]
+fn lop3_bmsk_szext_elect() {
+    let mut rng = Rng(seed());
+    let inputs: Vec<[u64; 3]> = (0..32)
+        .map(|_| [rng.next(), rng.next(), rng.next()])
+        .collect();
+    let out = eval(
+        r#"
+    lop3.b32 %r1, %ia, %ib, %ic, 0x96; lop3.b32 %r2, %ia, %ib, %ic, 0xE8;
+    mov.b64 %o0, {%r1, %r2};
+    and.b32 %r3, %ia, 31; and.b32 %r4, %ib, 31;
+    bmsk.clamp.b32 %r5, %r3, %r4; szext.wrap.s32 %r6, %ia, %r4;
+    mov.b64 %o1, {%r5, %r6};
+    setp.ne.u32 %p1, %r3, 0;
+    @%p1 elect.sync %r7|%p2, 0xffffffff;
+    @!%p1 mov.u32 %r7, 99;
+    selp.u32 %r8, 1, 0, %p2;
+    mov.b64 %o2, {%r7, %r8};
+"#,
+        &inputs,
+    );
+    let active: Vec<usize> = (0..32).filter(|&k| inputs[k][0] as u32 & 31 != 0).collect();
+    for (k, inp) in inputs.iter().enumerate() {
+        let (a, b, c) = (inp[0] as u32, inp[1] as u32, inp[2] as u32);
+        let o = out[k];
+        assert_eq!(o[0] as u32, a ^ b ^ c, "lop3 xor3");
+        assert_eq!(
+            (o[0] >> 32) as u32,
+            (a & b) | (a & c) | (b & c),
+            "lop3 majority"
+        );
+        let (pos, len) = (a & 31, b & 31);
+        let want = (((1u64 << len) - 1) << pos) as u32;
+        assert_eq!(o[1] as u32, want, "bmsk {pos} {len}");
+        let sz = if len == 0 {
+            0
+        } else {
+            ((a << (32 - len)) as i32 >> (32 - len)) as u32
+        };
+        assert_eq!((o[1] >> 32) as u32, sz, "szext {len}");
+        if a & 31 != 0 {
+            assert_eq!(o[2] as u32, active[0] as u32, "elect leader");
+            assert_eq!((o[2] >> 32) as u32, (k == active[0]) as u32);
+        } else {
+            assert_eq!(o[2] as u32, 99);
+        }
+    }
+}
