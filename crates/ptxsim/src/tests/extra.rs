@@ -22,9 +22,9 @@ fn pipeline_memcpy_async() {
         &[&p64(pi), &p64(po), &i32b(n as i32)],
     );
     let o = download_f32(&dev, po, n);
-    for i in 0..n {
+    for (i, &x) in o.iter().enumerate() {
         let (b, t) = (i / 256, i % 256);
-        assert_eq!(o[i], v[b * 256 + 255 - t] * 2.0);
+        assert_eq!(x, v[b * 256 + 255 - t] * 2.0);
     }
 }
 
