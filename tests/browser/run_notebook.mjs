@@ -1,0 +1,113 @@
+// Opens a notebook in a running JupyterLab with Debian's Chromium (headless, driven by
+// playwright-core), runs all its cells from the Run menu, waits until every code cell has run and
+// the expected number of PNG images is on the page, saves the notebook, takes a screenshot.
+//
+//   node run_notebook.mjs --url http://127.0.0.1:PORT --token T --notebook PATH
+//        --screenshot FILE.png [--images N] [--timeout SECONDS]
+//
+// Prints one JSON line on stdout: {"ok", "cells", "executed", "images": [{width, height}],
+// "stderr": [text], "screenshot", "seconds"}; exits 0 when the notebook ran to the end and the
+// images are there, 1 otherwise (with "reason"). It never downloads a browser: it needs
+// /usr/bin/chromium (install/browser.sh installs it).
+
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+function parseArgs(argv) {
+  const args = { images: '1', timeout: '400' };
+  for (let i = 0; i < argv.length; i += 2) {
+    if (!argv[i].startsWith('--') || argv[i + 1] === undefined) {
+      throw new Error(`bad argument ${argv[i]}`);
+    }
+    args[argv[i].slice(2)] = argv[i + 1];
+  }
+  for (const need of ['url', 'token', 'notebook', 'screenshot']) {
+    if (!args[need]) throw new Error(`missing --${need}`);
+  }
+  return args;
+}
+
+const args = parseArgs(process.argv.slice(2));
+const wantImages = Number(args.images);
+const deadline = Date.now() + Number(args.timeout) * 1000;
+const left = () => Math.max(1000, deadline - Date.now());
+const started = Date.now();
+const profile = mkdtempSync(join(tmpdir(), 'nbcuda-chromium-'));
+const result = { ok: false, screenshot: args.screenshot };
+
+// Output areas of code cells that hold an image, and their sizes.
+const IMAGES = '.jp-CodeCell .jp-OutputArea-output img[src^="data:image/png"]';
+
+let browser;
+try {
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: [
+      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      `--user-data-dir=${profile}`,
+    ],
+  });
+  const page = await browser.newPage({ viewport: { width: 1500, height: 1100 } });
+  const url = `${args.url}/lab/tree/${args.notebook}?token=${encodeURIComponent(args.token)}`;
+  await page.goto(url, { timeout: left() });
+
+  // The notebook is open and its Jupyter kernel is idle (started and ready).
+  await page.locator('.jp-Notebook .jp-Cell').first().waitFor({ timeout: left() });
+  await page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]')
+    .first().waitFor({ timeout: left() });
+  result.cells = await page.locator('.jp-Notebook .jp-CodeCell').count();
+
+  // Run → Run All Cells.
+  await page.locator('.lm-MenuBar-itemLabel', { hasText: /^Run$/ }).click({ timeout: left() });
+  await page.locator('.lm-Menu-itemLabel', { hasText: /^Run All Cells$/ }).click({ timeout: left() });
+
+  // Done when every code cell shows an execution count and the Jupyter kernel is idle again.
+  await page.waitForFunction(() => {
+    const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')];
+    const ran = prompts.filter((p) => /\[\d+\]/.test(p.textContent)).length;
+    const idle = document.querySelector('.jp-Notebook-ExecutionIndicator[data-status="idle"]');
+    return prompts.length > 0 && ran === prompts.length && idle !== null;
+  }, null, { timeout: left(), polling: 500 });
+  result.executed = await page.locator('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')
+    .filter({ hasText: /\[\d+\]/ }).count();
+
+  // Text of stderr-style outputs (stderr streams and errors); the caller judges them from the
+  // saved notebook, where errors and streams are told apart.
+  result.stderr = await page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+    .evaluateAll((els) => els.map((e) => e.textContent.slice(0, 500)));
+
+  // The images, decoded (naturalWidth > 0), scrolled into view for the screenshot.
+  await page.waitForFunction(([sel, n]) => {
+    const imgs = [...document.querySelectorAll(sel)];
+    return imgs.filter((i) => i.complete && i.naturalWidth > 0).length >= n;
+  }, [IMAGES, wantImages], { timeout: left(), polling: 500 });
+  result.images = await page.locator(IMAGES).evaluateAll((els) => els.map((i) => ({
+    width: i.naturalWidth, height: i.naturalHeight,
+  })));
+  await page.locator(IMAGES).first().scrollIntoViewIfNeeded({ timeout: left() });
+
+  // Save (Ctrl+S) so the caller can read the executed notebook from disk.
+  await page.locator('.jp-Notebook').first().click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press('Control+s');
+  await page.waitForTimeout(1500);
+  await page.screenshot({ path: args.screenshot });
+  result.ok = true;
+} catch (e) {
+  result.reason = String(e && e.message ? e.message : e).split('\n').slice(0, 6).join(' | ');
+  try {
+    const pages = browser ? browser.contexts().flatMap((c) => c.pages()) : [];
+    if (pages.length > 0) await pages[0].screenshot({ path: args.screenshot });
+  } catch {
+    // no screenshot: the browser is gone
+  }
+} finally {
+  if (browser) await browser.close().catch(() => {});
+  rmSync(profile, { recursive: true, force: true });
+}
+result.seconds = Math.round((Date.now() - started) / 100) / 10;
+console.log(JSON.stringify(result));
+process.exit(result.ok ? 0 : 1);
