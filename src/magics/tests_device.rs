@@ -415,6 +415,21 @@ fn launch_errors_name_the_argument() {
     // An out-of-bounds write under the checker: a DeviceFault naming the source line.
     let e = s.err("%launch --check oob[1, 32](c, 64)");
     assert_eq!(e.ename, "DeviceFault", "{}", e.message);
+    assert!(
+        e.message.starts_with("line 1: out-of-bounds"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.contains("block (0, 0, 0), thread (0, 0, 0)"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.contains("%%cuda cell line 20: x[i + n] = 1.0f;"),
+        "{}",
+        e.message
+    );
     assert!(s.bytes("a") == before[0] && s.bytes("b") == before[1]);
     // Completion and inspect of CUDA kernels.
     let (m, ..) = s.m.complete("%launch a", 9);
@@ -431,4 +446,53 @@ fn launch_errors_name_the_argument() {
         t.starts_with("CUDA kernel add(const float* a, const float* b, float* c, int n)"),
         "{t}"
     );
+}
+
+#[test]
+fn interrupted_launch_is_reported_and_the_state_survives() {
+    let mut s = Session::new();
+    s.cuda(
+        "%%cuda",
+        "__global__ void spin(volatile int* x) { while (x[0] == 0) { } }\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.ok("%array flag = zeros(1, i32)");
+    let cancel = s.cancel.clone();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let t0 = std::time::Instant::now();
+    let e = s.err("%launch spin[1, 32](flag)");
+    let _ = stopper.join();
+    assert_eq!(e.ename, "Interrupted", "{}", e.message);
+    assert!(t0.elapsed().as_secs_f64() < 5.0);
+    s.cancel.store(false, std::sync::atomic::Ordering::Relaxed);
+    s.ok("%array after = ones(3, i32)");
+    assert_eq!(s.f64s("after"), vec![1.0; 3]);
+}
+
+#[test]
+fn checker_findings_go_to_stderr() {
+    let mut s = Session::new();
+    s.cuda(
+        "%%cuda",
+        "__global__ void racy(float* out) {\n    __shared__ float sh[64];\n    sh[threadIdx.x] = threadIdx.x;\n    out[threadIdx.x] = sh[(threadIdx.x + 32) % 64];\n}\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    s.ok("%array out = zeros(64, f32)");
+    s.take();
+    s.m.run_line("%launch --check racy[1, 64](out)", 4, &s.sink, &s.cancel)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let log: Vec<CellOutput> = s.log.lock().map(|v| v.clone()).unwrap_or_default();
+    let stderr: String = log
+        .iter()
+        .filter_map(|o| match o {
+            CellOutput::Stderr(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(stderr.contains("shared-memory race"), "{log:?}");
+    assert!(stderr.contains("%%cuda cell line 4"), "{stderr}");
+    assert!(stderr.ends_with('\n'));
 }
