@@ -402,9 +402,8 @@ async fn shell_loop(mut socket: zeromq::RouterSocket, kernel: Arc<Kernel>) -> an
         let Some(msg) = receive(&mut socket, &kernel, "shell").await else {
             continue;
         };
-        let failed = handle_shell(&mut socket, &kernel, Arc::new(msg)).await;
-        if failed {
-            abort_queued(&mut socket, &kernel, chrono::Utc::now()).await;
+        if let Some(failed_at) = handle_shell(&mut socket, &kernel, Arc::new(msg)).await {
+            abort_queued(&mut socket, &kernel, failed_at).await;
         }
     }
 }
@@ -462,12 +461,16 @@ async fn abort_queued(
     }
 }
 
-/// Serve one shell request. Returns true when it was a failed execution with `stop_on_error`.
+/// When a failed execution with `stop_on_error` was answered (taken before the reply is sent).
+type FailedAt = Option<chrono::DateTime<chrono::Utc>>;
+
+/// Serve one shell request. Returns the time of the failure when it was a failed execution with
+/// `stop_on_error`.
 async fn handle_shell(
     socket: &mut zeromq::RouterSocket,
     kernel: &Arc<Kernel>,
     msg: Arc<Message>,
-) -> bool {
+) -> FailedAt {
     let msg_type = msg.msg_type().to_string();
     let known = matches!(
         msg_type.as_str(),
@@ -485,10 +488,10 @@ async fn handle_shell(
     );
     if !known {
         tracing::warn!("ignored shell message of unknown type {msg_type:?}");
-        return false;
+        return None;
     }
     kernel.publisher.status("busy", &msg);
-    let mut failed = false;
+    let mut failed = None;
     match msg_type.as_str() {
         "kernel_info_request" => {
             let content = kernel_info_content(&kernel.interpreter.kernel_info());
@@ -588,7 +591,7 @@ async fn execute(
     socket: &mut zeromq::RouterSocket,
     kernel: &Arc<Kernel>,
     msg: &Arc<Message>,
-) -> bool {
+) -> FailedAt {
     use std::sync::atomic::Ordering;
     let code = msg.str_field("code", "").to_string();
     let silent = msg.bool_field("silent", false);
@@ -639,13 +642,13 @@ async fn execute(
             }
             (
                 json!({"status": "ok", "execution_count": count, "user_expressions": {}, "payload": []}),
-                false,
+                None,
             )
         }
         ExecuteOutcome::Page(data) => (
             json!({"status": "ok", "execution_count": count, "user_expressions": {},
                    "payload": [{"source": "page", "data": data, "start": 0}]}),
-            false,
+            None,
         ),
         ExecuteOutcome::Error {
             ename,
@@ -660,7 +663,7 @@ async fn execute(
             (
                 json!({"status": "error", "execution_count": count, "ename": ename,
                        "evalue": evalue, "traceback": traceback, "user_expressions": {}, "payload": []}),
-                stop_on_error,
+                stop_on_error.then(chrono::Utc::now),
             )
         }
     };
