@@ -93,6 +93,25 @@ pub struct Shadow {
     byte_mode: Vec<bool>,
     bw: Vec<Rec>,
     br: Vec<Rec>,
+    /// The epoch `log` and `wrote` are about.
+    log_epoch: u32,
+    /// Whether any thread wrote shared memory in `log_epoch`.
+    wrote: bool,
+    /// Warp reads of `log_epoch` made before its first write: they cannot conflict yet, so
+    /// they are only recorded, and replayed into the reader records at the first write.
+    log: Vec<Logged>,
+}
+
+/// Longest read log kept before switching the epoch to eager tracking.
+const MAX_LOG: usize = 4096;
+
+/// One logged warp read.
+struct Logged {
+    offs: [u32; 32],
+    m: u32,
+    size: u32,
+    warp: u32,
+    wep: u32,
 }
 
 /// Check one record pair for an access and update it; returns a conflict if any.
@@ -141,6 +160,9 @@ impl Shadow {
             byte_mode: vec![false; words],
             bw: vec![Rec::default(); words * 4],
             br: vec![Rec::default(); words * 4],
+            log_epoch: 0,
+            wrote: false,
+            log: Vec::new(),
         }
     }
 
@@ -156,6 +178,81 @@ impl Shadow {
             self.bw[word * 4..word * 4 + 4].fill(w);
             self.br[word * 4..word * 4 + 4].fill(r);
         }
+    }
+
+    /// Record the accesses of the active lanes `m` of warp `warp` (offsets `offs`, `size`
+    /// bytes each) and return the first conflict with the lane that met it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn access_warp(
+        &mut self,
+        offs: &[usize; 32],
+        m: u32,
+        size: usize,
+        warp: u32,
+        wep: u32,
+        epoch: u32,
+        write: bool,
+    ) -> Option<(usize, Conflict)> {
+        if epoch != self.log_epoch {
+            self.log_epoch = epoch;
+            self.wrote = false;
+            self.log.clear();
+        }
+        if !self.wrote {
+            if !write && self.log.len() < MAX_LOG {
+                let mut o = [0u32; 32];
+                for (d, &s) in o.iter_mut().zip(offs) {
+                    *d = s as u32;
+                }
+                self.log.push(Logged {
+                    offs: o,
+                    m,
+                    size: size as u32,
+                    warp,
+                    wep,
+                });
+                return None;
+            }
+            // A write (or a long read-only epoch): replay the reads and go eager.
+            self.wrote = true;
+            for e in std::mem::take(&mut self.log) {
+                let offs: [usize; 32] = e.offs.map(|x| x as usize);
+                // Reads before any write of the epoch never conflict.
+                self.eager(&offs, e.m, e.size as usize, e.warp, e.wep, epoch, false);
+            }
+        }
+        self.eager(offs, m, size, warp, wep, epoch, write)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn eager(
+        &mut self,
+        offs: &[usize; 32],
+        m: u32,
+        size: usize,
+        warp: u32,
+        wep: u32,
+        epoch: u32,
+        write: bool,
+    ) -> Option<(usize, Conflict)> {
+        let mut first = None;
+        let mut mm = m;
+        while mm != 0 {
+            let l = mm.trailing_zeros() as usize;
+            mm &= mm - 1;
+            let tid = warp * 32 + l as u32;
+            let c = if size == 4 {
+                self.access_word(offs[l], tid, wep, epoch, write)
+            } else {
+                self.access(offs[l], size, tid, wep, epoch, write)
+            };
+            if let (None, Some(c)) = (&first, c) {
+                first = Some((l, c));
+            }
+        }
+        first
     }
 
     /// `access` for an aligned 4-byte word (the common case, kept small enough to inline).
@@ -259,5 +356,30 @@ mod tests {
         assert!(s.access(32, 4, 3, 7, 4, false).is_none());
         assert!(s.access(32, 4, 4, 7, 4, false).is_none());
         assert!(s.access(32, 4, 70, 0, 4, true).is_some());
+    }
+
+    #[test]
+    fn logged_reads_are_checked_at_the_first_write_of_the_epoch() {
+        let mut s = Shadow::new(256);
+        let offs: [usize; 32] = std::array::from_fn(|l| 4 * l);
+        // Epoch 1: warps 0 and 1 only read: no conflict.
+        assert_eq!(s.access_warp(&offs, u32::MAX, 4, 0, 0, 1, false), None);
+        assert_eq!(s.access_warp(&offs, u32::MAX, 4, 1, 0, 1, false), None);
+        // Epoch 2: warp 1 reads, then warp 0 writes the same words: write-after-read race.
+        assert_eq!(s.access_warp(&offs, 0b10, 4, 1, 0, 2, false), None);
+        let (lane, c) = s.access_warp(&offs, u32::MAX, 4, 0, 0, 2, true).unwrap();
+        assert_eq!(lane, 1);
+        assert!(!c.other_write);
+        assert_eq!(c.other, Some(33));
+        // Then a read by warp 1 of a word warp 0 wrote: read-after-write race.
+        let (lane, c) = s.access_warp(&offs, 0b100, 4, 1, 0, 2, false).unwrap();
+        assert_eq!((lane, c.other_write, c.other), (2, true, Some(2)));
+        // Epoch 3: fresh.
+        assert_eq!(s.access_warp(&offs, u32::MAX, 4, 1, 0, 3, true), None);
+        // A long read-only epoch switches to eager tracking and still finds a later race.
+        for _ in 0..MAX_LOG + 10 {
+            assert_eq!(s.access_warp(&offs, 1, 4, 2, 0, 4, false), None);
+        }
+        assert!(s.access_warp(&offs, 1, 4, 0, 0, 4, true).is_some());
     }
 }

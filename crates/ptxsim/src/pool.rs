@@ -31,7 +31,9 @@ fn work(ctx: &Ctx, next: &AtomicU64, nblocks: u64) -> WorkerResult {
             break;
         }
         let r = wk.run_block(b);
-        outs.push((b, std::mem::take(&mut wk.out)));
+        if !wk.out.printf.is_empty() || !wk.out.reports.is_empty() {
+            outs.push((b, std::mem::take(&mut wk.out)));
+        }
         if let Err(f) = r {
             ctx.abort.store(true, Ordering::Relaxed);
             fault = Some((b, f));

@@ -290,22 +290,12 @@ impl<'a> Worker<'a> {
             };
         }
         if self.ctx.check {
-            let mut mm = m;
-            while mm != 0 {
-                let l = mm.trailing_zeros() as usize;
-                mm &= mm - 1;
-                let tid = w.idx * 32 + l as u32;
-                let write = acc == Access::Store;
-                let c = if total == 4 {
-                    self.shadow
-                        .access_word(offs[l], tid, w.wepoch, self.epoch, write)
-                } else {
-                    self.shadow
-                        .access(offs[l], total, tid, w.wepoch, self.epoch, write)
-                };
-                if let Some(c) = c {
-                    self.race(w, l, pc, offs[l], total as u64, acc, c);
-                }
+            let write = acc == Access::Store;
+            if let Some((l, c)) = self
+                .shadow
+                .access_warp(&offs, m, total, w.idx, w.wepoch, self.epoch, write)
+            {
+                self.race(w, l, pc, offs[l], total as u64, acc, c);
             }
         }
         Ok(offs)

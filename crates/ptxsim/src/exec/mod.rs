@@ -437,7 +437,12 @@ impl<'a> Worker<'a> {
             self.shadow.begin_block();
         }
         for b in &mut self.bars {
-            *b = BarState::default();
+            let mut waiters = std::mem::take(&mut b.waiters);
+            waiters.clear();
+            *b = BarState {
+                waiters,
+                ..BarState::default()
+            };
         }
         let nw = self.warps.len();
         loop {
@@ -612,9 +617,11 @@ impl<'a> Worker<'a> {
     /// Release barrier `id`: its waiting lanes become ready. `cur` is the warp taken out of
     /// `self.warps` by the caller, if any.
     fn release(&mut self, id: usize, mut cur: Option<&mut Warp>) {
-        let b = std::mem::take(&mut self.bars[id]);
+        // Keep the waiter list's allocation for the next use of this barrier.
+        let waiters = std::mem::take(&mut self.bars[id].waiters);
+        let b = std::mem::replace(&mut self.bars[id], BarState::default());
         self.epoch = self.epoch.wrapping_add(1);
-        for &(wi, m, dest) in &b.waiters {
+        for &(wi, m, dest) in &waiters {
             let w: &mut Warp = match cur.as_deref_mut() {
                 Some(c) if c.idx == wi => c,
                 _ => &mut self.warps[wi as usize],
@@ -633,6 +640,10 @@ impl<'a> Worker<'a> {
                 w.pick();
             }
         }
+        let mut waiters = waiters;
+        waiters.clear();
+        self.bars[id].waiters = waiters;
+        let _ = b;
     }
 
     /// Release every barrier waited on without a thread count (all live threads are parked).
