@@ -619,7 +619,7 @@ impl<'a> Worker<'a> {
     fn release(&mut self, id: usize, mut cur: Option<&mut Warp>) {
         // Keep the waiter list's allocation for the next use of this barrier.
         let waiters = std::mem::take(&mut self.bars[id].waiters);
-        let b = std::mem::replace(&mut self.bars[id], BarState::default());
+        let b = std::mem::take(&mut self.bars[id]);
         self.epoch = self.epoch.wrapping_add(1);
         for &(wi, m, dest) in &waiters {
             let w: &mut Warp = match cur.as_deref_mut() {
