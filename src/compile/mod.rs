@@ -10,6 +10,7 @@
 //! The source is compiled after a small prelude (the fixed-width integer typedefs of CCCL's
 //! NVRTC `<cuda/std/cstdint>`, so `int32_t`/`uint64_t` work without an include), followed by a
 //! `#line 1` directive so NVRTC's line numbers and the PTX `.loc` lines are the cell source's.
+//! Host headers such as `<cstdio>` and `<cmath>` resolve to stand-ins ([`BUILTIN_HEADERS`]).
 
 pub mod cache;
 pub mod diag;
@@ -28,6 +29,27 @@ pub const PRELUDE: &str = "typedef signed char int8_t; typedef unsigned char uin
 typedef signed short int16_t; typedef unsigned short uint16_t; typedef signed int int32_t; \
 typedef unsigned int uint32_t; typedef signed long long int64_t; \
 typedef unsigned long long uint64_t; typedef int64_t intptr_t; typedef uint64_t uintptr_t;\n";
+
+/// Host headers that CUDA code habitually includes but NVRTC does not ship: their device parts
+/// (printf, math functions, fixed-width integers) are built into NVRTC or the prelude, so these
+/// stand-ins make `#include <cstdio>` and friends compile instead of failing.
+pub const BUILTIN_HEADERS: &[(&str, &str)] = &[
+    ("cstdio", ""),
+    ("stdio.h", ""),
+    ("cmath", ""),
+    ("math.h", ""),
+    ("cstdlib", ""),
+    ("stdlib.h", ""),
+    ("stdint.h", ""),
+    (
+        "cstdint",
+        "namespace std { using ::int8_t; using ::uint8_t; using ::int16_t; using ::uint16_t; \
+         using ::int32_t; using ::uint32_t; using ::int64_t; using ::uint64_t; \
+         using ::intptr_t; using ::uintptr_t; using ::size_t; }\n",
+    ),
+    ("cstddef", "namespace std { using ::size_t; }\n"),
+    ("stddef.h", ""),
+];
 
 /// What NVRTC should produce.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,7 +170,14 @@ impl Compiler {
         let mut exprs = input.name_expressions.clone();
         let mut dropped: Vec<(String, String)> = Vec::new();
         let out = loop {
-            match nvrtc::compile(&full_source, &program, &options, &exprs, want_cubin) {
+            match nvrtc::compile(
+                &full_source,
+                &program,
+                &options,
+                &exprs,
+                BUILTIN_HEADERS,
+                want_cubin,
+            ) {
                 Ok(out) => break out,
                 Err(nvrtc::NvrtcFailure::Internal(m)) => return Err(GpuError::compile(m)),
                 Err(nvrtc::NvrtcFailure::Compile { log }) => {

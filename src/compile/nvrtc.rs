@@ -48,13 +48,15 @@ fn bytes_to_string(v: &[std::ffi::c_char]) -> String {
 }
 
 /// Compiles `source` (named `program_name` in diagnostics and `.file`) with `options`,
-/// registering `name_expressions`. `want_cubin`: also fetch the CUBIN (the options must then
-/// target a real `sm_XX`).
+/// registering `name_expressions`. `headers` are `(include name, contents)` pairs that
+/// `#include` finds before the include folders. `want_cubin`: also fetch the CUBIN (the options
+/// must then target a real `sm_XX`).
 pub fn compile(
     source: &str,
     program_name: &str,
     options: &[String],
     name_expressions: &[String],
+    headers: &[(&str, &str)],
     want_cubin: bool,
 ) -> Result<NvrtcOutput, NvrtcFailure> {
     let src = cstring("the CUDA source", source)?;
@@ -67,10 +69,32 @@ pub fn compile(
         .iter()
         .map(|e| cstring("a kernel name", e))
         .collect::<Result<_, _>>()?;
-    let prog = Program(
-        result::create_program(&src, Some(&name))
-            .map_err(|e| NvrtcFailure::Internal(format!("nvrtcCreateProgram: {e}")))?,
-    );
+    let header_names: Vec<CString> = headers
+        .iter()
+        .map(|(n, _)| cstring("a header name", n))
+        .collect::<Result<_, _>>()?;
+    let header_texts: Vec<CString> = headers
+        .iter()
+        .map(|(_, t)| cstring("a header", t))
+        .collect::<Result<_, _>>()?;
+    let name_ptrs: Vec<*const std::ffi::c_char> = header_names.iter().map(|h| h.as_ptr()).collect();
+    let text_ptrs: Vec<*const std::ffi::c_char> = header_texts.iter().map(|h| h.as_ptr()).collect();
+    let mut raw: sys::nvrtcProgram = std::ptr::null_mut();
+    // SAFETY: every pointer is a NUL-terminated string alive for the call (NVRTC copies them);
+    // the two header arrays have `headers.len()` entries.
+    unsafe {
+        sys::nvrtcCreateProgram(
+            &mut raw,
+            src.as_ptr(),
+            name.as_ptr(),
+            headers.len() as std::ffi::c_int,
+            text_ptrs.as_ptr(),
+            name_ptrs.as_ptr(),
+        )
+    }
+    .result()
+    .map_err(|e| NvrtcFailure::Internal(format!("nvrtcCreateProgram: {e}")))?;
+    let prog = Program(raw);
     for e in &exprs {
         // SAFETY: valid program and NUL-terminated expression that outlives the program.
         unsafe { sys::nvrtcAddNameExpression(prog.0, e.as_ptr()) }

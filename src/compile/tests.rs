@@ -119,7 +119,7 @@ fn compile_options_and_fixed_width_types() {
     if !nvrtc_available() {
         return;
     }
-    let src = "#include <cuda/std/cstdint>\n__global__ void k(int32_t* x, uint64_t n) { if (threadIdx.x < n) x[threadIdx.x] = VALUE; }\n#if 0\n__global__ void hidden(float* y) {}\n#endif\n";
+    let src = "#include <cuda/std/cstdint>\n#include <cstdio>\n#include <cmath>\n#include <cstdint>\n__global__ void k(int32_t* x, uint64_t n) { if (threadIdx.x < n) x[threadIdx.x] = (std::int32_t)VALUE; x[n] = (int)sqrtf((float)n); printf(\"%d\\n\", (int)n); }\n#if 0\n__global__ void hidden(float* y) {}\n#endif\n";
     let opts = CudaOptions {
         defines: vec![("VALUE".into(), Some("42".into()))],
         fast_math: true,

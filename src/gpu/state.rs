@@ -8,9 +8,9 @@
 //! compiled on demand by recompiling the cell that defines the template (cached on disk).
 
 use super::args::{self, ArrayRef};
-use super::backend::{Backend, BackendLaunch, BackendLaunchError, DevPtr, StreamId};
+use super::backend::{Backend, BackendLaunch, BackendLaunchError, DevPtr, ModuleImage, StreamId};
 use super::fault::{self, CellText, NamedAlloc};
-use super::kernels::{self, Cell};
+use super::kernels::{self, Cell, LoadedKernel};
 use super::sim::SimBackend;
 use super::*;
 use crate::compile::{scan, Compiler};
@@ -39,6 +39,9 @@ pub struct DeviceState {
     /// Oldest first.
     cells: Vec<Cell>,
     streams: HashMap<String, StreamId>,
+    /// `--check` runs on a separate ptxsim device on copies of the arguments (every backend but
+    /// ptxsim itself, where it is the normal path with the checker on).
+    check_on_copy: bool,
 }
 
 impl Default for DeviceState {
@@ -84,7 +87,14 @@ impl DeviceState {
             freed: Vec::new(),
             cells: Vec::new(),
             streams: HashMap::new(),
+            check_on_copy: false,
         }
+    }
+
+    /// Test hook: run `--check` launches on copies even on ptxsim (the path GPU backends take).
+    #[cfg(test)]
+    pub(crate) fn set_check_on_copy(&mut self, on: bool) {
+        self.check_on_copy = on;
     }
 
     pub fn describe(&self) -> DeviceDescription {
@@ -336,7 +346,11 @@ impl DeviceState {
             self.backend.unload_module(old.module);
         }
         let summaries = cell.summaries();
-        self.cells.push(cell);
+        if cell.scan.kernels.is_empty() && cell.name.is_none() {
+            self.backend.unload_module(cell.module);
+        } else {
+            self.cells.push(cell);
+        }
         let mut log = compiled.log.clone();
         for n in notes {
             if !log.is_empty() {
@@ -484,15 +498,8 @@ impl DeviceState {
         let (ci, ki) = self.resolve(&request.kernel)?;
         let k = self.cells[ci].kernels[ki].clone();
         let module = self.cells[ci].module;
-        let arrays = &self.arrays;
-        let lookup = |n: &str| {
-            arrays.get(n).map(|a| ArrayRef {
-                dtype: a.dtype,
-                ptr: a.ptr,
-            })
-        };
-        let names = || arrays.keys().cloned().collect::<Vec<_>>();
-        let packed = args::pack(&k.user_name, &k.params, &request.args, &lookup, &names)?;
+        let no_copies = BTreeMap::new();
+        let packed = self.pack_args(&k, request, &no_copies)?;
         args::check_config(
             &k.user_name,
             request.grid,
@@ -501,6 +508,9 @@ impl DeviceState {
             &self.backend.limits(),
             &k.meta,
         )?;
+        if request.check && self.check_on_copy {
+            return self.launch_on_checker(ci, &k, request);
+        }
         let stream = match &request.stream {
             Some(s) => Some(match self.streams.get(s) {
                 Some(id) => *id,
@@ -512,9 +522,7 @@ impl DeviceState {
             }),
             None => None,
         };
-        // TODO(issue 5): on a GPU backend, `request.check` copies the arguments to ptxsim, runs
-        // there under the checker and copies back only on success. On ptxsim it is this path
-        // with the checker on.
+        // On ptxsim `--check` is this path with the checker on.
         let config = BackendLaunch {
             grid: request.grid,
             block: request.block,
@@ -527,6 +535,121 @@ impl DeviceState {
         let t0 = Instant::now();
         let result = self.backend.launch(module, &k.lowered, &config, &params);
         let elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let allocs = self.named_allocs();
+        let name = self.backend.name();
+        self.finish(ci, &k, &packed, result, elapsed_ms, &allocs, name)
+    }
+
+    /// Checks and packs the arguments; `copies` maps array names to other addresses (the
+    /// checker's copies) where present.
+    fn pack_args(
+        &self,
+        k: &LoadedKernel,
+        request: &LaunchRequest,
+        copies: &BTreeMap<String, DevPtr>,
+    ) -> Result<args::Packed, GpuError> {
+        let arrays = &self.arrays;
+        let lookup = |n: &str| {
+            arrays.get(n).map(|a| ArrayRef {
+                dtype: a.dtype,
+                ptr: copies.get(n).copied().unwrap_or(a.ptr),
+            })
+        };
+        let names = || arrays.keys().cloned().collect::<Vec<_>>();
+        args::pack(&k.user_name, &k.params, &request.args, &lookup, &names)
+    }
+
+    /// `--check` away from ptxsim: copy the argument arrays into a fresh ptxsim device, run
+    /// there under the checker, and copy the written arrays back only on success.
+    fn launch_on_checker(
+        &mut self,
+        ci: usize,
+        k: &LoadedKernel,
+        request: &LaunchRequest,
+    ) -> Result<LaunchOutcome, GpuError> {
+        let mut sim = SimBackend::new();
+        let (module, _) = sim.load_module(ModuleImage::Ptx(&self.cells[ci].ptx))?;
+        let mut copies: BTreeMap<String, DevPtr> = BTreeMap::new();
+        let mut allocs: Vec<NamedAlloc> = Vec::new();
+        for a in &request.args {
+            let LaunchArg::Array(n) = a else { continue };
+            let Some(arr) = self.arrays.get(n) else {
+                continue;
+            };
+            if copies.contains_key(n) {
+                continue;
+            }
+            let mut buf = vec![0u8; arr.bytes];
+            self.backend.dtoh(arr.ptr, &mut buf)?;
+            let p = sim.alloc(arr.bytes)?;
+            sim.htod(p, &buf)?;
+            copies.insert(n.clone(), p);
+            allocs.push(NamedAlloc {
+                name: n.clone(),
+                dtype: arr.dtype,
+                shape: arr.shape.clone(),
+                ptr: p,
+                bytes: arr.bytes,
+                freed: false,
+            });
+        }
+        let packed = self.pack_args(k, request, &copies)?;
+        let config = BackendLaunch {
+            grid: request.grid,
+            block: request.block,
+            shared_bytes: request.shared_bytes,
+            stream: None,
+            check: true,
+            cancel: Some(request.cancel.clone()),
+        };
+        let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
+        let t0 = Instant::now();
+        let result = sim.launch(module, &k.lowered, &config, &params);
+        let elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
+        if result.is_ok() {
+            for (name, _, written) in &packed.arrays {
+                let (Some(src), Some(dst)) = (copies.get(name), self.arrays.get(name)) else {
+                    continue;
+                };
+                if *written {
+                    let mut buf = vec![0u8; dst.bytes];
+                    sim.dtoh(*src, &mut buf)?;
+                    self.backend.htod(dst.ptr, &buf)?;
+                }
+            }
+        }
+        self.finish(
+            ci,
+            k,
+            &packed,
+            result,
+            elapsed_ms,
+            &allocs,
+            "ptxsim (--check)",
+        )
+        .map_err(|mut e| {
+            if e.ename == "DeviceFault" {
+                e.message.push_str(
+                    "\n(--check ran this launch on ptxsim on copies of its arrays; nothing \
+                         was copied back)",
+                );
+            }
+            e
+        })
+    }
+
+    /// The outcome of a launch: printf, rendered findings, `last_writer`; or the fault.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &mut self,
+        ci: usize,
+        k: &LoadedKernel,
+        packed: &args::Packed,
+        result: Result<super::backend::BackendReport, BackendLaunchError>,
+        elapsed_ms: f64,
+        allocs: &[NamedAlloc],
+        ran_on: &str,
+    ) -> Result<LaunchOutcome, GpuError> {
         let cell = &self.cells[ci];
         let text = CellText {
             source: &cell.source,
@@ -535,11 +658,10 @@ impl DeviceState {
         };
         match result {
             Ok(report) => {
-                let allocs = self.named_allocs();
                 let reports = report
                     .findings
                     .iter()
-                    .map(|f| fault::render_finding(&k.user_name, f, &allocs, Some(text)))
+                    .map(|f| fault::render_finding(&k.user_name, f, allocs, Some(text)))
                     .collect();
                 let mut written: Vec<String> = Vec::new();
                 for (name, _, w) in &packed.arrays {
@@ -560,21 +682,17 @@ impl DeviceState {
                 })
             }
             Err(BackendLaunchError::Rejected(m)) => Err(GpuError::launch(format!(
-                "{} refused the launch of `{}`: {m}",
-                self.backend.name(),
+                "{ran_on} refused the launch of `{}`: {m}",
                 k.user_name
             ))),
             Err(BackendLaunchError::Fault {
                 report,
                 message,
                 printf,
-            }) => {
-                let allocs = self.named_allocs();
-                Err(GpuError::fault(match report {
-                    Some(r) => fault::render_fault(&k.user_name, &r, &allocs, Some(text), &printf),
-                    None => format!("{message} in CUDA kernel `{}`", k.user_name),
-                }))
-            }
+            }) => Err(GpuError::fault(match report {
+                Some(r) => fault::render_fault(&k.user_name, &r, allocs, Some(text), &printf),
+                None => format!("{message} in CUDA kernel `{}`", k.user_name),
+            })),
         }
     }
 

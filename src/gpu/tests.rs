@@ -457,3 +457,82 @@ fn gpu_cache_hit_survives_a_new_device_state() {
     assert!(times[times.len() / 2] < 2.0);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+const RACE: &str = r#"__global__ void race(int* out) {
+    __shared__ int s;
+    s = threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = s;
+}
+"#;
+
+#[test]
+fn gpu_check_reports_races_only_under_check() {
+    if !nvrtc_available() {
+        return;
+    }
+    let mut s = state();
+    ok(s.compile_cuda(RACE, &CudaOptions::default(), 10));
+    ok(s.create_array("out", Dtype::I32, vec![64], &[0u8; 256]));
+    let plain = ok(s.launch(&req("race", 1, 64, vec![arr("out")])));
+    assert!(plain.reports.is_empty(), "{:?}", plain.reports);
+    let mut checked = req("race", 1, 64, vec![arr("out")]);
+    checked.check = true;
+    let out = ok(s.launch(&checked));
+    assert!(
+        !out.reports.is_empty(),
+        "the checker finds the shared-memory race"
+    );
+    let r = &out.reports[0];
+    assert!(r.contains("CUDA kernel `race`"), "{r}");
+    assert!(r.contains("%%cuda cell line 12: s = threadIdx.x;"), "{r}");
+}
+
+#[test]
+fn gpu_check_on_copies_copies_back_only_on_success() {
+    if !nvrtc_available() {
+        return;
+    }
+    let mut s = state();
+    s.set_check_on_copy(true);
+    ok(s.compile_cuda(OOB, &CudaOptions::default(), 1));
+    ok(s.compile_cuda(VECADD, &CudaOptions::default(), 20));
+    let mut rng = Rng(5);
+    let a: Vec<f32> = (0..256).map(|_| rng.f32()).collect();
+    let b: Vec<f32> = (0..256).map(|_| rng.f32()).collect();
+    let c0: Vec<f32> = (0..256).map(|_| rng.f32()).collect();
+    ok(s.create_array("a", Dtype::F32, vec![256], &f32_bytes(&a)));
+    ok(s.create_array("b", Dtype::F32, vec![256], &f32_bytes(&b)));
+    ok(s.create_array("c", Dtype::F32, vec![256], &f32_bytes(&c0)));
+    let mut bad = req("oob", 2, 128, vec![arr("a"), arr("c"), LaunchArg::Int(256)]);
+    bad.check = true;
+    let e = err(s.launch(&bad));
+    assert_eq!(e.ename, "DeviceFault");
+    for needle in [
+        "array `c`",
+        "%%cuda cell line 4: c[i + 3] = a[i] * 2.0f;",
+        "nothing was copied back",
+    ] {
+        assert!(
+            e.message.contains(needle),
+            "`{needle}` not in: {}",
+            e.message
+        );
+    }
+    // Not even the in-bounds stores reached `c`.
+    assert_eq!(to_f32(&ok(s.read_array("c"))), c0);
+    let mut good = req(
+        "add",
+        1,
+        256,
+        vec![arr("a"), arr("b"), arr("c"), LaunchArg::Int(256)],
+    );
+    good.check = true;
+    let out = ok(s.launch(&good));
+    assert_eq!(out.written, vec!["c".to_string()]);
+    let c = to_f32(&ok(s.read_array("c")));
+    for i in 0..256 {
+        assert_eq!(c[i], a[i] + b[i]);
+    }
+    assert_eq!(to_f32(&ok(s.read_array("a"))), a);
+}
