@@ -38,6 +38,8 @@ pub struct Cell {
     pub ptx: String,
     pub module: ModuleId,
     pub kernels: Vec<LoadedKernel>,
+    /// The backend that loaded it (`"ptxsim"` counts PTX virtual registers).
+    pub backend: &'static str,
 }
 
 impl Cell {
@@ -61,7 +63,7 @@ impl Cell {
             .map(|k| KernelSummary {
                 name: k.user_name.clone(),
                 signature: signature(&k.user_name, &k.params),
-                resources: Some(resources(&k.meta)),
+                resources: Some(resources(&k.meta, self.backend)),
             })
             .collect();
         for d in &self.scan.kernels {
@@ -89,12 +91,17 @@ impl LoadedKernel {
     }
 }
 
-/// "ptxsim: 12 registers, 0 B static shared, 0 B local" style resources.
-pub fn resources(m: &KernelMeta) -> String {
-    let mut s = format!(
-        "{} registers, {} B static shared, {} B local",
-        m.registers, m.static_shared_bytes, m.local_bytes
-    );
+/// "12 registers, 0 B static shared, 0 B local" (on ptxsim: "ptxsim: 12 PTX registers, …").
+pub fn resources(m: &KernelMeta, backend: &str) -> String {
+    let mut s = if backend == "ptxsim" {
+        format!("ptxsim: {} PTX registers", m.registers)
+    } else {
+        format!("{} registers", m.registers)
+    };
+    s.push_str(&format!(
+        ", {} B static shared, {} B local",
+        m.static_shared_bytes, m.local_bytes
+    ));
     if let Some(t) = m.max_threads {
         s.push_str(&format!(", max {t} threads/block"));
     }
@@ -255,6 +262,7 @@ pub fn build_cell(
         ptx: compiled.ptx.clone(),
         module,
         kernels,
+        backend: backend.name(),
     };
     Ok((cell, compiled, notes))
 }
