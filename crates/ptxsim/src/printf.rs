@@ -5,6 +5,9 @@
 //! promoted to double). `format` walks the format string, asks its caller for each argument's
 //! bytes, and renders them like C's printf. It reads no memory itself.
 
+/// Largest field width or precision honoured.
+const MAX_FIELD: usize = 4096;
+
 /// What a conversion needs from the argument buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arg {
@@ -310,6 +313,9 @@ pub fn format(fmt: &[u8], next: &mut dyn FnMut(Arg) -> Val) -> (String, usize) {
                 sp.prec = Some(p);
             }
         }
+        // Keep absurd widths and precisions from allocating without bound.
+        sp.width = sp.width.min(MAX_FIELD);
+        sp.prec = sp.prec.map(|p| p.min(MAX_FIELD));
         let len_start = i;
         while fmt
             .get(i)

@@ -204,6 +204,11 @@ pub enum Sym {
 
 const ENTRY: usize = usize::MAX;
 
+/// Most register slots (registers, constants, special registers) a kernel may use.
+pub const MAX_SLOTS: u32 = 1 << 16;
+/// Most local memory per thread (CUDA's limit is 512 KiB).
+pub const MAX_LOCAL: u32 = 512 * 1024;
+
 /// Builds one kernel's `Program`.
 pub struct KB<'a> {
     pub m: &'a ModCtx<'a>,
@@ -367,9 +372,9 @@ impl<'a> KB<'a> {
     }
 
     fn alloc_local(&mut self, size: u32, align: u32) -> u32 {
-        let a = align.max(1);
-        let off = self.local_end.div_ceil(a) * a;
-        self.local_end = off + size;
+        let a = align.clamp(1, 1 << 12);
+        let off = self.local_end.div_ceil(a).saturating_mul(a);
+        self.local_end = off.saturating_add(size);
         off
     }
 
@@ -461,6 +466,9 @@ impl<'a> KB<'a> {
                     for (name, count) in names {
                         match count {
                             Some(n) => {
+                                if *n > MAX_SLOTS || self.nslots + *n > MAX_SLOTS {
+                                    return Err(perr(*line, "too many registers declared"));
+                                }
                                 for k in 0..*n {
                                     let s = self.new_slot();
                                     self.top().insert(format!("{name}{k}"), Sym::Reg(s));
@@ -632,6 +640,24 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
         .or(f.maxntid.as_ref())
         .map(|d| d.iter().product::<u32>());
     let dyn_align = kb.dyn_align;
+    if kb.nslots > MAX_SLOTS {
+        return Err(perr(
+            f.line,
+            format!(
+                "`{}` needs {} registers and constants; the simulator allows {MAX_SLOTS}",
+                f.name, kb.nslots
+            ),
+        ));
+    }
+    if kb.local_end > MAX_LOCAL {
+        return Err(perr(
+            f.line,
+            format!(
+                "`{}` needs {} bytes of local memory per thread; the limit is {MAX_LOCAL}",
+                f.name, kb.local_end
+            ),
+        ));
+    }
     Ok(Program {
         name: f.name.clone(),
         code: kb.code,

@@ -10,5 +10,6 @@ mod control;
 mod extra;
 mod half;
 mod memory;
+mod robust;
 mod semantics;
 mod warp;

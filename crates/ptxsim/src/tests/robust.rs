@@ -1,0 +1,86 @@
+//! Malformed PTX never panics the simulator: truncated and mutated real modules give errors
+//! (or load), and absurd declarations are refused.
+
+use super::util::*;
+use crate::*;
+
+const SOURCES: [&str; 4] = [
+    include_str!("ptx/control.ptx"),
+    include_str!("ptx/memory.ptx"),
+    include_str!("ptx/warp.ptx"),
+    include_str!("ptx/half.ptx"),
+];
+
+#[test]
+fn truncated_and_mutated_modules_do_not_panic() {
+    let dev = Device::new();
+    let mut rng = Rng(seed());
+    for src in SOURCES {
+        let b = src.as_bytes();
+        for _ in 0..60 {
+            let cut = rng.below(b.len() as u64) as usize;
+            let _ = dev.load_module(&String::from_utf8_lossy(&b[..cut]));
+        }
+        let alphabet = b"{}[]();,.%$@!|<>=+-0123456789abcdefxyz_ \n\"";
+        for _ in 0..150 {
+            let mut m = b.to_vec();
+            for _ in 0..1 + rng.below(4) {
+                let at = rng.below(m.len() as u64) as usize;
+                m[at] = alphabet[rng.below(alphabet.len() as u64) as usize];
+            }
+            if let Ok(module) = dev.load_module(&String::from_utf8_lossy(&m)) {
+                launch_all(&dev, &module);
+            }
+        }
+    }
+}
+
+/// Launch every kernel of `m` with small pointer and integer arguments and a budget.
+fn launch_all(dev: &Device, m: &Module) {
+    let buf = dev.alloc(1 << 16).unwrap();
+    for k in m.kernels() {
+        let args: Vec<Vec<u8>> = k
+            .params
+            .iter()
+            .map(|p| {
+                let mut v = vec![0u8; p.size];
+                if p.size == 8 {
+                    v.copy_from_slice(&buf.to_le_bytes());
+                } else if p.size == 4 {
+                    v.copy_from_slice(&64i32.to_le_bytes());
+                }
+                v
+            })
+            .collect();
+        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        let mut cfg = LaunchConfig::new((2, 1, 1), (64, 1, 1));
+        cfg.instruction_budget = Some(200_000);
+        cfg.dynamic_shared_bytes = 1024;
+        let _ = dev.launch(m, &k.name, &cfg, &refs);
+    }
+    dev.free(buf).unwrap();
+}
+
+#[test]
+fn absurd_declarations_are_refused() {
+    let dev = Device::new();
+    let regs = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<4000000000>;\nret;\n}\n";
+    assert!(matches!(
+        dev.load_module(regs),
+        Err(ModuleError::Parse { line: 6, .. })
+    ));
+    let local = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n.local .align 8 .b8 big[4000000000];\nret;\n}\n";
+    assert!(dev.load_module(local).is_err());
+    let shared = ".version 8.0\n.target sm_80\n.address_size 64\n.shared .align 4 .b8 s[1000000];\n.visible .entry k()\n{\n.reg .b64 %rd1;\nmov.u64 %rd1, s;\nret;\n}\n";
+    let m = dev.load_module(shared).unwrap();
+    let e = dev.launch(&m, "k", &LaunchConfig::new((1, 1, 1), (1, 1, 1)), &[]);
+    assert!(matches!(e, Err(LaunchError::BadConfig(_))), "{e:?}");
+}
+
+#[test]
+fn printf_with_absurd_width_is_bounded() {
+    let (s, _) = crate::printf::format(b"%999999999d|%.99999999f", &mut |_| {
+        crate::printf::Val::Int(1)
+    });
+    assert!(s.len() < 20_000);
+}
