@@ -40,18 +40,19 @@ const result = { ok: false, screenshot: args.screenshot };
 // Output areas of code cells that hold an image, and their sizes.
 const IMAGES = '.jp-CodeCell .jp-OutputArea-output img[src^="data:image/png"]';
 
-let browser;
+let context;
 try {
-  browser = await chromium.launch({
+  // A persistent context on a fresh profile directory: playwright passes it as --user-data-dir.
+  context = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium',
     headless: true,
+    viewport: { width: 1500, height: 1100 },
     args: [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      `--user-data-dir=${profile}`,
     ],
   });
-  const page = await browser.newPage({ viewport: { width: 1500, height: 1100 } });
+  const page = context.pages()[0] ?? await context.newPage();
   const url = `${args.url}/lab/tree/${args.notebook}?token=${encodeURIComponent(args.token)}`;
   await page.goto(url, { timeout: left() });
 
@@ -65,13 +66,32 @@ try {
   await page.locator('.lm-MenuBar-itemLabel', { hasText: /^Run$/ }).click({ timeout: left() });
   await page.locator('.lm-Menu-itemLabel', { hasText: /^Run All Cells$/ }).click({ timeout: left() });
 
-  // Done when every code cell shows an execution count and the Jupyter kernel is idle again.
-  await page.waitForFunction(() => {
-    const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')];
-    const ran = prompts.filter((p) => /\[\d+\]/.test(p.textContent)).length;
-    const idle = document.querySelector('.jp-Notebook-ExecutionIndicator[data-status="idle"]');
-    return prompts.length > 0 && ran === prompts.length && idle !== null;
-  }, null, { timeout: left(), polling: 500 });
+  // Done when every code cell shows an execution count and the Jupyter kernel is idle. JupyterLab
+  // stops a Run All at the first error: idle for 15 s with cells left unrun means it stopped.
+  let idleSince = null;
+  for (;;) {
+    const st = await page.evaluate(() => {
+      const prompts = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')];
+      return {
+        total: prompts.length,
+        ran: prompts.filter((p) => /\[\d+\]/.test(p.textContent)).length,
+        idle: document.querySelector('.jp-Notebook-ExecutionIndicator[data-status="idle"]') !== null,
+      };
+    });
+    if (st.total > 0 && st.ran === st.total && st.idle) break;
+    if (st.idle && st.ran < st.total) {
+      idleSince = idleSince ?? Date.now();
+      if (Date.now() - idleSince > 15000) {
+        throw new Error(`the run stopped after ${st.ran} of ${st.total} code cells (an error output?)`);
+      }
+    } else {
+      idleSince = null;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out with ${st.ran} of ${st.total} code cells run`);
+    }
+    await page.waitForTimeout(500);
+  }
   result.executed = await page.locator('.jp-Notebook .jp-CodeCell .jp-InputArea-prompt')
     .filter({ hasText: /\[\d+\]/ }).count();
 
@@ -99,13 +119,18 @@ try {
 } catch (e) {
   result.reason = String(e && e.message ? e.message : e).split('\n').slice(0, 6).join(' | ');
   try {
-    const pages = browser ? browser.contexts().flatMap((c) => c.pages()) : [];
-    if (pages.length > 0) await pages[0].screenshot({ path: args.screenshot });
+    const pages = context ? context.pages() : [];
+    if (pages.length > 0) {
+      result.stderr = await pages[0]
+        .locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
+        .evaluateAll((els) => els.map((el) => el.textContent.slice(0, 500)));
+      await pages[0].screenshot({ path: args.screenshot });
+    }
   } catch {
     // no screenshot: the browser is gone
   }
 } finally {
-  if (browser) await browser.close().catch(() => {});
+  if (context) await context.close().catch(() => {});
   rmSync(profile, { recursive: true, force: true });
 }
 result.seconds = Math.round((Date.now() - started) / 100) / 10;
