@@ -143,6 +143,9 @@ impl Magics {
                 self.scalars.insert(name.text, v);
             }
             Command::Launch(l) => self.launch(ctx, &l, out, cancel)?,
+            Command::Show(a) => self.show(ctx, &a, out)?,
+            Command::Time(a) => self.time(ctx, &a, out, cancel)?,
+            Command::Timings { clear } => self.show_timings(clear, out)?,
             Command::Arrays => {
                 let arrays = self.dev.arrays();
                 if arrays.is_empty() {

@@ -26,6 +26,26 @@ pub const MAGICS: &[MagicDoc] = &[
         "Compiles the cell's CUDA C++ with NVRTC; every __global__ function becomes a launchable CUDA kernel (re-running the cell replaces them); prints a summary per kernel, the compile time and whether the cache served it.",
     ),
     m(
+        "%%animate",
+        "%%animate [--frames N] [--every K] [--show NAME] [--fps F] [--cmap MAP] [--vmin V] [--vmax V] [--scale K]",
+        "Runs the cell's magic lines N times (default 30), captures the 2-D array NAME (or the one of a %show NAME line in the cell) after every K-th run and the last, and shows the frames as an animated GIF with one colour range.",
+    ),
+    m(
+        "%show",
+        "%show NAME... [--cmap viridis|magma|inferno|plasma|turbo|cividis|gray|coolwarm] [--vmin V] [--vmax V] [--scale K]",
+        "Shows arrays as images: 2-D as a heatmap with a colour bar (NaN/Inf in magenta), (H, W, 3|4) as RGB(A), 1-D as a line plot; several names side by side.",
+    ),
+    m(
+        "%time",
+        "%time [-n RUNS] [--warmup W] [--bytes EXPR] [--flops EXPR] LAUNCH",
+        "Times a launch (LAUNCH as for %launch): runs, median/min/max/stdev, GB/s (bytes: --bytes or the array arguments' sizes, marked est.), GFLOP/s with --flops, % of peak bandwidth; CUDA events on a GPU, wall time (simulated) on ptxsim.",
+    ),
+    m(
+        "%timings",
+        "%timings [--clear]",
+        "Every %time so far side by side with speed-ups against the first, as a table and a bar chart; --clear forgets them.",
+    ),
+    m(
         "%array",
         "%array NAME = zeros(SHAPE, DT) | ones(SHAPE, DT) | empty(SHAPE, DT) | full(SHAPE, V, DT) | arange(N, DT) | arange(START, STOP[, STEP], DT) | linspace(A, B, N, DT) | rand(SHAPE, DT[, seed=S]) | randn(SHAPE, DT[, seed=S]) | copy(OTHER)",
         "Creates (or replaces) a device array; SHAPE is N, (H, W) or (D, H, W); rand() is uniform in [0, 1) for f32/f64 and in [0, 100) for integer dtypes, randn() is standard normal (floats only); without seed= every call differs; empty() is zero-filled here.",

@@ -36,6 +36,33 @@ impl Magics {
         out: &OutputSink,
         cancel: &Arc<AtomicBool>,
     ) -> Result<(), MagicError> {
+        let request = self.launch_request(ctx, l, cancel)?;
+        let outcome = self.dev.launch(&request).map_err(|e| {
+            if cancel.load(Ordering::Relaxed) {
+                ctx.plain("Interrupted", format!("{} was interrupted", l.kernel.text))
+            } else {
+                ctx.gpu(e)
+            }
+        })?;
+        if !outcome.printf.is_empty() {
+            out(CellOutput::Stdout(outcome.printf));
+        }
+        if !outcome.reports.is_empty() {
+            let mut s = outcome.reports.join("\n");
+            s.push('\n');
+            out(CellOutput::Stderr(s));
+        }
+        Ok(())
+    }
+
+    /// The checked `LaunchRequest` of a parsed launch (every argument evaluated and matched
+    /// against the CUDA kernel's C signature); nothing is launched. Used by `%launch` and `%time`.
+    pub(crate) fn launch_request(
+        &mut self,
+        ctx: &LineCtx,
+        l: &Launch,
+        cancel: &Arc<AtomicBool>,
+    ) -> Result<LaunchRequest, MagicError> {
         let params = self
             .dev
             .kernel_params(&l.kernel.text)
@@ -170,7 +197,7 @@ impl Magics {
                 (g, b, sh, st)
             }
         };
-        let request = LaunchRequest {
+        Ok(LaunchRequest {
             kernel: l.kernel.text.clone(),
             grid,
             block,
@@ -179,23 +206,7 @@ impl Magics {
             args,
             check: l.check,
             cancel: cancel.clone(),
-        };
-        let outcome = self.dev.launch(&request).map_err(|e| {
-            if cancel.load(Ordering::Relaxed) {
-                ctx.plain("Interrupted", format!("{} was interrupted", l.kernel.text))
-            } else {
-                ctx.gpu(e)
-            }
-        })?;
-        if !outcome.printf.is_empty() {
-            out(CellOutput::Stdout(outcome.printf));
-        }
-        if !outcome.reports.is_empty() {
-            let mut s = outcome.reports.join("\n");
-            s.push('\n');
-            out(CellOutput::Stderr(s));
-        }
-        Ok(())
+        })
     }
 }
 

@@ -8,6 +8,7 @@
 //! line is parsed completely before anything runs, and an error never changes an array that the
 //! line did not name.
 
+pub mod animate;
 pub mod complete;
 pub mod eval;
 mod exec;
@@ -17,7 +18,9 @@ pub mod host;
 mod launch;
 pub mod lex;
 pub mod parse;
+pub mod show;
 pub mod table;
+pub mod time;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -52,6 +55,8 @@ impl std::error::Error for MagicError {}
 pub struct Magics {
     pub(crate) dev: DeviceState,
     pub(crate) scalars: BTreeMap<String, Value>,
+    /// Every `%time` result since the Jupyter kernel started, for `%timings`.
+    pub(crate) timings: Vec<crate::display::timing::Timing>,
 }
 
 impl Default for Magics {
@@ -115,7 +120,17 @@ pub fn check_line(line: &str, line_no: usize) -> Result<(), MagicError> {
 
 /// Parses a cell-magic header (`%%cuda …`) without running it.
 pub fn check_cell_header(header: &str) -> Result<(), MagicError> {
+    if is_animate(header) {
+        return animate::parse_animate_header(header).map(|_| ()).map_err(|e| {
+            LineCtx { line: header, line_no: 1 }.err("SyntaxError", e)
+        });
+    }
     cell_header(header).map(|_| ())
+}
+
+/// Whether a cell-magic header is `%%animate`.
+fn is_animate(header: &str) -> bool {
+    parse::magic_word(header.trim_start(), 2) == "animate"
 }
 
 fn cell_header(header: &str) -> Result<parse::CudaHeader, MagicError> {
@@ -170,6 +185,7 @@ impl Magics {
         Magics {
             dev: DeviceState::new(),
             scalars: BTreeMap::new(),
+            timings: Vec::new(),
         }
     }
 
@@ -209,8 +225,11 @@ impl Magics {
         body: &str,
         body_first_line: usize,
         out: &OutputSink,
-        _cancel: &Arc<AtomicBool>,
+        cancel: &Arc<AtomicBool>,
     ) -> Result<Option<MimeBundle>, MagicError> {
+        if is_animate(header) {
+            return self.animate(header, body, body_first_line, out, cancel);
+        }
         let h = cell_header(header)?;
         let options = crate::gpu::CudaOptions {
             name: h.name,

@@ -126,6 +126,12 @@ pub enum Command {
     Ptx(Name),
     Info(Name),
     Reset,
+    /// `%show NAME... [--cmap MAP] [--vmin V] [--vmax V] [--scale K]`.
+    Show(super::show::ShowArgs),
+    /// `%time [-n RUNS] [--warmup W] [--bytes EXPR] [--flops EXPR] LAUNCH`.
+    Time(Box<super::time::TimeArgs>),
+    /// `%timings [--clear]`.
+    Timings { clear: bool },
 }
 
 /// Parses one magic line (it starts with `%`; leading whitespace allowed).
@@ -338,6 +344,9 @@ impl<'a> Parser<'a> {
             "ptx" => Ok(Command::Ptx(self.kernel_name()?)),
             "info" => Ok(Command::Info(self.kernel_name()?)),
             "reset" => Ok(Command::Reset),
+            "show" => super::show::parse_show(&mut self.lx).map(Command::Show),
+            "time" => super::time::parse_time(&mut self.lx).map(|a| Command::Time(Box::new(a))),
+            "timings" => super::time::parse_timings(&mut self.lx).map(|clear| Command::Timings { clear }),
             _ => Err(ParseError::at(magic.span, UNKNOWN_MAGIC)),
         }
     }
@@ -919,6 +928,24 @@ pub fn dtype_list() -> String {
 }
 
 /// A dtype name, or an error that lists the valid ones (and suggests `f32` for `float`).
+/// Parses a launch (`[--check] KERNEL[GRID, BLOCK](ARGS)` or the `<<<>>>` form) at the lexer's
+/// position, as `%launch` does; the lexer ends after it. For `%time`.
+pub fn parse_launch(lx: &mut Lexer) -> Result<Launch, ParseError> {
+    let mut p = Parser { lx: lx.clone() };
+    let l = p.launch()?;
+    *lx = p.lx;
+    Ok(l)
+}
+
+/// Parses one expression at the lexer's position; the lexer ends after it. For options such as
+/// `--vmin`, `--bytes`.
+pub fn parse_expr(lx: &mut Lexer) -> Result<Expr, ParseError> {
+    let mut p = Parser { lx: lx.clone() };
+    let e = p.expr()?;
+    *lx = p.lx;
+    Ok(e)
+}
+
 pub fn parse_dtype(n: &Name) -> Result<Dtype, ParseError> {
     if let Some(d) = Dtype::parse(&n.text) {
         return Ok(d);

@@ -13,6 +13,10 @@
 
 pub mod wire;
 
+/// The `ndarray` crate `nb` converts to and from, re-exported so cells need no `:dep` of their own.
+#[cfg(feature = "ndarray")]
+pub use ndarray;
+
 use serde_json::{json, Value};
 use std::fmt;
 use std::os::unix::net::UnixStream;
@@ -115,7 +119,13 @@ impl<T: Element> Array<T> {
     #[cfg(feature = "ndarray")]
     pub fn to_ndarray(&self) -> ndarray::ArrayD<T> {
         ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&self.shape), self.data.clone())
-            .unwrap_or_else(|_| ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[self.data.len()]), self.data.clone()).unwrap_or_default())
+            .unwrap_or_else(|_| {
+                ndarray::ArrayD::from_shape_vec(
+                    ndarray::IxDyn(&[self.data.len()]),
+                    self.data.clone(),
+                )
+                .unwrap_or_default()
+            })
     }
 
     /// Copy an ndarray (any layout) into a row-major `Array`.
@@ -133,7 +143,12 @@ impl<T: Element> Array<T> {
 
     /// How evcxr shows an `Array` as a cell's value.
     pub fn evcxr_display(&self) {
-        let head: Vec<String> = self.data.iter().take(10).map(|v| format!("{v:?}")).collect();
+        let head: Vec<String> = self
+            .data
+            .iter()
+            .take(10)
+            .map(|v| format!("{v:?}"))
+            .collect();
         let more = if self.data.len() > 10 { ", …" } else { "" };
         println!(
             "EVCXR_BEGIN_CONTENT text/plain\nArray<{}> shape {:?}: [{}{}]\nEVCXR_END_CONTENT",
@@ -171,7 +186,10 @@ fn check_shape(len: usize, shape: &[usize]) -> Result<()> {
             "ArgumentError",
             format!("shape {shape:?} holds {p} elements but the data has {len}"),
         )),
-        None => Err(err("ArgumentError", format!("shape {shape:?} is too large"))),
+        None => Err(err(
+            "ArgumentError",
+            format!("shape {shape:?} is too large"),
+        )),
     }
 }
 
@@ -254,7 +272,12 @@ pub fn get<T: Element>(name: &str) -> Result<Array<T>> {
     let shape: Vec<usize> = reply
         .get("shape")
         .and_then(Value::as_array)
-        .map(|s| s.iter().filter_map(Value::as_u64).map(|d| d as usize).collect())
+        .map(|s| {
+            s.iter()
+                .filter_map(Value::as_u64)
+                .map(|d| d as usize)
+                .collect()
+        })
         .unwrap_or_default();
     let data = T::from_le_bytes_vec(&data);
     check_shape(data.len(), &shape).map_err(|e| err("ProtocolError", e.message))?;
@@ -265,7 +288,10 @@ pub fn get<T: Element>(name: &str) -> Result<Array<T>> {
 /// cell. Returns the line's text result, if any.
 pub fn exec(line: &str) -> Result<Option<String>> {
     let (reply, _) = request(json!({"op": "exec", "line": line}), &[])?;
-    Ok(reply.get("result").and_then(Value::as_str).map(str::to_string))
+    Ok(reply
+        .get("result")
+        .and_then(Value::as_str)
+        .map(str::to_string))
 }
 
 /// Free device arrays.
@@ -282,12 +308,25 @@ pub fn list() -> Result<Vec<ArrayInfo>> {
         .map(|rows| {
             rows.iter()
                 .map(|r| ArrayInfo {
-                    name: r.get("name").and_then(Value::as_str).unwrap_or("").to_string(),
-                    dtype: r.get("dtype").and_then(Value::as_str).unwrap_or("").to_string(),
+                    name: r
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    dtype: r
+                        .get("dtype")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
                     shape: r
                         .get("shape")
                         .and_then(Value::as_array)
-                        .map(|s| s.iter().filter_map(Value::as_u64).map(|d| d as usize).collect())
+                        .map(|s| {
+                            s.iter()
+                                .filter_map(Value::as_u64)
+                                .map(|d| d as usize)
+                                .collect()
+                        })
                         .unwrap_or_default(),
                 })
                 .collect()
@@ -306,8 +345,14 @@ mod tests {
 
     #[test]
     fn bytes_round_trip_for_every_element() {
-        assert_eq!(f32::from_le_bytes_vec(&f32::to_le_bytes_vec(&[1.5, -2.0])), vec![1.5, -2.0]);
-        assert_eq!(i64::from_le_bytes_vec(&i64::to_le_bytes_vec(&[i64::MIN, 7])), vec![i64::MIN, 7]);
+        assert_eq!(
+            f32::from_le_bytes_vec(&f32::to_le_bytes_vec(&[1.5, -2.0])),
+            vec![1.5, -2.0]
+        );
+        assert_eq!(
+            i64::from_le_bytes_vec(&i64::to_le_bytes_vec(&[i64::MIN, 7])),
+            vec![i64::MIN, 7]
+        );
         assert_eq!(u8::DTYPE, "u8");
     }
 

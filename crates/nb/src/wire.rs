@@ -12,10 +12,17 @@ pub const MAX_HEADER: usize = 1 << 20;
 pub const MAX_PAYLOAD: u64 = 8 << 30;
 
 /// Write one frame.
-pub fn write_frame(w: &mut impl Write, header: &serde_json::Value, payload: &[u8]) -> io::Result<()> {
+pub fn write_frame(
+    w: &mut impl Write,
+    header: &serde_json::Value,
+    payload: &[u8],
+) -> io::Result<()> {
     let h = header.to_string();
     if h.len() > MAX_HEADER {
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, "header too large"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "header too large",
+        ));
     }
     w.write_all(&(h.len() as u32).to_le_bytes())?;
     w.write_all(h.as_bytes())?;
@@ -60,7 +67,12 @@ mod tests {
     #[test]
     fn frames_round_trip_and_limits_hold() {
         let mut buf = Vec::new();
-        write_frame(&mut buf, &serde_json::json!({"op": "get", "name": "x"}), &[1, 2, 3]).unwrap();
+        write_frame(
+            &mut buf,
+            &serde_json::json!({"op": "get", "name": "x"}),
+            &[1, 2, 3],
+        )
+        .unwrap();
         let (h, p) = read_frame(&mut buf.as_slice()).unwrap();
         assert_eq!(h["name"], "x");
         assert_eq!(p, vec![1, 2, 3]);
