@@ -7,6 +7,7 @@ mod util;
 mod basic;
 mod checks;
 mod control;
+mod cub;
 mod extra;
 mod half;
 mod memory;
