@@ -12,7 +12,7 @@ use crossbeam_channel::{Receiver, Select};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long the forwarder waits for late stderr lines at the end of a cell. The child writes a
 /// panic's message before it reports the end of the cell on stdout, but evcxr reads stderr on
@@ -35,14 +35,17 @@ pub(super) enum Job {
         started: Arc<AtomicBool>,
         reply: mpsc::SyncSender<CellResult>,
     },
+    /// Skipped when the worker reaches it after `deadline` (the caller has given up).
     Complete {
         code: String,
         cursor: usize,
+        deadline: Instant,
         reply: mpsc::SyncSender<RustCompletions>,
     },
     Inspect {
         code: String,
         cursor: usize,
+        deadline: Instant,
         reply: mpsc::SyncSender<Option<String>>,
     },
 }
@@ -173,16 +176,22 @@ pub(super) fn worker_main(
             Job::Complete {
                 code,
                 cursor,
+                deadline,
                 reply,
             } => {
-                let _ = reply.send(worker.complete(&code, cursor));
+                if Instant::now() < deadline {
+                    let _ = reply.send(worker.complete(&code, cursor));
+                }
             }
             Job::Inspect {
                 code,
                 cursor,
+                deadline,
                 reply,
             } => {
-                let _ = reply.send(worker.inspect(&code, cursor));
+                if Instant::now() < deadline {
+                    let _ = reply.send(worker.inspect(&code, cursor));
+                }
             }
         }
     }
@@ -229,6 +238,14 @@ fn kill_with_parent(command: &mut std::process::Command) {
 fn kill_with_parent(_command: &mut std::process::Command) {}
 
 fn unavailable_message(evcxr_error: &str) -> String {
+    if evcxr_error.contains("Subprocess terminated") || evcxr_error.contains("runtime_hook") {
+        return format!(
+            "evcxr's child process did not start. It is this executable run again with \
+             EVCXR_IS_RUNTIME=1, so `main` must call `evcxr::runtime_hook()` before anything \
+             else. evcxr said: {}",
+            text::strip_ansi(evcxr_error).trim()
+        );
+    }
     format!(
         "Rust cells need a Rust toolchain: install it from https://rustup.rs, make sure `cargo` \
          and `rustc` are on the PATH of the Jupyter kernel, and run `rustup component add \
@@ -295,7 +312,7 @@ fn run_prelude(
 /// it off the first cell and the first completion.
 fn warm_up(ctx: &mut evcxr::CommandContext) {
     const CODE: &str = "let nbcuda_warm_up = 1u8; nbcuda_warm_up.checked_a";
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| ctx.completions(CODE, CODE.len())));
     match result {
         Ok(Ok(_)) => tracing::debug!("rust-analyzer warmed up in {:?}", started.elapsed()),

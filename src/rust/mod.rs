@@ -229,6 +229,7 @@ impl RustEngine {
         let job = Job::Complete {
             code: code.to_owned(),
             cursor,
+            deadline: Instant::now() + COMPLETE_TIMEOUT,
             reply,
         };
         if lock(&self.jobs).send(job).is_err() {
@@ -251,6 +252,7 @@ impl RustEngine {
         let job = Job::Inspect {
             code: code.to_owned(),
             cursor,
+            deadline: Instant::now() + INSPECT_TIMEOUT,
             reply,
         };
         if lock(&self.jobs).send(job).is_err() {
