@@ -160,6 +160,18 @@ fn route_rust_result(result: Option<MimeBundle>, sink: &OutputSink) -> Option<Mi
     None
 }
 
+/// Parse every magic line and cell-magic header of the cell, running nothing.
+fn check_magic_syntax(segments: &[Segment]) -> Result<(), MagicError> {
+    for segment in segments {
+        match segment {
+            Segment::Magic { line, line_no } => crate::magics::check_line(line, *line_no)?,
+            Segment::CellMagic { header, .. } => crate::magics::check_cell_header(header)?,
+            Segment::Rust { .. } => {}
+        }
+    }
+    Ok(())
+}
+
 /// `%launch?` / `%%cuda?`: the name of the magic whose help is asked for.
 fn help_query(code: &str) -> Option<&str> {
     let t = code.trim();
@@ -327,9 +339,14 @@ impl Interpreter for NbcudaInterpreter {
             let io = io.clone();
             Arc::new(move |o| io.publish(o))
         };
+        let segments = split_cell(code);
+        // A cell with a malformed magic line runs none of its lines.
+        if let Err(e) = check_magic_syntax(&segments) {
+            return error_outcome(e.ename, &e.message);
+        }
         *lock(&self.current_sink) = Some(sink.clone());
         let mut outcome = ExecuteOutcome::Ok(None);
-        for segment in split_cell(code) {
+        for segment in segments {
             if self.cancel.load(Ordering::SeqCst) {
                 outcome = error_outcome("Interrupted", "the cell was interrupted");
                 break;
