@@ -42,8 +42,9 @@ fn split<const N: usize>(
     Some((dr, out))
 }
 
+/// Write `f(l)` into the active lanes `m` of `d` (a loop the compiler vectorises).
 #[inline(always)]
-fn write<F: Fn(usize) -> u64>(d: &mut [u64; 32], m: u32, f: F) {
+pub fn write<F: Fn(usize) -> u64>(d: &mut [u64; 32], m: u32, f: F) {
     if m == u32::MAX {
         for (l, x) in d.iter_mut().enumerate() {
             *x = f(l);

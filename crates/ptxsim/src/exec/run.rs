@@ -131,12 +131,12 @@ fn write_setp(w: &mut Warp, i: &Inst, m: u32, t: u32, bop: BoolOp, cneg: bool, s
     };
     let d = &mut w.regs[i.r[0] as usize];
     match set {
-        None => each(m, |l| d[l] = ((p >> l) & 1) as u64),
-        Some(one) => each(m, |l| d[l] = if (p >> l) & 1 != 0 { one } else { 0 }),
+        None => alu::write(d, m, |l| ((p >> l) & 1) as u64),
+        Some(one) => alu::write(d, m, |l| if (p >> l) & 1 != 0 { one } else { 0 }),
     }
     if i.r[4] != NONE {
         let d2 = &mut w.regs[i.r[4] as usize];
-        each(m, |l| d2[l] = ((q >> l) & 1) as u64);
+        alu::write(d2, m, |l| ((q >> l) & 1) as u64);
     }
 }
 
@@ -490,7 +490,7 @@ impl Worker<'_> {
                     let b = w.regs[i.r[2] as usize];
                     let c = w.regs[i.r[3] as usize];
                     let d = &mut w.regs[i.r[0] as usize];
-                    each(m, |l| d[l] = alu::bfi(a[l], b[l], c[l], len[l], bits));
+                    alu::write(d, m, |l| alu::bfi(a[l], b[l], c[l], len[l], bits));
                 }
                 Op::Prmt(mode) => tern(&mut w.regs, i, m, |a, b, c| alu::prmt(a, b, c, mode)),
                 Op::Shf { left, wrap } => {
@@ -560,11 +560,11 @@ impl Worker<'_> {
                     let leader = eligible.trailing_zeros() as u64;
                     if i.r[0] != NONE {
                         let d = &mut w.regs[i.r[0] as usize];
-                        each(m, |l| d[l] = leader);
+                        alu::write(d, m, |_| leader);
                     }
                     if i.r[5] != NONE {
                         let p = &mut w.regs[i.r[5] as usize];
-                        each(m, |l| p[l] = (l as u64 == leader) as u64);
+                        alu::write(p, m, |l| (l as u64 == leader) as u64);
                     }
                 }
                 Op::CpAsync { size } => self.cp_async(w, i, m, pc, size)?,
@@ -737,7 +737,7 @@ impl Worker<'_> {
                         }
                     }
                     let d = &mut w.regs[i.r[0] as usize];
-                    each(m, |l| d[l] = out[l]);
+                    alu::write(d, m, |l| out[l]);
                 }
                 Op::Unpack { n, bits } => {
                     let s = w.regs[i.r[5] as usize];
@@ -866,7 +866,7 @@ impl Worker<'_> {
                 Op::Vote { mode, neg } => super::warpops::vote(w, i, m, mode, neg),
                 Op::Activemask => {
                     let d = &mut w.regs[i.r[0] as usize];
-                    each(m, |l| d[l] = w.mask as u64);
+                    alu::write(d, m, |_| w.mask as u64);
                 }
                 Op::MatchAny { bits } => super::warpops::match_any(w, i, m, bits),
                 Op::MatchAll { bits } => super::warpops::match_all(w, i, m, bits),
@@ -875,7 +875,7 @@ impl Worker<'_> {
                     let t = (self.total + self.pending + (self.fuel - *fuel) as u64) * 4;
                     let v = if wide { t } else { t & 0xFFFF_FFFF };
                     let d = &mut w.regs[i.r[0] as usize];
-                    each(m, |l| d[l] = v);
+                    alu::write(d, m, |_| v);
                 }
                 Op::GlobalTimer { hi } => {
                     let t = std::time::SystemTime::now()
@@ -883,7 +883,7 @@ impl Worker<'_> {
                         .map_or(0, |d| d.as_nanos() as u64);
                     let t = if hi { t >> 32 } else { t };
                     let d = &mut w.regs[i.r[0] as usize];
-                    each(m, |l| d[l] = t);
+                    alu::write(d, m, |_| t);
                 }
             }
             pc += 1;

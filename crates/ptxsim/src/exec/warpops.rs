@@ -10,52 +10,87 @@ use crate::ir::{Inst, ReduxOp, ShflMode, VoteMode, NONE};
 use crate::CheckKind;
 
 impl Worker<'_> {
+    #[inline(always)]
     pub(super) fn shfl(&mut self, w: &mut Warp, i: &Inst, m: u32, pc: u32, mode: ShflMode) {
-        let a = w.regs[i.r[1] as usize];
-        let b = w.regs[i.r[2] as usize];
-        let c = w.regs[i.r[3] as usize];
-        let members = w.regs[i.r[4] as usize];
-        let mut out = w.regs[i.r[0] as usize];
-        let mut pred = [0u64; 32];
-        let mut bad: Option<(usize, usize)> = None;
-        each(m, |l| {
-            let lane = l as i32;
-            let bval = (b[l] & 31) as i32;
-            let cval = (c[l] & 31) as i32;
-            let segmask = ((c[l] >> 8) & 31) as i32;
-            let max_lane = (lane & segmask) | (cval & !segmask);
-            let min_lane = lane & segmask;
-            let (j, ok) = match mode {
-                ShflMode::Up => {
-                    let j = lane - bval;
-                    (j, j >= max_lane)
-                }
+        let mut out = [0u64; 32];
+        let mut okm = 0u32;
+        let mut bad = 0u32;
+        {
+            let regs = &w.regs;
+            let (a, b, c, members) = (
+                &regs[i.r[1] as usize],
+                &regs[i.r[2] as usize],
+                &regs[i.r[3] as usize],
+                &regs[i.r[4] as usize],
+            );
+            macro_rules! lanes {
+                ($j:expr, $ok:expr) => {
+                    for l in 0..32 {
+                        let lane = l as i32;
+                        let bval = (b[l] & 31) as i32;
+                        let cval = (c[l] & 31) as i32;
+                        let segmask = ((c[l] >> 8) & 31) as i32;
+                        let max_lane = (lane & segmask) | (cval & !segmask);
+                        let j: i32 = $j(lane, bval, segmask);
+                        let ok: bool = $ok(j, max_lane);
+                        let src = if ok { (j & 31) as usize } else { l };
+                        out[l] = a[src];
+                        okm |= (ok as u32) << l;
+                        let readable = (m >> src) & ((members[l] as u32) >> src) & 1;
+                        bad |= (readable ^ 1) << l;
+                    }
+                };
+            }
+            match mode {
+                ShflMode::Up => lanes!(|l: i32, b: i32, _s: i32| l - b, |j: i32, mx: i32| j >= mx),
                 ShflMode::Down => {
-                    let j = lane + bval;
-                    (j, j <= max_lane)
+                    lanes!(|l: i32, b: i32, _s: i32| l + b, |j: i32, mx: i32| j <= mx)
                 }
                 ShflMode::Bfly => {
-                    let j = lane ^ bval;
-                    (j, j <= max_lane)
+                    lanes!(|l: i32, b: i32, _s: i32| l ^ b, |j: i32, mx: i32| j <= mx)
                 }
-                ShflMode::Idx => {
-                    let j = min_lane | (bval & !segmask);
-                    (j, j <= max_lane)
-                }
-            };
-            let src = if ok { (j & 31) as usize } else { l };
-            if (m >> src) & 1 == 0 || (members[l] >> src) & 1 == 0 {
-                bad.get_or_insert((l, src));
+                ShflMode::Idx => lanes!(
+                    |l: i32, b: i32, s: i32| (l & s) | (b & !s),
+                    |j: i32, mx: i32| j <= mx
+                ),
             }
-            out[l] = a[src];
-            pred[l] = ok as u64;
-        });
-        w.regs[i.r[0] as usize] = out;
+        }
+        bad &= m;
+        let d = &mut w.regs[i.r[0] as usize];
+        for l in 0..32 {
+            if (m >> l) & 1 != 0 {
+                d[l] = out[l];
+            }
+        }
         if i.r[5] != NONE {
             let p = &mut w.regs[i.r[5] as usize];
-            each(m, |l| p[l] = pred[l]);
+            alu::write(p, m, |l| ((okm >> l) & 1) as u64);
         }
-        if let (Some((l, src)), true) = (bad, self.ctx.check) {
+        if bad != 0 && self.ctx.check {
+            let l = bad.trailing_zeros() as usize;
+            let src = {
+                // Recompute the source lane of the first bad lane for the message.
+                let regs = &w.regs;
+                let (b, c) = (regs[i.r[2] as usize][l], regs[i.r[3] as usize][l]);
+                let (lane, bval, cval, seg) = (
+                    l as i32,
+                    (b & 31) as i32,
+                    (c & 31) as i32,
+                    ((c >> 8) & 31) as i32,
+                );
+                let j = match mode {
+                    ShflMode::Up => lane - bval,
+                    ShflMode::Down => lane + bval,
+                    ShflMode::Bfly => lane ^ bval,
+                    ShflMode::Idx => (lane & seg) | (bval & !seg),
+                };
+                let _ = cval;
+                if (okm >> l) & 1 != 0 {
+                    (j & 31) as usize
+                } else {
+                    l
+                }
+            };
             let (x, y, z) = self.thread_of(w.idx, src);
             let r = self.report(
                 CheckKind::InactiveLaneShuffle,
@@ -85,7 +120,7 @@ pub(super) fn vote(w: &mut Warp, i: &Inst, m: u32, mode: VoteMode, neg: bool) {
         VoteMode::Ballot => p as u64,
     };
     let d = &mut w.regs[i.r[0] as usize];
-    each(m, |l| d[l] = v);
+    alu::write(d, m, |_| v);
 }
 
 pub(super) fn match_any(w: &mut Warp, i: &Inst, m: u32, bits: u8) {
@@ -101,7 +136,7 @@ pub(super) fn match_any(w: &mut Warp, i: &Inst, m: u32, bits: u8) {
         out[l] = same as u64;
     });
     let d = &mut w.regs[i.r[0] as usize];
-    each(m, |l| d[l] = out[l]);
+    alu::write(d, m, |l| out[l]);
 }
 
 pub(super) fn match_all(w: &mut Warp, i: &Inst, m: u32, bits: u8) {
@@ -113,10 +148,10 @@ pub(super) fn match_all(w: &mut Warp, i: &Inst, m: u32, bits: u8) {
     });
     let v = if all { m as u64 } else { 0 };
     let d = &mut w.regs[i.r[0] as usize];
-    each(m, |l| d[l] = v);
+    alu::write(d, m, |_| v);
     if i.r[5] != NONE {
         let p = &mut w.regs[i.r[5] as usize];
-        each(m, |l| p[l] = all as u64);
+        alu::write(p, m, |_| all as u64);
     }
 }
 
@@ -140,5 +175,5 @@ pub(super) fn redux(w: &mut Warp, i: &Inst, m: u32, op: ReduxOp, signed: bool) {
     });
     let v = acc.unwrap_or(0);
     let d = &mut w.regs[i.r[0] as usize];
-    each(m, |l| d[l] = v);
+    alu::write(d, m, |_| v);
 }
