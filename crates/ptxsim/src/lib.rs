@@ -248,11 +248,14 @@ static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
 /// A simulated device: global memory (with red zones and a record of freed blocks) and a worker
 /// pool. Cheap to share: methods take `&self` and it is `Send + Sync`.
 pub struct Device {
-    heap: Mutex<mem::Heap>,
+    heap: Arc<Mutex<mem::Heap>>,
     id: u64,
 }
 
 /// A loaded PTX module: its kernels, device functions, globals and constants, pre-decoded.
+///
+/// Its module-scope `.global`/`.const` variables live in the device's memory as long as the
+/// module does: dropping the module frees them.
 pub struct Module {
     kernels: Vec<KernelInfo>,
     programs: Vec<Arc<ir::Program>>,
@@ -260,12 +263,26 @@ pub struct Module {
     target: String,
     version: String,
     device: u64,
+    /// Module-scope variables: name → (address, size).
+    globals: HashMap<String, (DevicePtr, usize)>,
+    heap: std::sync::Weak<Mutex<mem::Heap>>,
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        if let Some(heap) = self.heap.upgrade() {
+            let mut heap = heap.lock().unwrap_or_else(|e| e.into_inner());
+            for &(ptr, _) in self.globals.values() {
+                heap.free(ptr);
+            }
+        }
+    }
 }
 
 impl Device {
     pub fn new() -> Self {
         Device {
-            heap: Mutex::new(mem::Heap::default()),
+            heap: Arc::new(Mutex::new(mem::Heap::default())),
             id: NEXT_DEVICE_ID.fetch_add(1, Ordering::Relaxed),
         }
     }
@@ -371,6 +388,7 @@ impl Device {
             .filter(|v| matches!(v.space, parse::Space::Global | parse::Space::Const))
             .collect();
         let mut sizes = Vec::new();
+        let mut table = HashMap::new();
         for v in &vars {
             let size = lower::decl_size(v)? as usize;
             let ptr = self.heap().alloc(size).ok_or_else(|| ModuleError::Parse {
@@ -379,6 +397,7 @@ impl Device {
             })?;
             allocated.push(ptr);
             globals.insert(v.name.clone(), ptr);
+            table.insert(v.name.clone(), (ptr, size));
             sizes.push((ptr, size));
         }
         for (v, &(ptr, size)) in vars.iter().zip(&sizes) {
@@ -415,6 +434,8 @@ impl Device {
             target: ast.target.clone(),
             version: ast.version.clone(),
             device: self.id,
+            globals: table,
+            heap: Arc::downgrade(&self.heap),
         })
     }
 
@@ -542,6 +563,12 @@ impl Module {
     }
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
         self.kernels().iter().find(|k| k.name == name)
+    }
+    /// The address and size of a module-scope `.global` or `.const` variable (a `__device__`
+    /// or `__constant__` variable), like `cuModuleGetGlobal`; read and write it with
+    /// `Device::read`/`Device::write`.
+    pub fn global(&self, name: &str) -> Option<(DevicePtr, usize)> {
+        self.globals.get(name).copied()
     }
     /// The PTX `.target` (e.g. `sm_80`) and `.version` (e.g. `8.5`) of the module.
     pub fn target(&self) -> (&str, &str) {

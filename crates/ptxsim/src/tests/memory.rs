@@ -176,3 +176,24 @@ fn dynamic_shared_memory() {
     assert_eq!(report.kind, CheckKind::OutOfBounds);
     assert_eq!(report.space, "shared");
 }
+
+#[test]
+fn module_globals_are_reachable_and_freed_with_the_module() {
+    let dev = Device::new();
+    let m = dev.load_module(PTX).unwrap();
+    let (table, size) = m.global("table").unwrap();
+    assert_eq!(size, 16);
+    let mut b = [0u8; 16];
+    dev.read(table, 0, &mut b).unwrap();
+    assert_eq!(b[8], 30);
+    dev.write(table, 8, &77i32.to_le_bytes()).unwrap();
+    let out = dev.alloc(8).unwrap();
+    run(&dev, &m, "read_counter", (1, 1, 1), (1, 1, 1), &[&p64(out)]);
+    assert_eq!(download_i32(&dev, out, 2)[1], 77);
+    let (coef, _) = m.global("coef").unwrap();
+    assert!(m.global("nope").is_none());
+    drop(m);
+    assert_eq!(dev.allocation_size(table), None);
+    assert_eq!(dev.allocation_size(coef), None);
+    assert_eq!(dev.allocation_size(out), Some(8));
+}
