@@ -12,6 +12,7 @@ reported there, not asserted: timing goals belong in benchmarks.
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import nbformat
@@ -61,12 +62,15 @@ def timing_table(request):
             lines.append(f"{name:<32} {backend:<8} {secs:>8.1f}  {outcome}{over}")
     total = sum(r[0] for r in RESULTS.values())
     lines.append(f"{'total':<32} {'':<8} {total:>8.1f}")
+    # Written past pytest's output capture, so the table shows without -s.
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    for line in lines:
-        if reporter is not None:
-            reporter.write_line(line)
-        else:
-            print(line)
+    capman = request.config.pluginmanager.get_plugin("capturemanager")
+    with capman.global_and_fixture_disabled() if capman else contextlib.nullcontext():
+        for line in lines:
+            if reporter is not None:
+                reporter.write_line(line)
+            else:
+                print(line)
 
 
 def test_there_are_ten_tutorials():
