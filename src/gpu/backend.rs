@@ -2,7 +2,7 @@
 //! real GPU needs too (device memory, module load from PTX or CUBIN, launches with packed
 //! parameters, streams, events, synchronisation, limits, a context reset).
 //!
-//! Implementations: `sim.rs` (ptxsim) now; `cuda.rs` (cudarc driver API) in issue 5. A backend
+//! Implementations: `sim.rs` (ptxsim) and `cuda.rs` (cudarc driver API). A backend
 //! knows nothing of array names, cells or C signatures: it deals in addresses, module ids and
 //! lowered kernel names. It must not panic.
 
@@ -78,6 +78,16 @@ pub enum BackendLaunchError {
     },
 }
 
+/// Occupancy of one block size, from the driver's occupancy API.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Occupancy {
+    pub block_threads: u32,
+    /// Blocks of this size resident on one SM at a time.
+    pub blocks_per_sm: u32,
+    /// Resident warps / the SM's maximum warps, 0 to 1.
+    pub fraction: f64,
+}
+
 /// A device: memory, modules, launches, streams, events.
 pub trait Backend: Send {
     /// `"ptxsim"` or `"cuda"`.
@@ -120,6 +130,41 @@ pub trait Backend: Send {
     /// Waits for `stream` (None: the whole device).
     fn synchronize(&mut self, stream: Option<StreamId>) -> Result<(), GpuError>;
     /// Rebuilds the context after a sticky fault. Returns whether device memory and modules
-    /// survived (ptxsim: true; a GPU context rebuild: false).
+    /// survived (ptxsim, or a GPU without a fault: true; a GPU context rebuild: false).
     fn reset(&mut self) -> Result<bool, GpuError>;
+
+    /// Why the context is unusable (a sticky fault), until [`Backend::reset`]; None when usable.
+    fn fault(&self) -> Option<String> {
+        None
+    }
+    /// Milliseconds of the last launch measured with device events (None: not measured, e.g.
+    /// ptxsim or an asynchronous launch on a named stream).
+    fn last_launch_ms(&self) -> Option<f64> {
+        None
+    }
+    /// Device printf output collected at [`Backend::synchronize`], taken once.
+    fn take_printf(&mut self) -> String {
+        String::new()
+    }
+    /// Occupancy of `kernel` for each block size with `dynamic_shared` bytes per block (None:
+    /// the backend has no occupancy API).
+    fn occupancy(
+        &mut self,
+        _module: ModuleId,
+        _kernel: &str,
+        _block_sizes: &[u32],
+        _dynamic_shared: u32,
+    ) -> Option<Vec<Occupancy>> {
+        None
+    }
+    /// The block size that maximises occupancy and the smallest grid that fills the device,
+    /// `(block threads, min grid)` (None: no occupancy API).
+    fn suggest_block(
+        &mut self,
+        _module: ModuleId,
+        _kernel: &str,
+        _dynamic_shared: u32,
+    ) -> Option<(u32, u32)> {
+        None
+    }
 }

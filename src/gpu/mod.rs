@@ -1,7 +1,7 @@
 //! The device state of the Jupyter kernel process: named device arrays, compiled CUDA modules and
 //! their kernels (with C signatures), launches with argument checking and parameter packing, all
-//! behind one [`backend::Backend`] trait (ptxsim now in `sim.rs`; the cudarc GPU backend is
-//! issue 5).
+//! behind one [`backend::Backend`] trait: `cuda.rs` (an NVIDIA GPU through cudarc's driver API)
+//! where a GPU is detected, `sim.rs` (ptxsim) otherwise.
 //!
 //! This module must not parse magic lines, evaluate expressions or format Jupyter messages: the
 //! `magics` layer does that and talks to [`DeviceState`] only through the API below (the contract
@@ -10,6 +10,7 @@
 
 pub mod args;
 pub mod backend;
+pub mod cuda;
 pub mod detect;
 pub mod dtype;
 pub mod fault;
