@@ -552,6 +552,8 @@ pub enum Callee {
     Vprintf,
     /// `__assertfail(message, file, line, function, charSize)`.
     AssertFail,
+    /// Through a function pointer held in this slot.
+    Indirect(Slot),
 }
 
 /// One `call` instruction: where its arguments and results live in the caller's local memory.
@@ -598,6 +600,8 @@ pub struct Program {
     pub param_bytes: usize,
     pub calls: Vec<CallSite>,
     pub funcs: Vec<FuncInfo>,
+    /// Module function index → index in `funcs`, for calls through function pointers.
+    pub by_module_fn: Vec<Option<u32>>,
     pub locs: Vec<Loc>,
     pub declared_regs: usize,
     pub max_threads: Option<u32>,

@@ -400,9 +400,16 @@ impl Device {
             table.insert(v.name.clone(), (ptr, size));
             sizes.push((ptr, size));
         }
+        let fn_index = lower::function_indices(ast);
         for (v, &(ptr, size)) in vars.iter().zip(&sizes) {
             if v.init.is_some() {
-                let bytes = lower::init_bytes(v, size, &|n| globals.get(n).copied())?;
+                let addr_of = |n: &str| {
+                    globals
+                        .get(n)
+                        .copied()
+                        .or_else(|| fn_index.get(n).map(|&i| mem::func_addr(i)))
+                };
+                let bytes = lower::init_bytes(v, size, &addr_of)?;
                 if let Some(buf) = self.heap().get(ptr) {
                     buf.write_fast(0, &bytes);
                 }

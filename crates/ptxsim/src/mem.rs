@@ -26,6 +26,14 @@ pub const GLOBAL_BASE: u64 = 0x1_0000_0000;
 pub const SHARED_WIN: u64 = 0x7E00_0000_0000;
 pub const LOCAL_WIN: u64 = 0x7E01_0000_0000;
 pub const PARAM_WIN: u64 = 0x7E02_0000_0000;
+/// "Addresses" of device functions (function pointers): `FUNC_WIN + 16 * index`, where index
+/// is the function's position in the module.
+pub const FUNC_WIN: u64 = 0x7E03_0000_0000;
+
+/// The function-pointer value of the module's `index`-th function.
+pub fn func_addr(index: usize) -> u64 {
+    FUNC_WIN + 16 * index as u64
+}
 /// Size of each window.
 pub const WIN_SIZE: u64 = 1 << 32;
 /// Gap left after each allocation (besides rounding to 256 bytes).

@@ -72,6 +72,8 @@ pub enum Stop {
 pub struct Frame {
     ret_pc: u32,
     site: u32,
+    /// The function called (index into `Program::funcs`).
+    callee: u32,
     /// Saved callee registers and local bytes (recursive callees only).
     saved: Option<Box<(Vec<u64>, Vec<u8>)>>,
 }
@@ -682,14 +684,54 @@ impl<'a> Worker<'a> {
                     Err(self.assert_fail(w, m, pc, site_idx))
                 }
             }
-            Callee::Func(fi) => {
+            Callee::Func(_) | Callee::Indirect(_) => {
                 if m == 0 {
                     w.pc = pc + 1;
                     return Ok(None);
                 }
-                let f = &prog.funcs[fi];
+                // The callee of each lane (a function pointer may differ between lanes).
+                let mut target = [0u32; 32];
+                match site.callee {
+                    Callee::Func(fi) => target = [fi as u32; 32],
+                    Callee::Indirect(slot) => {
+                        let ptrs = w.regs[slot as usize];
+                        let mut mm = m;
+                        while mm != 0 {
+                            let l = mm.trailing_zeros() as usize;
+                            mm &= mm - 1;
+                            let v = ptrs[l];
+                            let idx = v.wrapping_sub(crate::mem::FUNC_WIN);
+                            let fi = if idx % 16 == 0 {
+                                prog.by_module_fn
+                                    .get((idx / 16) as usize)
+                                    .copied()
+                                    .flatten()
+                            } else {
+                                None
+                            };
+                            match fi {
+                                Some(fi) => target[l] = fi,
+                                None => {
+                                    return Err(Box::new(self.report(
+                                        CheckKind::Trap,
+                                        w.idx,
+                                        l,
+                                        pc,
+                                        v,
+                                        0,
+                                        "",
+                                        None,
+                                        format!("call through an invalid function pointer 0x{v:x}"),
+                                    )))
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
                 let lb = prog.local_bytes as usize;
                 alu::each(m, |l| {
+                    let f = &prog.funcs[target[l] as usize];
                     let saved = if f.recursive {
                         let regs: Vec<u64> = (f.regs.0..f.regs.1)
                             .map(|s| w.regs[s as usize][l])
@@ -701,7 +743,9 @@ impl<'a> Worker<'a> {
                         None
                     };
                     for (k, &(off, size)) in site.args.iter().enumerate() {
-                        let (doff, dsize) = f.params[k];
+                        let Some(&(doff, dsize)) = f.params.get(k) else {
+                            continue;
+                        };
                         let n = size.min(dsize) as usize;
                         let src = l * lb + off as usize;
                         let dst = l * lb + doff as usize;
@@ -710,6 +754,7 @@ impl<'a> Worker<'a> {
                     w.frames[l].push(Frame {
                         ret_pc: pc + 1,
                         site: site_idx as u32,
+                        callee: target[l],
                         saved,
                     });
                     w.depth[l] += 1;
@@ -717,7 +762,9 @@ impl<'a> Worker<'a> {
                 let group = w.mask;
                 w.spill_group();
                 alu::each(group & !m, |l| w.lane_pc[l] = pc + 1);
-                alu::each(m, |l| w.lane_pc[l] = f.entry_pc);
+                alu::each(m, |l| {
+                    w.lane_pc[l] = prog.funcs[target[l] as usize].entry_pc
+                });
                 w.pick();
                 Ok(None)
             }
@@ -738,12 +785,14 @@ impl<'a> Worker<'a> {
                 return;
             };
             let site = &prog.calls[fr.site as usize];
-            if let Callee::Func(fi) = site.callee {
-                let f = &prog.funcs[fi];
+            {
+                let f = &prog.funcs[fr.callee as usize];
                 let mut tmp = [0u8; 64];
                 let mut vals: Vec<(usize, Vec<u8>)> = Vec::new();
                 for (k, &(off, size)) in site.rets.iter().enumerate() {
-                    let (soff, ssize) = f.rets[k];
+                    let Some(&(soff, ssize)) = f.rets.get(k) else {
+                        continue;
+                    };
                     let n = size.min(ssize) as usize;
                     let src = l * lb + soff as usize;
                     if n <= 64 && fr.saved.is_none() {

@@ -84,6 +84,9 @@ impl KB<'_> {
         if let Some(off) = self.shared_offset(n) {
             return Ok(self.konst(off as u64));
         }
+        if let Some(&fi) = self.m.fn_index.get(n) {
+            return Ok(self.konst(crate::mem::func_addr(fi)));
+        }
         if n.starts_with('%') {
             return Err(perr(line, format!("unknown register `{n}`")));
         }
@@ -1351,15 +1354,26 @@ impl KB<'_> {
         };
         let callee = match it.next() {
             Some(Operand::Name(n)) => n.clone(),
-            _ => return Err(unsupported(line, format!("{opcode} (indirect call)"))),
+            _ => {
+                return Err(perr(
+                    line,
+                    "call needs a function or a register holding one",
+                ))
+            }
+        };
+        let through: Option<Slot> = match self.lookup(&callee) {
+            Some(Sym::Reg(s)) => Some(s),
+            _ => None,
         };
         let args: Vec<&Operand> = match it.next() {
             Some(Operand::List(l)) => l.iter().collect(),
             None => Vec::new(),
             _ => return Err(perr(line, "bad call argument list")),
         };
+        // An indirect call may name its prototype (or a list of possible targets) last.
+        let _ = it.next();
         if it.next().is_some() {
-            return Err(unsupported(line, format!("{opcode} (indirect call)")));
+            return Err(unsupported(line, opcode.to_string()));
         }
         let locate = |o: &Operand| -> Result<(u32, u32), ModuleError> {
             match o {
@@ -1381,7 +1395,10 @@ impl KB<'_> {
         for r in &rets {
             ret_locs.push(locate(r)?);
         }
-        let target = if let Some(b) = self.builtin(&callee) {
+        let target = if let Some(s) = through {
+            self.indirect = true;
+            Callee::Indirect(s)
+        } else if let Some(b) = self.builtin(&callee) {
             b
         } else if let Some(fi) = self.func_index(&callee) {
             Callee::Func(fi)

@@ -158,6 +158,12 @@ pub struct ModCtx<'a> {
     pub declared: HashSet<String>,
     /// `.file` index → index in `files`.
     pub file_index: HashMap<u32, u32>,
+    /// Position of every declared function in the module (function-pointer values).
+    pub fn_index: HashMap<String, usize>,
+    /// Functions whose address is taken (in initialisers or as instruction operands).
+    pub addr_taken: Vec<String>,
+    /// Number of functions in the module.
+    pub nfuncs: usize,
 }
 
 impl<'a> ModCtx<'a> {
@@ -182,14 +188,56 @@ impl<'a> ModCtx<'a> {
             .enumerate()
             .map(|(i, (k, _))| (*k, i as u32))
             .collect();
+        let fn_index = function_indices(ast);
+        let mut taken = HashSet::new();
+        for v in &ast.vars {
+            if let Some(init) = &v.init {
+                init.visit_addrs(&mut |n| {
+                    if fn_index.contains_key(n) {
+                        taken.insert(n.to_string());
+                    }
+                });
+            }
+        }
+        for f in &ast.functions {
+            for st in f.body.as_deref().unwrap_or(&[]) {
+                if let Stmt::Inst(i) = st {
+                    let skip = if i.opcode.starts_with("call") { 2 } else { 0 };
+                    for (k, o) in i.operands.iter().enumerate() {
+                        if skip > 0 && k < skip && matches!(o, crate::parse::Operand::Name(_)) {
+                            continue;
+                        }
+                        o.visit_names(&mut |n| {
+                            if fn_index.contains_key(n) {
+                                taken.insert(n.to_string());
+                            }
+                        });
+                    }
+                }
+            }
+        }
+        let mut addr_taken: Vec<String> = taken.into_iter().collect();
+        addr_taken.sort();
         ModCtx {
             globals,
             shared,
             funcs,
             declared,
             file_index,
+            nfuncs: ast.functions.len(),
+            fn_index,
+            addr_taken,
         }
     }
+}
+
+/// Position of each function in the module (the first declaration wins).
+pub fn function_indices(ast: &Ast) -> HashMap<String, usize> {
+    let mut m = HashMap::new();
+    for (i, f) in ast.functions.iter().enumerate() {
+        m.entry(f.name.clone()).or_insert(i);
+    }
+    m
 }
 
 /// What a name in a function body stands for.
@@ -231,6 +279,8 @@ pub struct KB<'a> {
     locs: Vec<Loc>,
     loc_idx: HashMap<Loc, u32>,
     declared_regs: usize,
+    /// The kernel calls through function pointers.
+    pub indirect: bool,
     pub sink: Slot,
     pub cc: Slot,
     // Per-function state.
@@ -267,6 +317,7 @@ impl<'a> KB<'a> {
             }],
             loc_idx: HashMap::new(),
             declared_regs: 0,
+            indirect: false,
             sink: 0,
             cc: 1,
             scopes: Vec::new(),
@@ -618,10 +669,35 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
         .ok_or_else(|| perr(f.line, format!("entry `{}` has no body", f.name)))?;
     kb.lower_body(body)?;
     kb.finish_function(Op::Exit)?;
-    while let Some(fi) = kb.queue.pop_front() {
-        kb.lower_function(fi)?;
+    loop {
+        while let Some(fi) = kb.queue.pop_front() {
+            kb.lower_function(fi)?;
+        }
+        if !kb.indirect {
+            break;
+        }
+        // Calls through pointers may reach any function whose address is taken.
+        let before = kb.funcs.len();
+        for name in &m.addr_taken {
+            kb.func_index(name);
+        }
+        if kb.funcs.len() == before && kb.queue.is_empty() {
+            break;
+        }
     }
     kb.mark_recursive();
+    if kb.indirect {
+        // The call graph is not known: save every function's window on every call.
+        for f in &mut kb.funcs {
+            f.recursive = true;
+        }
+    }
+    let mut by_module_fn = vec![None; m.nfuncs];
+    for (k, f) in kb.funcs.iter().enumerate() {
+        if let Some(&mi) = m.fn_index.get(&f.name) {
+            by_module_fn[mi] = Some(k as u32);
+        }
+    }
     // Resolve call sites now that every callee's parameters are laid out.
     for site in &mut kb.calls {
         if let Callee::Func(fi) = site.callee {
@@ -671,6 +747,7 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
         param_bytes: off,
         calls: kb.calls,
         funcs: kb.funcs,
+        by_module_fn,
         locs: kb.locs,
         declared_regs: kb.declared_regs,
         max_threads,

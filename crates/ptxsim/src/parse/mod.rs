@@ -150,6 +150,17 @@ pub struct Ast {
     pub files: Vec<(u32, String)>,
 }
 
+impl Init {
+    /// Call `f` with every symbol whose address this initialiser takes.
+    pub fn visit_addrs(&self, f: &mut dyn FnMut(&str)) {
+        match self {
+            Init::Addr { name, .. } => f(name),
+            Init::List(items) => items.iter().for_each(|i| i.visit_addrs(f)),
+            _ => {}
+        }
+    }
+}
+
 impl Operand {
     /// Call `f` with every name this operand mentions (registers, symbols, labels, bases).
     pub fn visit_names(&self, f: &mut dyn FnMut(&str)) {

@@ -490,7 +490,7 @@ impl P {
                             column,
                         });
                     }
-                    "pragma" => self.skip_statement(),
+                    "pragma" | "callprototype" => self.skip_statement(),
                     "section" => self.skip_braces()?,
                     other => {
                         let space = space_of(other).ok_or_else(|| {

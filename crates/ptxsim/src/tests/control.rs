@@ -203,3 +203,40 @@ fn instruction_budget_stops_a_launch() {
     let r = dev.launch(&m, "spin", &cfg, &[&p64(flag)]).unwrap();
     assert!(r.warp_instructions < 5000);
 }
+
+#[test]
+fn calls_through_function_pointers_and_virtual_functions() {
+    let dev = Device::new();
+    let m = dev.load_module(include_str!("ptx/fptr.ptx")).unwrap();
+    let mut rng = Rng(seed());
+    let n = 700;
+    let a: Vec<f32> = (0..n).map(|_| rng.f32() * 10.0).collect();
+    let b: Vec<f32> = (0..n).map(|_| rng.f32() * 10.0).collect();
+    let (pa, pb, po) = (
+        upload_f32(&dev, &a),
+        upload_f32(&dev, &b),
+        dev.alloc(n * 4).unwrap(),
+    );
+    run(
+        &dev,
+        &m,
+        "fptr",
+        ((n as u32).div_ceil(64), 1, 1),
+        (64, 1, 1),
+        &[&p64(pa), &p64(pb), &p64(po), &i32b(n as i32)],
+    );
+    let o = download_f32(&dev, po, n);
+    for i in 0..n {
+        let f = match i % 3 {
+            0 => a[i] + b[i],
+            1 => a[i] * b[i],
+            _ => a[i] - b[i],
+        };
+        let area = if i & 1 == 1 {
+            a[i] * a[i]
+        } else {
+            3.0 * b[i] * b[i]
+        };
+        assert_eq!(o[i], f + area, "i={i}");
+    }
+}
