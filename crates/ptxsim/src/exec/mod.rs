@@ -701,7 +701,7 @@ impl<'a> Worker<'a> {
                             mm &= mm - 1;
                             let v = ptrs[l];
                             let idx = v.wrapping_sub(crate::mem::FUNC_WIN);
-                            let fi = if idx % 16 == 0 {
+                            let fi = if idx.is_multiple_of(16) {
                                 prog.by_module_fn
                                     .get((idx / 16) as usize)
                                     .copied()
