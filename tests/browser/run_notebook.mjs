@@ -2,8 +2,8 @@
 // playwright-core), runs all its cells from the Run menu, waits until every code cell has run and
 // the expected number of PNG images is on the page, saves the notebook, takes a screenshot.
 //
-//   node run_notebook.mjs --url http://127.0.0.1:PORT --token T --notebook PATH
-//        --screenshot FILE.png [--images N] [--timeout SECONDS]
+//   node run_notebook.mjs --url http://127.0.0.1:PORT --token T --notebook PATH --cells N
+//        --kernel 'KERNEL DISPLAY NAME' --screenshot FILE.png [--images N] [--timeout SECONDS]
 //
 // Prints one JSON line on stdout: {"ok", "cells", "executed", "images": [{width, height}],
 // "stderr": [text], "screenshot", "seconds"}; exits 0 when the notebook ran to the end and the
@@ -23,7 +23,7 @@ function parseArgs(argv) {
     }
     args[argv[i].slice(2)] = argv[i + 1];
   }
-  for (const need of ['url', 'token', 'notebook', 'screenshot']) {
+  for (const need of ['url', 'token', 'notebook', 'screenshot', 'cells', 'kernel']) {
     if (!args[need]) throw new Error(`missing --${need}`);
   }
   return args;
@@ -31,11 +31,25 @@ function parseArgs(argv) {
 
 const args = parseArgs(process.argv.slice(2));
 const wantImages = Number(args.images);
+const wantCells = Number(args.cells);
 const deadline = Date.now() + Number(args.timeout) * 1000;
 const left = () => Math.max(1000, deadline - Date.now());
 const started = Date.now();
 const profile = mkdtempSync(join(tmpdir(), 'nbcuda-chromium-'));
 const result = { ok: false, screenshot: args.screenshot };
+
+// Answers JupyterLab's "Select Kernel" dialog, if it is open, with the kernel named args.kernel.
+async function answerKernelDialog(page) {
+  const dialog = page.locator('.jp-Dialog', { hasText: 'Select Kernel' });
+  if ((await dialog.count()) === 0) return;
+  const select = dialog.locator('select');
+  const labels = await select.locator('option').allTextContents();
+  const label = labels.find((l) => l.includes(args.kernel));
+  if (!label) throw new Error(`the Select Kernel dialog offers no ${args.kernel}: ${labels}`);
+  await select.selectOption({ label });
+  await dialog.locator('button', { hasText: /^Select$/ }).click();
+  result.kernelDialog = (result.kernelDialog ?? 0) + 1;
+}
 
 // Output areas of code cells that hold an image, and their sizes.
 const IMAGES = '.jp-CodeCell .jp-OutputArea-output img[src^="data:image/png"]';
@@ -56,11 +70,24 @@ try {
   const url = `${args.url}/lab/tree/${args.notebook}?token=${encodeURIComponent(args.token)}`;
   await page.goto(url, { timeout: left() });
 
-  // The notebook is open and its Jupyter kernel is idle (started and ready).
+  // The notebook is open with all its code cells, its Jupyter kernel (the notebook's own kernelspec)
+  // is connected and idle. JupyterLab may ask for a kernel while the kernelspecs are loading: the
+  // dialog is answered with the notebook's kernel.
   await page.locator('.jp-Notebook .jp-Cell').first().waitFor({ timeout: left() });
-  await page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]')
-    .first().waitFor({ timeout: left() });
-  result.cells = await page.locator('.jp-Notebook .jp-CodeCell').count();
+  for (;;) {
+    await answerKernelDialog(page);
+    const st = await page.evaluate((display) => ({
+      cells: document.querySelectorAll('.jp-Notebook .jp-CodeCell').length,
+      kernel: [...document.querySelectorAll('.jp-NotebookPanel-toolbar, #jp-main-statusbar')]
+        .some((e) => e.textContent.includes(display)),
+      idle: document.querySelector('.jp-Notebook-ExecutionIndicator[data-status="idle"]') !== null,
+      dialog: document.querySelector('.jp-Dialog') !== null,
+    }), args.kernel);
+    if (st.cells === wantCells && st.kernel && st.idle && !st.dialog) break;
+    if (Date.now() > deadline) throw new Error(`the notebook did not get ready: ${JSON.stringify(st)}`);
+    await page.waitForTimeout(500);
+  }
+  result.cells = wantCells;
 
   // Run → Run All Cells.
   await page.locator('.lm-MenuBar-itemLabel', { hasText: /^Run$/ }).click({ timeout: left() });
@@ -80,6 +107,7 @@ try {
     });
     if (st.total > 0 && st.ran === st.total && st.idle) break;
     if (st.idle && st.ran < st.total) {
+      await answerKernelDialog(page);
       idleSince = idleSince ?? Date.now();
       if (Date.now() - idleSince > 15000) {
         throw new Error(`the run stopped after ${st.ran} of ${st.total} code cells (an error output?)`);

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from jupyter_client.kernelspec import KernelSpecManager
 
 from nbkernel import KERNEL_NAME, ROOT, check_kernelspec
 
@@ -186,6 +187,8 @@ def test_blur_notebook_in_chromium(tmp_path):
                 "--token", token,
                 "--notebook", f"notebooks/{NOTEBOOK}",
                 "--screenshot", str(screenshot),
+                "--cells", str(sum(1 for c in nb.cells if c.cell_type == "code")),
+                "--kernel", KernelSpecManager().get_kernel_spec(KERNEL_NAME).display_name,
                 "--images", "1",
                 "--timeout", str(RUN_TIMEOUT_S),
             ],
@@ -196,6 +199,7 @@ def test_blur_notebook_in_chromium(tmp_path):
         )
     finally:
         stop_lab(proc, port, token)
+        shutil.copy(home / "jupyterlab.log", OUT_DIR / "jupyterlab.log")
     lines = [ln for ln in run.stdout.splitlines() if ln.startswith("{")]
     assert lines, f"run_notebook.mjs printed no result:\n{run.stdout}\n{run.stderr}"
     result = json.loads(lines[-1])
@@ -204,7 +208,7 @@ def test_blur_notebook_in_chromium(tmp_path):
     assert result["ok"], (
         f"the notebook did not run in the browser: {result.get('reason')}\n"
         f"error-like outputs on the page: {result.get('stderr', [])[-3:]}\n"
-        f"screenshot: {screenshot}\nJupyterLab log: {(home / 'jupyterlab.log').read_text()[-2000:]}"
+        f"screenshot: {screenshot}\nJupyterLab log: {OUT_DIR / 'jupyterlab.log'}"
     )
     assert screenshot.is_file() and screenshot.stat().st_size > 10_000, "no screenshot was saved"
     assert result["executed"] == result["cells"], result
