@@ -6,6 +6,10 @@
 //! replaces earlier unnamed cells that define any of the same CUDA kernel names. A kernel name is
 //! served by the newest cell that defines it. Template instantiations (`scale<float>`) are
 //! compiled on demand by recompiling the cell that defines the template (cached on disk).
+//!
+//! Backends: a GPU (`cuda.rs`) when one is detected, else ptxsim; `switch.rs` holds the choice,
+//! `%backend`/`%device` moves, and the recovery after a sticky GPU fault (with the rule for the
+//! host copies that recovery restores arrays from).
 
 use super::args::{self, ArrayRef};
 use super::backend::{Backend, BackendLaunch, BackendLaunchError, DevPtr, ModuleImage, StreamId};
@@ -18,6 +22,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::time::Instant;
 
+mod switch;
+
 /// How many freed arrays are remembered, to name use-after-free addresses.
 const FREED_MEMORY: usize = 32;
 
@@ -28,6 +34,8 @@ struct Array {
     bytes: usize,
     ptr: DevPtr,
     last_writer: Option<String>,
+    /// Host copy of the content while it came from the host (GPU backend only; see `switch.rs`).
+    shadow: Option<Vec<u8>>,
 }
 
 /// The kernel process's device: arrays, modules, kernels.
@@ -42,6 +50,12 @@ pub struct DeviceState {
     /// `--check` runs on a separate ptxsim device on copies of the arguments (every backend but
     /// ptxsim itself, where it is the normal path with the checker on).
     check_on_copy: bool,
+    /// Why ptxsim runs instead of a GPU (None on a GPU).
+    backend_note: Option<String>,
+    /// A recovery report not yet shown (see `take_notice`).
+    notice: Option<String>,
+    /// Arrays lost to a GPU fault: name → the fault.
+    lost: BTreeMap<String, String>,
 }
 
 impl Default for DeviceState {
@@ -72,22 +86,31 @@ fn shape_text(shape: &[usize]) -> String {
 }
 
 impl DeviceState {
-    /// GPU when detected (issue 5), else ptxsim; never panics. The compile cache lives in
-    /// `$NBCUDA_CACHE_DIR` or `~/.cache/nbcuda/ptx`.
+    /// A GPU when one is detected (`NBCUDA_DEVICE` picks which, default 0; `NBCUDA_BACKEND=sim`
+    /// forces ptxsim), else ptxsim; never panics. Unit tests default to ptxsim unless
+    /// `NBCUDA_BACKEND=gpu`. The compile cache lives in `$NBCUDA_CACHE_DIR` or
+    /// `~/.cache/nbcuda/ptx`.
     pub fn new() -> DeviceState {
         DeviceState::with_cache_dir(crate::compile::cache::DiskCache::default_dir())
     }
 
     /// Like [`DeviceState::new`] with an explicit compile-cache folder (None: no disk cache).
     pub fn with_cache_dir(dir: Option<PathBuf>) -> DeviceState {
+        let choice = switch::backend_choice_from_env();
+        let (backend, note) =
+            switch::default_backend(choice.as_deref(), switch::ordinal_from_env());
+        let check_on_copy = backend.name() != "ptxsim";
         DeviceState {
-            backend: Box::new(SimBackend::new()),
+            backend,
             compiler: Compiler::new(dir),
             arrays: BTreeMap::new(),
             freed: Vec::new(),
             cells: Vec::new(),
             streams: HashMap::new(),
-            check_on_copy: false,
+            check_on_copy,
+            backend_note: note,
+            notice: None,
+            lost: BTreeMap::new(),
         }
     }
 
@@ -99,15 +122,37 @@ impl DeviceState {
 
     pub fn describe(&self) -> DeviceDescription {
         let mut d = self.backend.describe();
-        let gpus = match detect::detect_gpus() {
-            Ok(list) => list
-                .iter()
-                .map(|g| format!("{}: {} ({})", g.ordinal, g.name, g.arch()))
-                .collect::<Vec<_>>()
-                .join("; "),
-            Err(why) => format!("none ({why})"),
-        };
-        d.rows.push(("GPUs".into(), gpus));
+        match detect::detect_gpus() {
+            Ok(list) => {
+                let active = d
+                    .rows
+                    .iter()
+                    .find(|(k, _)| k == "device")
+                    .map(|(_, v)| v.clone());
+                for g in &list {
+                    let here = active
+                        .as_deref()
+                        .is_some_and(|v| v.starts_with(&format!("{}:", g.ordinal)));
+                    d.rows.push((
+                        format!("GPU {}", g.ordinal),
+                        format!(
+                            "{}, {}, {} SMs, {:.1} GiB, {} MHz, {:.0} GB/s peak{}",
+                            g.name,
+                            g.arch(),
+                            g.sms,
+                            g.memory_bytes as f64 / f64::from(1u32 << 30),
+                            g.clock_mhz,
+                            g.peak_bandwidth_gbs,
+                            if here { " (active)" } else { "" }
+                        ),
+                    ));
+                }
+            }
+            Err(why) => d.rows.push(("GPUs".into(), format!("none ({why})"))),
+        }
+        if let Some(note) = &self.backend_note {
+            d.rows.push(("backend choice".into(), note.clone()));
+        }
         if let Some(dir) = self.compiler.cache_dir() {
             d.rows
                 .push(("compile cache".into(), dir.display().to_string()));
@@ -119,37 +164,16 @@ impl DeviceState {
         self.backend.name()
     }
 
-    /// Switches backends, moving arrays; returns a message for the user.
-    pub fn set_backend(&mut self, name: &str) -> Result<String, GpuError> {
-        match name {
-            "sim" | "ptxsim" => Ok(format!("already on ptxsim ({} arrays)", self.arrays.len())),
-            "gpu" | "cuda" => {
-                match detect::detect_gpus() {
-                    // TODO(issue 5): the cudarc backend (gpu/cuda.rs); then move arrays here.
-                    Ok(list) if !list.is_empty() => Err(GpuError::launch(format!(
-                    "{} GPU(s) detected ({}), but this build has no GPU backend yet; staying on \
-                     ptxsim",
-                    list.len(),
-                    list.iter().map(|g| g.name.clone()).collect::<Vec<_>>().join(", ")
-                ))),
-                    Ok(_) => Err(GpuError::launch(
-                        "no GPU: no CUDA device; staying on ptxsim",
-                    )),
-                    Err(why) => Err(GpuError::launch(format!(
-                        "no GPU: {why}; staying on ptxsim"
-                    ))),
-                }
-            }
-            other => Err(GpuError::argument(format!(
-                "unknown backend `{other}`: use gpu or sim"
-            ))),
-        }
-    }
-
     // ---- arrays ----
 
     fn no_array(&self, name: &str) -> GpuError {
         let names: Vec<String> = self.arrays.keys().cloned().collect();
+        if let Some(why) = self.lost.get(name) {
+            return GpuError::argument(format!(
+                "array `{name}` was lost when a device fault ({why}) destroyed the CUDA context \
+                 (its contents were only on the GPU): create it again"
+            ));
+        }
         let hint = match closest(name, &names) {
             Some(c) => format!(" (did you mean `{c}`?)"),
             None => String::new(),
@@ -168,6 +192,7 @@ impl DeviceState {
         if name.is_empty() {
             return Err(GpuError::argument("an array needs a name"));
         }
+        self.recover_if_needed()?;
         if shape.is_empty() || shape.contains(&0) {
             return Err(GpuError::argument(format!(
                 "array `{name}`: shape {} has no elements (every dimension must be at least 1)",
@@ -200,13 +225,16 @@ impl DeviceState {
             let _ = self.backend.free(ptr);
             return Err(e);
         }
+        let shadow = self.shadow_of(data, Some(name));
         let new = Array {
             dtype,
             shape,
             bytes,
             ptr,
             last_writer: None,
+            shadow,
         };
+        self.lost.remove(name);
         if let Some(old) = self.arrays.insert(name.to_string(), new) {
             self.release(name, old);
         }
@@ -254,6 +282,9 @@ impl DeviceState {
 
     pub fn read_array(&self, name: &str) -> Result<Vec<u8>, GpuError> {
         let a = self.arrays.get(name).ok_or_else(|| self.no_array(name))?;
+        if let (Some(_), Some(copy)) = (self.backend.fault(), &a.shadow) {
+            return Ok(copy.clone()); // the GPU context is lost, the host copy is exact
+        }
         let mut out = vec![0u8; a.bytes];
         self.backend.dtoh(a.ptr, &mut out)?;
         Ok(out)
@@ -261,6 +292,7 @@ impl DeviceState {
 
     /// Overwrites the array's content (same byte length).
     pub fn write_array(&mut self, name: &str, data: &[u8]) -> Result<(), GpuError> {
+        self.recover_if_needed()?;
         let a = self.arrays.get(name).ok_or_else(|| self.no_array(name))?;
         if data.len() != a.bytes {
             return Err(GpuError::argument(format!(
@@ -271,13 +303,16 @@ impl DeviceState {
         }
         let ptr = a.ptr;
         self.backend.htod(ptr, data)?;
+        let shadow = self.shadow_of(data, Some(name));
         if let Some(a) = self.arrays.get_mut(name) {
             a.last_writer = None;
+            a.shadow = shadow;
         }
         Ok(())
     }
 
     pub fn free_array(&mut self, name: &str) -> Result<(), GpuError> {
+        self.recover_if_needed()?;
         let a = self
             .arrays
             .remove(name)
@@ -311,6 +346,7 @@ impl DeviceState {
         options: &CudaOptions,
         first_line: usize,
     ) -> Result<CudaCellResult, GpuError> {
+        self.recover_if_needed()?;
         let start = Instant::now();
         let names: BTreeSet<String> = scan::scan(source)
             .kernels
@@ -332,7 +368,8 @@ impl DeviceState {
             .iter()
             .flat_map(|i| self.cells[*i].instantiations.clone())
             .collect();
-        let (cell, compiled, notes) = kernels::build_cell(
+        let target = self.backend.compile_target(options);
+        let mut built = kernels::build_cell(
             self.backend.as_mut(),
             &self.compiler,
             source,
@@ -340,7 +377,20 @@ impl DeviceState {
             first_line,
             &carried,
             None,
-        )?;
+        );
+        // A GPU backend that refused NVRTC's CUBIN switches to PTX: compile once more.
+        if built.is_err() && self.backend.compile_target(options) != target {
+            built = kernels::build_cell(
+                self.backend.as_mut(),
+                &self.compiler,
+                source,
+                options,
+                first_line,
+                &carried,
+                None,
+            );
+        }
+        let (cell, compiled, notes) = built?;
         for i in replaced.into_iter().rev() {
             let old = self.cells.remove(i);
             self.backend.unload_module(old.module);
@@ -495,6 +545,7 @@ impl DeviceState {
     }
 
     pub fn launch(&mut self, request: &LaunchRequest) -> Result<LaunchOutcome, GpuError> {
+        self.recover_if_needed()?;
         let (ci, ki) = self.resolve(&request.kernel)?;
         let k = self.cells[ci].kernels[ki].clone();
         let module = self.cells[ci].module;
@@ -534,10 +585,55 @@ impl DeviceState {
         let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
         let t0 = Instant::now();
         let result = self.backend.launch(module, &k.lowered, &config, &params);
-        let elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+        // Device events where the backend timed the launch (a GPU's default stream).
+        let elapsed_ms = self.backend.last_launch_ms().unwrap_or(wall_ms);
         let allocs = self.named_allocs();
         let name = self.backend.name();
-        self.finish(ci, &k, &packed, result, elapsed_ms, &allocs, name)
+        let out = self.finish(ci, &k, &packed, result, elapsed_ms, &allocs, name);
+        match out {
+            Err(mut e) if e.ename == "DeviceFault" && self.backend.fault().is_some() => {
+                e.message.push_str(&self.fault_epilogue());
+                Err(e)
+            }
+            other => other,
+        }
+    }
+
+    /// `[auto]`: (grid, block) covering `elements` threads in x. On a GPU the block size comes
+    /// from the occupancy API (`cuOccupancyMaxPotentialBlockSize`) for `shared_bytes` of dynamic
+    /// shared memory; on ptxsim it is 256.
+    pub fn auto_config(
+        &mut self,
+        kernel: &str,
+        elements: usize,
+        shared_bytes: u32,
+    ) -> Result<(Dim3, Dim3), GpuError> {
+        self.recover_if_needed()?;
+        let (ci, ki) = self.resolve(kernel)?;
+        let k = &self.cells[ci].kernels[ki];
+        let (module, lowered) = (self.cells[ci].module, k.lowered.clone());
+        let limits = self.backend.limits();
+        let cap = k
+            .meta
+            .max_threads
+            .unwrap_or(limits.max_threads_per_block)
+            .min(limits.max_threads_per_block);
+        let too_big = || GpuError::argument(format!("{elements} elements are too many for [auto]"));
+        match self.backend.suggest_block(module, &lowered, shared_bytes) {
+            Some((block, _)) => {
+                let (g, b) =
+                    super::cuda::occupancy::auto_shape(elements, block.min(cap), limits.warp_size)
+                        .ok_or_else(too_big)?;
+                Ok(((g, 1, 1), (b, 1, 1)))
+            }
+            None => {
+                let block = 256.min(cap).max(1);
+                let grid = u32::try_from(elements.div_ceil(block as usize).max(1))
+                    .map_err(|_| too_big())?;
+                Ok(((grid, 1, 1), (block, 1, 1)))
+            }
+        }
     }
 
     /// Checks and packs the arguments; `copies` maps array names to other addresses (the
@@ -568,7 +664,22 @@ impl DeviceState {
         request: &LaunchRequest,
     ) -> Result<LaunchOutcome, GpuError> {
         let mut sim = SimBackend::new();
-        let (module, _) = sim.load_module(ModuleImage::Ptx(&self.cells[ci].ptx))?;
+        let module = if self.backend.name() == "ptxsim" {
+            sim.load_module(ModuleImage::Ptx(&self.cells[ci].ptx))?.0
+        } else {
+            // The cell's code was compiled for the GPU: compile it for ptxsim (cached on disk).
+            let c = &self.cells[ci];
+            let (cell, _, _) = kernels::build_cell(
+                &mut sim,
+                &self.compiler,
+                &c.source,
+                &c.options,
+                c.first_line,
+                &c.instantiations,
+                None,
+            )?;
+            cell.module
+        };
         let mut copies: BTreeMap<String, DevPtr> = BTreeMap::new();
         let mut allocs: Vec<NamedAlloc> = Vec::new();
         for a in &request.args {
@@ -615,6 +726,9 @@ impl DeviceState {
                     let mut buf = vec![0u8; dst.bytes];
                     sim.dtoh(*src, &mut buf)?;
                     self.backend.htod(dst.ptr, &buf)?;
+                    if let Some(a) = self.arrays.get_mut(name) {
+                        a.shadow = None;
+                    }
                 }
             }
         }
@@ -672,6 +786,7 @@ impl DeviceState {
                 for n in &written {
                     if let Some(a) = self.arrays.get_mut(n) {
                         a.last_writer = Some(k.user_name.clone());
+                        a.shadow = None; // the GPU now holds the only copy
                     }
                 }
                 Ok(LaunchOutcome {
@@ -691,12 +806,21 @@ impl DeviceState {
                 printf,
             }) => Err(GpuError::fault(match report {
                 Some(r) => fault::render_fault(&k.user_name, &r, allocs, Some(text), &printf),
-                None => format!("{message} in CUDA kernel `{}`", k.user_name),
+                None => {
+                    let mut m = format!("{message} in CUDA kernel `{}`", k.user_name);
+                    if !printf.is_empty() {
+                        m.push_str(&format!("\nprintf output before the fault:\n{printf}"));
+                    }
+                    m
+                }
             })),
         }
     }
 
-    pub fn synchronize(&mut self, stream: Option<&str>) -> Result<(), GpuError> {
+    /// `%sync [STREAM]`: waits for a stream (None: the whole device). Returns the device printf
+    /// output that the synchronisation flushed (GPU launches on named streams).
+    pub fn synchronize(&mut self, stream: Option<&str>) -> Result<String, GpuError> {
+        self.recover_if_needed()?;
         let id = match stream {
             Some(s) => Some(*self.streams.get(s).ok_or_else(|| {
                 GpuError::argument(format!(
@@ -705,10 +829,30 @@ impl DeviceState {
             })?),
             None => None,
         };
-        self.backend.synchronize(id)
+        let r = self.backend.synchronize(id);
+        let printf = self.backend.take_printf();
+        match r {
+            Ok(()) => Ok(printf),
+            Err(mut e) => {
+                if !printf.is_empty() {
+                    e.message
+                        .push_str(&format!("\nprintf output before the fault:\n{printf}"));
+                }
+                if self.backend.fault().is_some() {
+                    e.message.push_str(&self.fault_epilogue());
+                }
+                Err(e)
+            }
+        }
     }
 
+    /// `%reset`: rebuilds a GPU context lost to a sticky fault (arrays with host copies are
+    /// restored, the others listed as lost, CUDA kernels reloaded); otherwise nothing to do.
     pub fn reset(&mut self) -> Result<String, GpuError> {
+        if self.backend.fault().is_some() {
+            self.notice = None;
+            return self.recover();
+        }
         let kept = self.backend.reset()?;
         for (_, s) in self.streams.drain() {
             self.backend.destroy_stream(s);
@@ -804,16 +948,59 @@ impl DeviceState {
             ),
             (
                 "parameter bytes".into(),
-                k.meta.param_sizes.iter().sum::<usize>().to_string(),
+                crate::compile::ptx::entry_params(&c.ptx, &k.lowered)
+                    .map(|ps| ps.iter().map(|p| p.size).sum::<usize>())
+                    .unwrap_or_else(|| k.meta.param_sizes.iter().sum::<usize>())
+                    .to_string(),
             ),
         ];
         if self.backend.name() == "ptxsim" {
             rows[4].0 = "registers (PTX virtual)".into();
+        } else {
+            rows[4].0 = "registers per thread".into();
         }
-        Ok(KernelInfoView {
+        let (module, lowered) = (c.module, k.lowered.clone());
+        let view = KernelInfoView {
             name: k.user_name.clone(),
             params: k.params.clone(),
             rows,
-        })
+        };
+        Ok(self.with_occupancy(view, module, &lowered))
+    }
+
+    /// Adds the occupancy rows of a GPU backend (nothing on ptxsim).
+    fn with_occupancy(
+        &mut self,
+        mut view: KernelInfoView,
+        module: super::backend::ModuleId,
+        lowered: &str,
+    ) -> KernelInfoView {
+        let limits = self.backend.limits();
+        let max = view
+            .rows
+            .iter()
+            .find(|(k, _)| k == "max threads per block")
+            .and_then(|(_, v)| v.parse::<u32>().ok())
+            .unwrap_or(limits.max_threads_per_block);
+        let sizes = super::cuda::occupancy::block_sizes(limits.warp_size, max);
+        if let Some(rows) = self.backend.occupancy(module, lowered, &sizes, 0) {
+            for o in rows {
+                view.rows.push((
+                    format!("occupancy, block of {}", o.block_threads),
+                    format!(
+                        "{} block(s) per SM, {:.0}% of warp slots",
+                        o.blocks_per_sm,
+                        o.fraction * 100.0
+                    ),
+                ));
+            }
+        }
+        if let Some((block, grid)) = self.backend.suggest_block(module, lowered, 0) {
+            view.rows.push((
+                "best block size (occupancy API)".into(),
+                format!("{block} threads; {grid} blocks fill the GPU"),
+            ));
+        }
+        view
     }
 }

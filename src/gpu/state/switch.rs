@@ -1,0 +1,460 @@
+//! The parts of [`DeviceState`] that change or rebuild its backend: the choice at start
+//! (GPU when detected, `NBCUDA_BACKEND=sim` forces ptxsim), `%backend gpu|sim` and `%device N`
+//! (arrays and compiled cells move with the switch, or nothing changes), and the recovery after
+//! a sticky GPU fault (the context is rebuilt, cells are reloaded, arrays restored from their
+//! host copies, and the rest listed by name as lost).
+//!
+//! Host copies ("shadows"), the rule: on the GPU backend an array keeps a host copy of its
+//! content while that content came from the host — created by `%array`/`%load`/`nb::put`,
+//! overwritten by `write_array`, or moved to the GPU by `%backend gpu`/`%device N` — and loses it
+//! when a launch passes it to a CUDA kernel as a non-const pointer (the GPU then holds the only
+//! copy). Shadows are capped at `NBCUDA_SHADOW_MB` megabytes in all (default 2048); arrays over
+//! the cap have none. ptxsim keeps no shadows (it has no sticky faults).
+//!
+//! This module must not parse magics or format Jupyter messages.
+
+use super::super::backend::Backend;
+use super::super::cuda::CudaBackend;
+use super::super::detect;
+use super::super::kernels;
+use super::super::sim::SimBackend;
+use super::{DeviceState, GpuError};
+use std::time::Instant;
+
+/// The default total size of host copies kept for recovery.
+const DEFAULT_SHADOW_MB: usize = 2048;
+
+/// The backend to start on: `choice` is `NBCUDA_BACKEND` (`sim`/`ptxsim`, `gpu`/`cuda`, or
+/// None for automatic), `ordinal` the GPU to open. Returns the backend and, when it is ptxsim,
+/// why (for the banner and `%device`). Never panics.
+pub(super) fn default_backend(
+    choice: Option<&str>,
+    ordinal: usize,
+) -> (Box<dyn Backend>, Option<String>) {
+    let sim = || -> Box<dyn Backend> { Box::new(SimBackend::new()) };
+    match choice.map(str::to_ascii_lowercase).as_deref() {
+        Some("sim") | Some("ptxsim") => {
+            return (sim(), Some("NBCUDA_BACKEND=sim chose ptxsim".into()));
+        }
+        Some("gpu") | Some("cuda") | None | Some("") => {}
+        Some(other) => {
+            return (
+                sim(),
+                Some(format!(
+                    "NBCUDA_BACKEND={other} is not gpu or sim; running on ptxsim"
+                )),
+            );
+        }
+    }
+    match detect::detect_gpus() {
+        Ok(gpus) if !gpus.is_empty() => match CudaBackend::new(ordinal) {
+            Ok(b) => (Box::new(b), None),
+            Err(why) => (
+                sim(),
+                Some(format!(
+                    "a GPU is present but cannot be used ({why}); running on ptxsim, the CPU \
+                     simulator"
+                )),
+            ),
+        },
+        Ok(_) => (
+            sim(),
+            Some("no GPU (no CUDA device); running on ptxsim, the CPU simulator".into()),
+        ),
+        Err(why) => (
+            sim(),
+            Some(format!(
+                "no GPU ({why}); running on ptxsim, the CPU simulator"
+            )),
+        ),
+    }
+}
+
+/// `NBCUDA_BACKEND` (tests default to ptxsim unless it says otherwise).
+pub(super) fn backend_choice_from_env() -> Option<String> {
+    let v = std::env::var("NBCUDA_BACKEND").ok();
+    if cfg!(test) && v.is_none() {
+        return Some("sim".into());
+    }
+    v
+}
+
+/// `NBCUDA_DEVICE` (default 0).
+pub(super) fn ordinal_from_env() -> usize {
+    std::env::var("NBCUDA_DEVICE")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn shadow_limit() -> usize {
+    std::env::var("NBCUDA_SHADOW_MB")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(DEFAULT_SHADOW_MB)
+        .saturating_mul(1 << 20)
+}
+
+fn names(list: &[String]) -> String {
+    if list.is_empty() {
+        "none".into()
+    } else {
+        list.join(", ")
+    }
+}
+
+impl DeviceState {
+    /// A host copy of `data` for an array, if this backend keeps them and the cap allows.
+    pub(super) fn shadow_of(&self, data: &[u8], replacing: Option<&str>) -> Option<Vec<u8>> {
+        if self.backend.name() != "cuda" {
+            return None;
+        }
+        let held: usize = self
+            .arrays
+            .iter()
+            .filter(|(n, _)| Some(n.as_str()) != replacing)
+            .filter_map(|(_, a)| a.shadow.as_ref().map(Vec::len))
+            .sum();
+        (held.saturating_add(data.len()) <= shadow_limit()).then(|| data.to_vec())
+    }
+
+    /// Why ptxsim runs instead of a GPU, when it does (for the banner).
+    pub fn backend_note(&self) -> Option<String> {
+        self.backend_note.clone()
+    }
+
+    /// What happened in a recovery the caller has not shown yet (after an automatic context
+    /// rebuild at the start of a command), taken once.
+    pub fn take_notice(&mut self) -> Option<String> {
+        self.notice.take()
+    }
+
+    /// Rebuilds the GPU context if a sticky fault lost it, keeping the report for
+    /// [`DeviceState::take_notice`].
+    pub(super) fn recover_if_needed(&mut self) -> Result<(), GpuError> {
+        if self.backend.fault().is_some() {
+            let msg = self.recover()?;
+            self.notice = Some(msg);
+        }
+        Ok(())
+    }
+
+    /// What a rebuild would do now: (restored from host copies, lost).
+    pub(super) fn recovery_plan(&self) -> (Vec<String>, Vec<String>) {
+        let mut restored = Vec::new();
+        let mut lost = Vec::new();
+        for (n, a) in &self.arrays {
+            if a.shadow.is_some() {
+                restored.push(n.clone());
+            } else {
+                lost.push(n.clone());
+            }
+        }
+        (restored, lost)
+    }
+
+    /// The sentence appended to a GPU fault: what `%reset` will do.
+    pub(super) fn fault_epilogue(&self) -> String {
+        let (restored, lost) = self.recovery_plan();
+        format!(
+            "\nThe CUDA context is lost (a sticky fault). %reset rebuilds it (the next device \
+             command does so automatically): arrays restored from host copies: {}; arrays lost \
+             (their contents were only on the GPU): {}. %launch --check runs a launch on \
+             ptxsim, which names the faulting thread and access.",
+            names(&restored),
+            names(&lost)
+        )
+    }
+
+    /// Rebuilds a lost GPU context: reloads every cell, restores shadowed arrays, forgets the
+    /// rest (listed). Returns the report.
+    pub(super) fn recover(&mut self) -> Result<String, GpuError> {
+        let why = self
+            .backend
+            .fault()
+            .unwrap_or_else(|| "a device fault".into());
+        if self.backend.reset()? {
+            return Ok(format!(
+                "{}: nothing to rebuild (no sticky fault)",
+                self.backend.name()
+            ));
+        }
+        self.streams.clear();
+        self.freed.clear();
+        let mut reload_failed: Vec<String> = Vec::new();
+        for cell in std::mem::take(&mut self.cells) {
+            match kernels::build_cell(
+                self.backend.as_mut(),
+                &self.compiler,
+                &cell.source,
+                &cell.options,
+                cell.first_line,
+                &cell.instantiations,
+                None,
+            ) {
+                Ok((c, _, _)) => self.cells.push(c),
+                Err(e) => reload_failed.push(format!(
+                    "{} ({})",
+                    cell.defined_names().join(", "),
+                    e.message.lines().next().unwrap_or("")
+                )),
+            }
+        }
+        let mut restored = Vec::new();
+        let mut lost = Vec::new();
+        for (name, mut a) in std::mem::take(&mut self.arrays) {
+            let Some(data) = a.shadow.take() else {
+                self.lost.insert(name.clone(), why.clone());
+                lost.push(name);
+                continue;
+            };
+            let ptr = match self.backend.alloc(a.bytes) {
+                Ok(p) => p,
+                Err(_) => {
+                    self.lost.insert(name.clone(), why.clone());
+                    lost.push(name);
+                    continue;
+                }
+            };
+            if self.backend.htod(ptr, &data).is_err() {
+                let _ = self.backend.free(ptr);
+                self.lost.insert(name.clone(), why.clone());
+                lost.push(name);
+                continue;
+            }
+            a.ptr = ptr;
+            a.shadow = Some(data);
+            self.arrays.insert(name.clone(), a);
+            restored.push(name);
+        }
+        let mut msg = format!(
+            "CUDA context rebuilt after a device fault ({why}); arrays restored from host \
+             copies: {}; arrays lost: {}; CUDA kernels reloaded: {}",
+            names(&restored),
+            names(&lost),
+            self.kernel_names().len()
+        );
+        if !reload_failed.is_empty() {
+            msg.push_str(&format!(
+                "; cells that could not be reloaded (run them again): {}",
+                reload_failed.join("; ")
+            ));
+        }
+        Ok(msg)
+    }
+
+    /// Moves every array and compiled cell to `new`; on any failure nothing changes.
+    fn move_to(&mut self, mut new: Box<dyn Backend>) -> Result<String, GpuError> {
+        self.recover_if_needed()?;
+        let t0 = Instant::now();
+        let mut cells = Vec::new();
+        for c in &self.cells {
+            let (cell, _, _) = kernels::build_cell(
+                new.as_mut(),
+                &self.compiler,
+                &c.source,
+                &c.options,
+                c.first_line,
+                &c.instantiations,
+                None,
+            )
+            .map_err(|e| {
+                GpuError::new(
+                    e.ename,
+                    format!(
+                        "cannot move the CUDA kernels {} to {}: {}; nothing was moved",
+                        c.defined_names().join(", "),
+                        new.name(),
+                        e.message
+                    ),
+                )
+            })?;
+            cells.push(cell);
+        }
+        let mut moved: Vec<(String, u64, Vec<u8>)> = Vec::new();
+        let mut bytes = 0usize;
+        let mut failure: Option<GpuError> = None;
+        for (name, a) in &self.arrays {
+            let mut buf = vec![0u8; a.bytes];
+            let step = self
+                .backend
+                .dtoh(a.ptr, &mut buf)
+                .and_then(|_| new.alloc(a.bytes))
+                .and_then(|p| match new.htod(p, &buf) {
+                    Ok(()) => Ok(p),
+                    Err(e) => {
+                        let _ = new.free(p);
+                        Err(e)
+                    }
+                });
+            match step {
+                Ok(p) => {
+                    bytes += a.bytes;
+                    moved.push((name.clone(), p, buf));
+                }
+                Err(e) => {
+                    failure = Some(GpuError::new(
+                        e.ename,
+                        format!(
+                            "cannot move array `{name}` to {}: {}; nothing was moved",
+                            new.name(),
+                            e.message
+                        ),
+                    ));
+                    break;
+                }
+            }
+        }
+        if let Some(e) = failure {
+            for (_, p, _) in moved {
+                let _ = new.free(p);
+            }
+            for c in cells {
+                new.unload_module(c.module);
+            }
+            return Err(e);
+        }
+        for (_, s) in self.streams.drain() {
+            self.backend.destroy_stream(s);
+        }
+        for c in std::mem::take(&mut self.cells) {
+            self.backend.unload_module(c.module);
+        }
+        for a in self.arrays.values() {
+            let _ = self.backend.free(a.ptr);
+        }
+        let from = self.backend.name();
+        self.backend = new;
+        self.cells = cells;
+        self.freed.clear();
+        self.check_on_copy = self.backend.name() != "ptxsim";
+        let count = moved.len();
+        for (name, p, buf) in moved {
+            let shadow = self.shadow_of(&buf, Some(&name));
+            if let Some(a) = self.arrays.get_mut(&name) {
+                a.ptr = p;
+                a.shadow = shadow;
+            }
+        }
+        self.backend_note = None;
+        Ok(format!(
+            "{from} → {} ({}): moved {count} array(s), {:.1} MB, and {} CUDA kernel(s) in {:.0} ms",
+            self.backend.name(),
+            self.backend.describe().name,
+            bytes as f64 / 1e6,
+            self.kernel_names().len(),
+            t0.elapsed().as_secs_f64() * 1e3
+        ))
+    }
+
+    /// Switches backends (`"gpu"`/`"cuda"` or `"sim"`/`"ptxsim"`), moving arrays and compiled
+    /// cells; returns a message for the user. On failure nothing changes.
+    pub fn set_backend(&mut self, name: &str) -> Result<String, GpuError> {
+        match name {
+            "sim" | "ptxsim" => {
+                if self.backend.name() == "ptxsim" {
+                    return Ok(format!("already on ptxsim ({} arrays)", self.arrays.len()));
+                }
+                self.move_to(Box::new(SimBackend::new()))
+            }
+            "gpu" | "cuda" => {
+                if self.backend.name() == "cuda" {
+                    return Ok(format!(
+                        "already on the GPU ({}; {} arrays)",
+                        self.backend.describe().name,
+                        self.arrays.len()
+                    ));
+                }
+                let gpu = CudaBackend::new(ordinal_from_env())
+                    .map_err(|why| GpuError::launch(format!("no GPU: {why}; staying on ptxsim")))?;
+                self.move_to(Box::new(gpu))
+            }
+            other => Err(GpuError::argument(format!(
+                "unknown backend `{other}`: use gpu or sim"
+            ))),
+        }
+    }
+
+    /// `%device N`: moves to GPU `ordinal` (arrays and cells move with it).
+    pub fn select_device(&mut self, ordinal: usize) -> Result<String, GpuError> {
+        let current = self.backend.name() == "cuda"
+            && self
+                .backend
+                .describe()
+                .rows
+                .iter()
+                .any(|(k, v)| k == "device" && v.starts_with(&format!("{ordinal}:")));
+        if current {
+            return Ok(format!("already on GPU {ordinal}"));
+        }
+        let gpu = CudaBackend::new(ordinal)
+            .map_err(|why| GpuError::argument(format!("cannot use GPU {ordinal}: {why}")))?;
+        self.move_to(Box::new(gpu))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_gpu_every_choice_lands_on_ptxsim_with_a_reason() {
+        // SAFETY: probe only.
+        let driver = unsafe { cudarc::driver::sys::is_culib_present() };
+        let (b, note) = default_backend(Some("sim"), 0);
+        assert_eq!(b.name(), "ptxsim");
+        assert!(note.unwrap_or_default().contains("NBCUDA_BACKEND=sim"));
+        let (b, note) = default_backend(Some("bogus"), 0);
+        assert_eq!(b.name(), "ptxsim");
+        assert!(note.unwrap_or_default().contains("bogus"));
+        for choice in [None, Some("gpu"), Some("CUDA")] {
+            let (b, note) = default_backend(choice, 0);
+            if driver && detect::detect_gpus().is_ok_and(|g| !g.is_empty()) {
+                assert_eq!(b.name(), "cuda", "{note:?}");
+                assert!(note.is_none());
+            } else {
+                assert_eq!(b.name(), "ptxsim");
+                let note = note.unwrap_or_default();
+                assert!(note.contains("ptxsim"), "{note}");
+                if !driver {
+                    assert!(note.contains("libcuda"), "{note}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn switching_to_a_missing_gpu_changes_nothing() {
+        if detect::detect_gpus().is_ok_and(|g| !g.is_empty()) {
+            eprintln!("skipped: a GPU is present");
+            return;
+        }
+        let mut s = DeviceState::with_cache_dir(None);
+        let data: Vec<u8> = (0..64u8).collect();
+        let shape = vec![16];
+        if let Err(e) = s.create_array("x", crate::gpu::Dtype::F32, shape, &data) {
+            panic!("{e}");
+        }
+        let e = s
+            .set_backend("gpu")
+            .err()
+            .map(|e| e.message)
+            .unwrap_or_default();
+        assert!(
+            e.contains("no GPU") && e.contains("staying on ptxsim"),
+            "{e}"
+        );
+        let e = s
+            .select_device(1)
+            .err()
+            .map(|e| e.message)
+            .unwrap_or_default();
+        assert!(e.contains("cannot use GPU 1"), "{e}");
+        assert_eq!(s.backend_name(), "ptxsim");
+        assert_eq!(s.read_array("x").ok(), Some(data));
+        let msg = s.set_backend("sim").unwrap_or_default();
+        assert!(msg.contains("already on ptxsim"), "{msg}");
+        // ptxsim keeps no host copies.
+        assert!(s.arrays.values().all(|a| a.shadow.is_none()));
+    }
+}
