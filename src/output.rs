@@ -25,7 +25,9 @@ pub enum CellOutput {
         display_id: String,
     },
     /// `clear_output`.
-    Clear { wait: bool },
+    Clear {
+        wait: bool,
+    },
 }
 
 /// Where a running cell sends its output. Cheap to clone, usable from any thread.

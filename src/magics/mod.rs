@@ -20,11 +20,11 @@ pub mod lex;
 pub mod parse;
 pub mod show;
 pub mod table;
-pub mod time;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_device;
+pub mod time;
 
 use crate::gpu::{DeviceState, GpuError};
 use crate::output::{CellOutput, MimeBundle, OutputSink};
@@ -121,9 +121,15 @@ pub fn check_line(line: &str, line_no: usize) -> Result<(), MagicError> {
 /// Parses a cell-magic header (`%%cuda …`) without running it.
 pub fn check_cell_header(header: &str) -> Result<(), MagicError> {
     if is_animate(header) {
-        return animate::parse_animate_header(header).map(|_| ()).map_err(|e| {
-            LineCtx { line: header, line_no: 1 }.err("SyntaxError", e)
-        });
+        return animate::parse_animate_header(header)
+            .map(|_| ())
+            .map_err(|e| {
+                LineCtx {
+                    line: header,
+                    line_no: 1,
+                }
+                .err("SyntaxError", e)
+            });
     }
     cell_header(header).map(|_| ())
 }

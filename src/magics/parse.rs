@@ -131,7 +131,9 @@ pub enum Command {
     /// `%time [-n RUNS] [--warmup W] [--bytes EXPR] [--flops EXPR] LAUNCH`.
     Time(Box<super::time::TimeArgs>),
     /// `%timings [--clear]`.
-    Timings { clear: bool },
+    Timings {
+        clear: bool,
+    },
 }
 
 /// Parses one magic line (it starts with `%`; leading whitespace allowed).
@@ -346,7 +348,9 @@ impl<'a> Parser<'a> {
             "reset" => Ok(Command::Reset),
             "show" => super::show::parse_show(&mut self.lx).map(Command::Show),
             "time" => super::time::parse_time(&mut self.lx).map(|a| Command::Time(Box::new(a))),
-            "timings" => super::time::parse_timings(&mut self.lx).map(|clear| Command::Timings { clear }),
+            "timings" => {
+                super::time::parse_timings(&mut self.lx).map(|clear| Command::Timings { clear })
+            }
             _ => Err(ParseError::at(magic.span, UNKNOWN_MAGIC)),
         }
     }
