@@ -9,9 +9,12 @@
 //! threads (see `pool`).
 
 pub mod alu;
+mod barrier;
 mod builtins;
+mod calls;
 mod cpu;
 pub mod float;
+mod fops;
 mod memops;
 mod run;
 mod warpops;
@@ -19,7 +22,7 @@ mod warpops;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::check::Shadow;
-use crate::ir::{Callee, Program, SReg, Slot, NONE};
+use crate::ir::{Program, SReg, Slot};
 use crate::mem::{Cache, GlobalView};
 use crate::{CheckKind, CheckReport, Dim3};
 
@@ -176,7 +179,7 @@ impl Warp {
 
 /// A barrier's arrivals in the current block.
 #[derive(Default, Clone)]
-struct BarState {
+pub(super) struct BarState {
     /// Threads arrived (counted barriers: in whole warps).
     arrived: u32,
     count: Option<u32>,
@@ -514,312 +517,10 @@ impl<'a> Worker<'a> {
     }
 
     /// After the group's lanes left it (exit, barrier): continue with other lanes or stop.
-    fn after_group_left(w: &mut Warp) -> Option<Stop> {
+    pub(super) fn after_group_left(w: &mut Warp) -> Option<Stop> {
         if w.mask != 0 {
             return None;
         }
-        if w.pick() {
-            None
-        } else if w.at_bar != 0 {
-            Some(Stop::Blocked)
-        } else {
-            Some(Stop::Done)
-        }
-    }
-
-    /// `bar.sync`/`bar.arrive`/`bar.red` by lanes `m` of warp `w` at `pc`.
-    fn barrier(&mut self, w: &mut Warp, m: u32, pc: u32) -> Result<Option<Stop>, Fault> {
-        let inst = self.ctx.prog.code[pc as usize];
-        let kind = match inst.op {
-            crate::ir::Op::Bar(k) => k,
-            _ => return Ok(None),
-        };
-        let id = if inst.r[1] == NONE {
-            0
-        } else {
-            (w.regs[inst.r[1] as usize][m.trailing_zeros() as usize & 31] & 15) as usize
-        };
-        let count = if inst.r[2] == NONE {
-            None
-        } else {
-            Some(w.regs[inst.r[2] as usize][m.trailing_zeros() as usize & 31] as u32)
-        };
-        let live = !w.exited & !w.at_bar;
-        if self.ctx.check && m != live && m != 0 {
-            let missing = live & !m;
-            let lane = m.trailing_zeros() as usize;
-            let other = missing.trailing_zeros() as usize;
-            let (ox, oy, oz) = self.thread_of(w.idx, other);
-            return Err(Box::new(self.report(
-                CheckKind::DivergentBarrier,
-                w.idx,
-                lane,
-                pc,
-                0,
-                0,
-                "",
-                None,
-                format!(
-                    "divergent barrier: {} of the {} live threads of warp {} reached this barrier, \
-                     thread ({ox},{oy},{oz}) did not",
-                    m.count_ones(),
-                    live.count_ones(),
-                    w.idx
-                ),
-            )));
-        }
-        if m == 0 {
-            w.pc = pc + 1;
-            return Ok(None);
-        }
-        let b = &mut self.bars[id];
-        if b.waiters.is_empty() && b.arrived == 0 {
-            b.red_all = true;
-            b.red_any = false;
-            b.red_true = 0;
-        }
-        b.count = count.or(b.count);
-        b.arrived += if count.is_some() { 32 } else { m.count_ones() };
-        if inst.r[3] != NONE {
-            let neg = inst.imm != 0;
-            alu::each(m, |l| {
-                let p = (w.regs[inst.r[3] as usize][l] & 1 != 0) != neg;
-                b.red_true += p as u32;
-                b.red_all &= p;
-                b.red_any |= p;
-            });
-            b.red_kind = Some(kind);
-        }
-        if kind == crate::ir::BarKind::Arrive {
-            // Arrive without waiting.
-            w.pc = pc + 1;
-            let release = b.count.is_some_and(|c| b.arrived >= c);
-            if release {
-                self.release(id, Some(w));
-            }
-            return Ok(None);
-        }
-        b.waiters.push((w.idx, m, inst.r[0]));
-        w.at_bar |= m;
-        alu::each(m, |l| w.lane_pc[l] = pc + 1);
-        w.mask &= !m;
-        if w.mask != 0 {
-            w.pc = pc + 1;
-        }
-        let release = b.count.is_some_and(|c| b.arrived >= c);
-        if release {
-            self.release(id, Some(w));
-        }
-        if w.mask != 0 {
-            return Ok(None);
-        }
-        Ok(Self::after_group_left(w))
-    }
-
-    /// Release barrier `id`: its waiting lanes become ready. `cur` is the warp taken out of
-    /// `self.warps` by the caller, if any.
-    fn release(&mut self, id: usize, mut cur: Option<&mut Warp>) {
-        // Keep the waiter list's allocation for the next use of this barrier.
-        let waiters = std::mem::take(&mut self.bars[id].waiters);
-        let b = std::mem::take(&mut self.bars[id]);
-        self.epoch = self.epoch.wrapping_add(1);
-        for &(wi, m, dest) in &waiters {
-            let w: &mut Warp = match cur.as_deref_mut() {
-                Some(c) if c.idx == wi => c,
-                _ => &mut self.warps[wi as usize],
-            };
-            w.at_bar &= !m;
-            w.waiting |= m;
-            if dest != NONE {
-                let v = match b.red_kind {
-                    Some(crate::ir::BarKind::RedPopc) => b.red_true as u64,
-                    Some(crate::ir::BarKind::RedAnd) => b.red_all as u64,
-                    _ => b.red_any as u64,
-                };
-                alu::each(m, |l| w.regs[dest as usize][l] = v);
-            }
-            if w.mask == 0 {
-                w.pick();
-            }
-        }
-        let mut waiters = waiters;
-        waiters.clear();
-        self.bars[id].waiters = waiters;
-        let _ = b;
-    }
-
-    /// Release every barrier waited on without a thread count (all live threads are parked).
-    fn release_uncounted(&mut self) -> bool {
-        let mut any = false;
-        for id in 0..self.bars.len() {
-            if !self.bars[id].waiters.is_empty() && self.bars[id].count.is_none() {
-                self.release(id, None);
-                any = true;
-            }
-        }
-        any
-    }
-
-    /// `call` by lanes `m` at `pc`.
-    fn call(
-        &mut self,
-        w: &mut Warp,
-        m: u32,
-        pc: u32,
-        site_idx: usize,
-    ) -> Result<Option<Stop>, Fault> {
-        let prog = self.ctx.prog;
-        let site = &prog.calls[site_idx];
-        match site.callee {
-            Callee::Vprintf => {
-                self.vprintf(w, m, pc, site_idx)?;
-                w.pc = pc + 1;
-                Ok(None)
-            }
-            Callee::AssertFail => {
-                if m == 0 {
-                    w.pc = pc + 1;
-                    Ok(None)
-                } else {
-                    Err(self.assert_fail(w, m, pc, site_idx))
-                }
-            }
-            Callee::Func(_) | Callee::Indirect(_) => {
-                if m == 0 {
-                    w.pc = pc + 1;
-                    return Ok(None);
-                }
-                // The callee of each lane (a function pointer may differ between lanes).
-                let mut target = [0u32; 32];
-                match site.callee {
-                    Callee::Func(fi) => target = [fi as u32; 32],
-                    Callee::Indirect(slot) => {
-                        let ptrs = w.regs[slot as usize];
-                        let mut mm = m;
-                        while mm != 0 {
-                            let l = mm.trailing_zeros() as usize;
-                            mm &= mm - 1;
-                            let v = ptrs[l];
-                            let idx = v.wrapping_sub(crate::mem::FUNC_WIN);
-                            let fi = if idx.is_multiple_of(16) {
-                                prog.by_module_fn
-                                    .get((idx / 16) as usize)
-                                    .copied()
-                                    .flatten()
-                            } else {
-                                None
-                            };
-                            match fi {
-                                Some(fi) => target[l] = fi,
-                                None => {
-                                    return Err(Box::new(self.report(
-                                        CheckKind::Trap,
-                                        w.idx,
-                                        l,
-                                        pc,
-                                        v,
-                                        0,
-                                        "",
-                                        None,
-                                        format!("call through an invalid function pointer 0x{v:x}"),
-                                    )))
-                                }
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-                let lb = prog.local_bytes as usize;
-                alu::each(m, |l| {
-                    let f = &prog.funcs[target[l] as usize];
-                    let saved = if f.recursive {
-                        let regs: Vec<u64> = (f.regs.0..f.regs.1)
-                            .map(|s| w.regs[s as usize][l])
-                            .collect();
-                        let loc = w.local[l * lb + f.local.0 as usize..l * lb + f.local.1 as usize]
-                            .to_vec();
-                        Some(Box::new((regs, loc)))
-                    } else {
-                        None
-                    };
-                    for (k, &(off, size)) in site.args.iter().enumerate() {
-                        let Some(&(doff, dsize)) = f.params.get(k) else {
-                            continue;
-                        };
-                        let n = size.min(dsize) as usize;
-                        let src = l * lb + off as usize;
-                        let dst = l * lb + doff as usize;
-                        w.local.copy_within(src..src + n, dst);
-                    }
-                    w.frames[l].push(Frame {
-                        ret_pc: pc + 1,
-                        site: site_idx as u32,
-                        callee: target[l],
-                        saved,
-                    });
-                    w.depth[l] += 1;
-                });
-                let group = w.mask;
-                w.spill_group();
-                alu::each(group & !m, |l| w.lane_pc[l] = pc + 1);
-                alu::each(m, |l| {
-                    w.lane_pc[l] = prog.funcs[target[l] as usize].entry_pc
-                });
-                w.pick();
-                Ok(None)
-            }
-        }
-    }
-
-    /// `ret` by lanes `m` at `pc` (inside a device function).
-    fn ret(&mut self, w: &mut Warp, m: u32, pc: u32) -> Option<Stop> {
-        let prog = self.ctx.prog;
-        let lb = prog.local_bytes as usize;
-        let group = w.mask;
-        w.spill_group();
-        alu::each(group & !m, |l| w.lane_pc[l] = pc + 1);
-        let mut exited = 0u32;
-        alu::each(m, |l| {
-            let Some(fr) = w.frames[l].pop() else {
-                exited |= 1 << l;
-                return;
-            };
-            let site = &prog.calls[fr.site as usize];
-            {
-                let f = &prog.funcs[fr.callee as usize];
-                let mut tmp = [0u8; 64];
-                let mut vals: Vec<(usize, Vec<u8>)> = Vec::new();
-                for (k, &(off, size)) in site.rets.iter().enumerate() {
-                    let Some(&(soff, ssize)) = f.rets.get(k) else {
-                        continue;
-                    };
-                    let n = size.min(ssize) as usize;
-                    let src = l * lb + soff as usize;
-                    if n <= 64 && fr.saved.is_none() {
-                        tmp[..n].copy_from_slice(&w.local[src..src + n]);
-                        let dst = l * lb + off as usize;
-                        w.local[dst..dst + n].copy_from_slice(&tmp[..n]);
-                    } else {
-                        vals.push((l * lb + off as usize, w.local[src..src + n].to_vec()));
-                    }
-                }
-                if let Some(saved) = fr.saved {
-                    let (regs, loc) = *saved;
-                    for (k, s) in (f.regs.0..f.regs.1).enumerate() {
-                        w.regs[s as usize][l] = regs[k];
-                    }
-                    let a = l * lb + f.local.0 as usize;
-                    w.local[a..a + loc.len()].copy_from_slice(&loc);
-                }
-                for (dst, v) in vals {
-                    w.local[dst..dst + v.len()].copy_from_slice(&v);
-                }
-            }
-            w.lane_pc[l] = fr.ret_pc;
-            w.depth[l] -= 1;
-        });
-        w.waiting &= !exited;
-        w.exited |= exited;
         if w.pick() {
             None
         } else if w.at_bar != 0 {

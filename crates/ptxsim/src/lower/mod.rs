@@ -6,7 +6,10 @@
 //! `inst` for instruction selection. It allocates module variables through a callback and
 //! never executes anything.
 
+mod arith;
+mod control;
 mod inst;
+mod memory;
 mod types;
 
 use std::collections::{HashMap, HashSet, VecDeque};
