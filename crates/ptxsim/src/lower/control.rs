@@ -50,7 +50,7 @@ impl KB<'_> {
         let locate = |o: &Operand| -> Result<(u32, u32), ModuleError> {
             match o {
                 Operand::Name(n) => match self.lookup(n) {
-                    Some(Sym::Local(off, size)) => Ok((off, size)),
+                    Some(Sym::Local(off, size) | Sym::Param(off, size)) => Ok((off, size)),
                     _ => Err(perr(
                         line,
                         format!("call argument `{n}` is not a .param variable"),

@@ -72,6 +72,7 @@ impl KB<'_> {
             return Ok(match sym {
                 Sym::Reg(s) => s,
                 Sym::Local(off, _) => self.konst(off as u64),
+                Sym::Param(off, _) => self.konst(LOCAL_WIN + off as u64),
                 Sym::KParam(off) => self.konst(PARAM_WIN + off as u64),
             });
         }
@@ -161,12 +162,14 @@ impl KB<'_> {
                     imm: *offset,
                     space: lowered,
                 },
-                Sym::Local(off, _) if lowered == MemSpace::Generic => MemRef::Addr {
-                    base: zero,
-                    imm: (LOCAL_WIN + off as u64) as i64 + offset,
-                    space: MemSpace::Generic,
-                },
-                Sym::Local(off, _) => MemRef::Addr {
+                Sym::Local(off, _) | Sym::Param(off, _) if lowered == MemSpace::Generic => {
+                    MemRef::Addr {
+                        base: zero,
+                        imm: (LOCAL_WIN + off as u64) as i64 + offset,
+                        space: MemSpace::Generic,
+                    }
+                }
+                Sym::Local(off, _) | Sym::Param(off, _) => MemRef::Addr {
                     base: zero,
                     imm: off as i64 + offset,
                     space: MemSpace::Local,
@@ -353,7 +356,12 @@ impl KB<'_> {
                 let d = self.dst(&ops[0], line)?;
                 let a = self.src(&ops[1], Ty { k: TK::U, bits: 64 }, line)?;
                 let op = match mn.space() {
-                    Some(MemSpaceName::Global) | Some(MemSpaceName::Const) => Op::Mov,
+                    // Global and constant addresses are generic ones; parameter addresses
+                    // (kernel parameters and device-function parameters) are given in their
+                    // generic form already.
+                    Some(MemSpaceName::Global | MemSpaceName::Const | MemSpaceName::Param) => {
+                        Op::Mov
+                    }
                     Some(s) => Op::Cvta {
                         to,
                         space: s.lowered(),

@@ -247,8 +247,12 @@ pub fn function_indices(ast: &Ast) -> HashMap<String, usize> {
 #[derive(Debug, Clone, Copy)]
 pub enum Sym {
     Reg(Slot),
-    /// A per-thread local byte offset (`.local` variables, function and call parameters).
+    /// A `.local` variable: per-thread local byte offset and size.
     Local(u32, u32),
+    /// A device function's parameter or a call's argument: also kept in local memory, but its
+    /// address (`mov`) is the generic one, so that `ld.param`, `cvta.param` and generic
+    /// loads through it all work.
+    Param(u32, u32),
     /// A kernel parameter: its offset in the parameter buffer.
     KParam(u32),
 }
@@ -479,7 +483,12 @@ impl<'a> KB<'a> {
             Space::Local | Space::Param => {
                 let size = decl_size(v)? as u32;
                 let off = self.alloc_local(size, decl_align(v));
-                self.top().insert(v.name.clone(), Sym::Local(off, size));
+                let sym = if v.space == Space::Param {
+                    Sym::Param(off, size)
+                } else {
+                    Sym::Local(off, size)
+                };
+                self.top().insert(v.name.clone(), sym);
             }
             Space::Shared => {
                 // Laid out beforehand by `layout_shared`.
@@ -601,7 +610,7 @@ impl<'a> KB<'a> {
             for p in list.iter() {
                 let size = decl_size(p)? as u32;
                 let off = self.alloc_local(size, decl_align(p));
-                self.top().insert(p.name.clone(), Sym::Local(off, size));
+                self.top().insert(p.name.clone(), Sym::Param(off, size));
                 out.push((off, size));
             }
         }

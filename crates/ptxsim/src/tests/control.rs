@@ -240,3 +240,41 @@ fn calls_through_function_pointers_and_virtual_functions() {
         assert_eq!(o[i], f + area, "i={i}");
     }
 }
+
+#[test]
+fn struct_parameters_by_value_and_by_address() {
+    let dev = Device::new();
+    let m = dev.load_module(include_str!("ptx/params.ptx")).unwrap();
+    let k = m.kernel("params").unwrap();
+    assert_eq!(
+        (k.params[0].size, k.params[0].align, k.params[0].ty),
+        (16, 4, None)
+    );
+    assert_eq!(k.params[1].offset, 16);
+    let (x, y, z, kk) = (1.5f32, -2.0f32, 0.25f32, 7i32);
+    let mut s = Vec::new();
+    for f in [x, y, z] {
+        s.extend_from_slice(&f.to_le_bytes());
+    }
+    s.extend_from_slice(&kk.to_le_bytes());
+    let n = 100;
+    let po = dev.alloc(n * 4).unwrap();
+    run(
+        &dev,
+        &m,
+        "params",
+        (2, 1, 1),
+        (64, 1, 1),
+        &[&s, &p64(po), &i32b(n as i32)],
+    );
+    let o = download_f32(&dev, po, n);
+    let dot = x * x + y * y + z * z + kk as f32;
+    let v = [x, y, z];
+    for (i, &got) in o.iter().enumerate() {
+        let want = dot + (v[i % 3] + dot) + v[(i + 1) % 3];
+        assert!(
+            (got - want).abs() <= 1e-5 * want.abs().max(1.0),
+            "i={i}: {got} vs {want}"
+        );
+    }
+}

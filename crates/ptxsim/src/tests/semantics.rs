@@ -509,3 +509,51 @@ fn lop3_bmsk_szext_elect() {
         }
     }
 }
+
+#[test]
+fn generic_addresses_of_kernel_and_function_parameters() {
+    let ptx = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.func (.param .b32 get_r) get(.param .align 4 .b8 get_p[8])
+{
+    .reg .b64 %rd<3>;
+    .reg .b32 %r<2>;
+    mov.b64 %rd1, get_p;
+    cvta.param.u64 %rd2, %rd1;
+    ld.u32 %r1, [%rd2+4];
+    st.param.b32 [get_r], %r1;
+    ret;
+}
+.visible .entry k(.param .align 4 .b8 k_s[8], .param .u64 k_out)
+{
+    .reg .b64 %rd<4>;
+    .reg .b32 %r<4>;
+    mov.b64 %rd1, k_s;
+    cvta.param.u64 %rd2, %rd1;
+    ld.u32 %r1, [%rd2];
+    ld.param.u32 %r2, [k_s+4];
+    {
+    .param .align 4 .b8 a[8];
+    st.param.b32 [a], %r2;
+    st.param.b32 [a+4], %r1;
+    .param .b32 rv;
+    call (rv), get, (a);
+    ld.param.b32 %r3, [rv];
+    }
+    ld.param.u64 %rd3, [k_out];
+    st.global.v2.u32 [%rd3], {%r1, %r3};
+    ret;
+}
+"#;
+    let dev = Device::new();
+    let m = dev.load_module(ptx).unwrap();
+    let out = dev.alloc(8).unwrap();
+    let s: Vec<u8> = [11u32, 22u32]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    run(&dev, &m, "k", (1, 1, 1), (32, 1, 1), &[&s, &p64(out)]);
+    assert_eq!(download_u32(&dev, out, 2), vec![11, 11]);
+}
