@@ -1,14 +1,38 @@
 //! Block-wide barriers: `bar.sync`, `bar.arrive`, `bar.red`, with thread counts and ids.
 //!
 //! Arriving lanes park; a barrier releases when every live thread of the block (or its thread
-//! count) has arrived; a barrier reached by part of a warp is a divergent-barrier fault when
-//! the checker is on. Part of the interpreter; no memory access here.
+//! count) has arrived (exited threads do not count, as on sm_70+). Lanes of one warp may reach
+//! the same barrier at different times; with the checker on, lanes of a warp waiting at a
+//! barrier while other lanes of that warp exit or wait at a different barrier is a
+//! divergent-barrier fault. Part of the interpreter; no memory access here.
 
 use super::{alu, Fault, Stop, Warp, Worker};
 use crate::ir::NONE;
 use crate::CheckKind;
 
 impl Worker<'_> {
+    /// The fault for lanes of warp `w` waiting at its barrier while lane `other` does not come.
+    pub(super) fn divergent_barrier(&self, w: &Warp, other: usize, what: &str) -> Fault {
+        let lane = w.at_bar.trailing_zeros() as usize & 31;
+        let (ox, oy, oz) = self.thread_of(w.idx, other);
+        Box::new(self.report(
+            CheckKind::DivergentBarrier,
+            w.idx,
+            lane,
+            w.bar_pc,
+            0,
+            0,
+            "",
+            None,
+            format!(
+                "divergent barrier: {} threads of warp {} wait at this barrier, but thread \
+                 ({ox},{oy},{oz}) of the same warp {what} (a __syncthreads() in divergent code)",
+                w.at_bar.count_ones(),
+                w.idx
+            ),
+        ))
+    }
+
     /// `bar.sync`/`bar.arrive`/`bar.red` by lanes `m` of warp `w` at `pc`.
     pub(super) fn barrier(&mut self, w: &mut Warp, m: u32, pc: u32) -> Result<Option<Stop>, Fault> {
         let inst = self.ctx.prog.code[pc as usize];
@@ -26,34 +50,16 @@ impl Worker<'_> {
         } else {
             Some(w.regs[inst.r[2] as usize][m.trailing_zeros() as usize & 31] as u32)
         };
-        let live = !w.exited & !w.at_bar;
-        if self.ctx.check && m != live && m != 0 {
-            let missing = live & !m;
-            let lane = m.trailing_zeros() as usize;
-            let other = missing.trailing_zeros() as usize;
-            let (ox, oy, oz) = self.thread_of(w.idx, other);
-            return Err(Box::new(self.report(
-                CheckKind::DivergentBarrier,
-                w.idx,
-                lane,
-                pc,
-                0,
-                0,
-                "",
-                None,
-                format!(
-                    "divergent barrier: {} of the {} live threads of warp {} reached this barrier, \
-                     thread ({ox},{oy},{oz}) did not",
-                    m.count_ones(),
-                    live.count_ones(),
-                    w.idx
-                ),
-            )));
-        }
         if m == 0 {
             w.pc = pc + 1;
             return Ok(None);
         }
+        if self.ctx.check && w.at_bar != 0 && w.bar_pc != pc && kind != crate::ir::BarKind::Arrive {
+            // Lanes of this warp already wait at another barrier instruction.
+            let other = m.trailing_zeros() as usize;
+            return Err(self.divergent_barrier(w, other, "reached a different barrier"));
+        }
+        let first_arrival = w.at_bar == 0;
         let b = &mut self.bars[id];
         if b.waiters.is_empty() && b.arrived == 0 {
             b.red_all = true;
@@ -61,7 +67,12 @@ impl Worker<'_> {
             b.red_true = 0;
         }
         b.count = count.or(b.count);
-        b.arrived += if count.is_some() { 32 } else { m.count_ones() };
+        b.arrived += match count {
+            // Counted barriers count whole warps, once per warp.
+            Some(_) if first_arrival || kind == crate::ir::BarKind::Arrive => 32,
+            Some(_) => 0,
+            None => m.count_ones(),
+        };
         if inst.r[3] != NONE {
             let neg = inst.imm != 0;
             alu::each(m, |l| {
@@ -83,6 +94,7 @@ impl Worker<'_> {
         }
         b.waiters.push((w.idx, m, inst.r[0]));
         w.at_bar |= m;
+        w.bar_pc = pc;
         alu::each(m, |l| w.lane_pc[l] = pc + 1);
         w.mask &= !m;
         if w.mask != 0 {

@@ -121,7 +121,7 @@ impl Worker<'_> {
     }
 
     /// `ret` by lanes `m` at `pc` (inside a device function).
-    pub(super) fn ret(&mut self, w: &mut Warp, m: u32, pc: u32) -> Option<Stop> {
+    pub(super) fn ret(&mut self, w: &mut Warp, m: u32, pc: u32) -> Result<Option<Stop>, Fault> {
         let prog = self.ctx.prog;
         let lb = prog.local_bytes as usize;
         let group = w.mask;
@@ -167,14 +167,18 @@ impl Worker<'_> {
             w.lane_pc[l] = fr.ret_pc;
             w.depth[l] -= 1;
         });
+        if exited != 0 && self.ctx.check && w.at_bar != 0 {
+            let l = exited.trailing_zeros() as usize;
+            return Err(self.divergent_barrier(w, l, "exited"));
+        }
         w.waiting &= !exited;
         w.exited |= exited;
-        if w.pick() {
+        Ok(if w.pick() {
             None
         } else if w.at_bar != 0 {
             Some(Stop::Blocked)
         } else {
             Some(Stop::Done)
-        }
+        })
     }
 }

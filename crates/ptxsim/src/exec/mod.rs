@@ -96,6 +96,8 @@ pub struct Warp {
     pub waiting: u32,
     pub exited: u32,
     pub at_bar: u32,
+    /// PC of the barrier instruction the `at_bar` lanes wait at.
+    pub bar_pc: u32,
     /// Lowest PC of waiting lanes at the group's depth (u32::MAX: none).
     pub resched_pc: u32,
     pub frames: Vec<Vec<Frame>>,

@@ -456,6 +456,10 @@ impl Worker<'_> {
                 }
                 Op::Exit => {
                     if m != 0 {
+                        if self.ctx.check && w.at_bar != 0 {
+                            let l = m.trailing_zeros() as usize;
+                            return Err(self.divergent_barrier(w, l, "exited"));
+                        }
                         w.exited |= m;
                         w.mask &= !m;
                         if w.mask == 0 {
@@ -473,7 +477,7 @@ impl Worker<'_> {
                 Op::Ret => {
                     if m != 0 {
                         w.pc = pc;
-                        if let Some(s) = self.ret(w, m, pc) {
+                        if let Some(s) = self.ret(w, m, pc)? {
                             return Ok(s);
                         }
                         pc = w.pc;

@@ -557,3 +557,77 @@ fn generic_addresses_of_kernel_and_function_parameters() {
     run(&dev, &m, "k", (1, 1, 1), (32, 1, 1), &[&s, &p64(out)]);
     assert_eq!(download_u32(&dev, out, 2), vec![11, 11]);
 }
+
+/// A block where half of each warp reaches `bar.sync` through a block laid out after it.
+fn late_arrival_ptx(second_barrier: bool) -> String {
+    let other = if second_barrier {
+        "bar.sync 1;\n    bra.uni JOIN;"
+    } else {
+        "bra.uni JOIN;"
+    };
+    format!(
+        r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 k_out)
+{{
+    .shared .align 4 .b8 s[256];
+    .reg .b64 %rd<4>;
+    .reg .b32 %r<8>;
+    .reg .pred %p<2>;
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, 2;
+    mov.u32 %r3, s;
+    add.u32 %r4, %r3, %r2;
+    and.b32 %r5, %r1, 31;
+    setp.lt.u32 %p1, %r5, 16;
+    @%p1 bra ELSE;
+    st.shared.u32 [%r4], %r1;
+JOIN:
+    bar.sync 0;
+    xor.b32 %r6, %r2, 4;
+    add.u32 %r6, %r3, %r6;
+    ld.shared.u32 %r7, [%r6];
+    ld.param.u64 %rd1, [k_out];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r7;
+    ret;
+ELSE:
+    add.u32 %r6, %r1, 1000;
+    st.shared.u32 [%r4], %r6;
+    {other}
+}}
+"#
+    )
+}
+
+#[test]
+fn lanes_may_reach_the_same_barrier_at_different_times() {
+    let dev = Device::new();
+    let m = dev.load_module(&late_arrival_ptx(false)).unwrap();
+    let out = dev.alloc(64 * 4).unwrap();
+    run(&dev, &m, "k", (1, 1, 1), (64, 1, 1), &[&p64(out)]);
+    let o = download_u32(&dev, out, 64);
+    for t in 0..64u32 {
+        let u = t ^ 1;
+        let want = if u % 32 < 16 { u + 1000 } else { u };
+        assert_eq!(o[t as usize], want, "thread {t}");
+    }
+    // Half a warp at another barrier is a divergent barrier.
+    let m = dev.load_module(&late_arrival_ptx(true)).unwrap();
+    let e = dev
+        .launch(
+            &m,
+            "k",
+            &LaunchConfig::new((1, 1, 1), (64, 1, 1)),
+            &[&p64(out)],
+        )
+        .unwrap_err();
+    let LaunchError::Fault { report, .. } = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(report.kind, CheckKind::DivergentBarrier);
+    assert_eq!(report.thread, (16, 0, 0));
+}
