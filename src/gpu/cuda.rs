@@ -124,9 +124,12 @@ fn drv(r: CUresult) -> Result<(), DriverError> {
     r.result()
 }
 
+/// NVRTC's version and the architectures it compiles for.
+type NvrtcInfo = ((i32, i32), Vec<i32>);
+
 /// NVRTC's version and architectures, queried once (None when NVRTC cannot be loaded).
-fn nvrtc_info() -> Option<((i32, i32), Vec<i32>)> {
-    static INFO: OnceLock<Option<((i32, i32), Vec<i32>)>> = OnceLock::new();
+fn nvrtc_info() -> Option<NvrtcInfo> {
+    static INFO: OnceLock<Option<NvrtcInfo>> = OnceLock::new();
     INFO.get_or_init(|| {
         let version = crate::compile::library::nvrtc_version().ok()?;
         let archs = std::panic::catch_unwind(|| {
