@@ -363,6 +363,19 @@ impl Device {
     /// Parse and lower a PTX module. Module-scope `.global`/`.const` variables are allocated in
     /// this device's memory.
     pub fn load_module(&self, ptx: &str) -> Result<Module, ModuleError> {
+        // A panic here would be a simulator bug; report it as an error rather than unwind
+        // into the caller.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.load_module_inner(ptx)))
+            .unwrap_or_else(|_| {
+                Err(ModuleError::Parse {
+                    line: 0,
+                    message: "internal simulator error while loading this PTX (please report it)"
+                        .into(),
+                })
+            })
+    }
+
+    fn load_module_inner(&self, ptx: &str) -> Result<Module, ModuleError> {
         let ast = parse::parse(ptx)?;
         let mut globals: HashMap<String, u64> = HashMap::new();
         let mut allocated = Vec::new();

@@ -18,7 +18,38 @@ pub struct Outcome {
 
 type WorkerResult = (Vec<(u64, BlockOut)>, Option<(u64, Fault)>, u64);
 
+/// `work_inner`, with a panic (a simulator bug) turned into a fault instead of unwinding into
+/// the caller.
 fn work(ctx: &Ctx, next: &AtomicU64, nblocks: u64) -> WorkerResult {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        work_inner(ctx, next, nblocks)
+    })) {
+        Ok(r) => r,
+        Err(e) => {
+            ctx.abort.store(true, Ordering::Relaxed);
+            let what = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            let report = CheckReport {
+                kind: CheckKind::Trap,
+                kernel: ctx.prog.name.clone(),
+                block: (0, 0, 0),
+                thread: (0, 0, 0),
+                address: 0,
+                size: 0,
+                space: "",
+                allocation: None,
+                line: None,
+                message: format!("internal simulator error (please report it): {what}"),
+            };
+            (Vec::new(), Some((0, Box::new(report))), 0)
+        }
+    }
+}
+
+fn work_inner(ctx: &Ctx, next: &AtomicU64, nblocks: u64) -> WorkerResult {
     let mut wk = Worker::new(ctx);
     let mut outs = Vec::new();
     let mut fault = None;

@@ -260,17 +260,19 @@ impl<'a> Worker<'a> {
     }
 
     /// Offsets of a shared access for the active lanes, after bounds, alignment and race checks.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn shared_offsets(
         &mut self,
         w: &Warp,
         i: &Inst,
+        base_slot: crate::ir::Slot,
         m: u32,
         pc: u32,
         total: usize,
         acc: Access,
     ) -> Result<[usize; 32], Fault> {
-        let base = &w.regs[i.r[4] as usize];
+        let base = &w.regs[base_slot as usize];
         let imm = i.imm as u64;
         let len = self.ctx.shared_bytes as usize;
         let align = total.min(16) - 1;
@@ -289,7 +291,7 @@ impl<'a> Worker<'a> {
                 Ok(_) => Err(self.misaligned(w, l, pc, MemSpace::Shared, a, total as u64, acc)),
             };
         }
-        if self.ctx.check {
+        if self.ctx.check && acc != Access::Atomic {
             let write = acc == Access::Store;
             if let Some((l, c)) = self
                 .shadow
@@ -312,7 +314,7 @@ impl<'a> Worker<'a> {
         n: u8,
     ) -> Result<(), Fault> {
         let sz = size as usize;
-        let offs = self.shared_offsets(w, i, m, pc, sz * n as usize, Access::Load)?;
+        let offs = self.shared_offsets(w, i, i.r[4], m, pc, sz * n as usize, Access::Load)?;
         let sh = &self.shared[..];
         for k in 0..n as usize {
             let d = &mut w.regs[i.r[k] as usize];
@@ -454,7 +456,7 @@ impl<'a> Worker<'a> {
     ) -> Result<(), Fault> {
         let sz = size as usize;
         if space == MemSpace::Shared {
-            let offs = self.shared_offsets(w, i, m, pc, sz * n as usize, Access::Store)?;
+            let offs = self.shared_offsets(w, i, i.r[4], m, pc, sz * n as usize, Access::Store)?;
             for k in 0..n as usize {
                 let v = &w.regs[i.r[k] as usize];
                 let sh = &mut self.shared[..];
@@ -518,6 +520,7 @@ impl<'a> Worker<'a> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(super) fn atom(
         &mut self,
         w: &mut Warp,
@@ -537,11 +540,38 @@ impl<'a> Worker<'a> {
             [0; 32]
         };
         let size = (bits / 8) as usize;
+        if space == MemSpace::Shared && size >= 4 {
+            // Fast path: one bounds and alignment check for the warp, then plain
+            // read-modify-writes in lane order (a block runs on one thread).
+            let offs = self.shared_offsets(w, i, i.r[1], m, pc, size, Access::Atomic)?;
+            let mut old = [0u64; 32];
+            let sh = &mut self.shared[..];
+            each(m, |l| {
+                let o = wrd(sh, offs[l], size);
+                wwr(sh, offs[l], size, atom_apply(op, bits, kind, o, b[l], c[l]));
+                old[l] = o;
+            });
+            if i.r[0] != crate::ir::NONE {
+                alu::write(&mut w.regs[i.r[0] as usize], m, |l| old[l]);
+            }
+            return Ok(());
+        }
+        let g: &'a crate::mem::GlobalView = self.ctx.global;
         let mut mm = m;
         while mm != 0 {
             let l = mm.trailing_zeros() as usize;
             mm &= mm - 1;
             let a = base[l].wrapping_add(i.imm as u64);
+            if space == MemSpace::Global && a & (size as u64 - 1) == 0 {
+                if let Some(h) = g.translate(&mut self.cache[pc as usize % CACHES], a, size as u64)
+                {
+                    let old = h.rmw(0, size, &|o| atom_apply(op, bits, kind, o, b[l], c[l]));
+                    if i.r[0] != crate::ir::NONE {
+                        w.regs[i.r[0] as usize][l] = old;
+                    }
+                    continue;
+                }
+            }
             let p = self.place(w, l, pc, space, a, size as u64, Access::Atomic)?;
             let f = |old: u64| atom_apply(op, bits, kind, old, b[l], c[l]);
             let old = match p {

@@ -16,20 +16,29 @@ fn truncated_and_mutated_modules_do_not_panic() {
     let dev = Device::new();
     let mut rng = Rng(seed());
     for src in SOURCES {
+        launch_all(&dev, &dev.load_module(src).unwrap());
         let b = src.as_bytes();
         for _ in 0..60 {
             let cut = rng.below(b.len() as u64) as usize;
-            let _ = dev.load_module(&String::from_utf8_lossy(&b[..cut]));
+            if let Err(e) = dev.load_module(&String::from_utf8_lossy(&b[..cut])) {
+                assert!(!e.to_string().contains("internal"), "{e}");
+            }
         }
         let alphabet = b"{}[]();,.%$@!|<>=+-0123456789abcdefxyz_ \n\"";
-        for _ in 0..150 {
+        // PTXSIM_FUZZ_ROUNDS=<n> runs more mutations (default 150 per module).
+        let rounds = std::env::var("PTXSIM_FUZZ_ROUNDS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(150);
+        for _ in 0..rounds {
             let mut m = b.to_vec();
             for _ in 0..1 + rng.below(4) {
                 let at = rng.below(m.len() as u64) as usize;
                 m[at] = alphabet[rng.below(alphabet.len() as u64) as usize];
             }
-            if let Ok(module) = dev.load_module(&String::from_utf8_lossy(&m)) {
-                launch_all(&dev, &module);
+            match dev.load_module(&String::from_utf8_lossy(&m)) {
+                Ok(module) => launch_all(&dev, &module),
+                Err(e) => assert!(!e.to_string().contains("internal"), "{e}"),
             }
         }
     }
@@ -56,7 +65,9 @@ fn launch_all(dev: &Device, m: &Module) {
         let mut cfg = LaunchConfig::new((2, 1, 1), (64, 1, 1));
         cfg.instruction_budget = Some(200_000);
         cfg.dynamic_shared_bytes = 1024;
-        let _ = dev.launch(m, &k.name, &cfg, &refs);
+        if let Err(LaunchError::Fault { report, .. }) = dev.launch(m, &k.name, &cfg, &refs) {
+            assert!(!report.message.contains("internal"), "{report:?}");
+        }
     }
     dev.free(buf).unwrap();
 }
