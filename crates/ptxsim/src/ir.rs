@@ -482,7 +482,7 @@ pub enum Op {
     Exit,
     /// Barrier id a (NONE: 0), thread count b (NONE: all), predicate c for bar.red.
     Bar(BarKind),
-    /// `bar.warp.sync` / `__syncwarp`.
+    /// `bar.warp.sync` / `__syncwarp` with member mask r[4].
     WarpSync,
     Trap,
     /// d|r[5] ← shfl(a, b, c, mask r[4]).
@@ -605,6 +605,22 @@ pub struct Program {
     pub locs: Vec<Loc>,
     pub declared_regs: usize,
     pub max_threads: Option<u32>,
+}
+
+impl Op {
+    /// Warp-collective operations: they wait for the lanes of their member mask (slot r[4]).
+    pub fn is_collective(&self) -> bool {
+        matches!(
+            self,
+            Op::Shfl(_)
+                | Op::Vote { .. }
+                | Op::MatchAny { .. }
+                | Op::MatchAll { .. }
+                | Op::Redux { .. }
+                | Op::Elect
+                | Op::WarpSync
+        )
+    }
 }
 
 impl Program {

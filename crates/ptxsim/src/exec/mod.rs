@@ -96,6 +96,9 @@ pub struct Warp {
     pub waiting: u32,
     pub exited: u32,
     pub at_bar: u32,
+    /// Lanes waiting at a warp-collective instruction (at their `lane_pc`) for the other lanes
+    /// of its member mask.
+    pub sync_wait: u32,
     /// PC of the barrier instruction the `at_bar` lanes wait at.
     pub bar_pc: u32,
     /// Lowest PC of waiting lanes at the group's depth (u32::MAX: none).
@@ -121,8 +124,37 @@ impl Warp {
         self.pick()
     }
 
+    /// Before a warp-collective at `pc` with member mask `members`: gather the lanes already
+    /// waiting there into the group. Returns false when other member lanes are still running
+    /// elsewhere: then the group waits and another group was picked.
+    pub fn gather(&mut self, pc: u32, members: u32) -> bool {
+        let mut here = 0u32;
+        alu::each(self.sync_wait, |l| {
+            if self.lane_pc[l] == pc {
+                here |= 1 << l;
+            }
+        });
+        self.sync_wait &= !here;
+        self.mask |= here;
+        let coming = members & !self.exited & !self.mask & self.waiting;
+        if coming == 0 {
+            return true;
+        }
+        let pc0 = self.pc;
+        alu::each(self.mask, |l| self.lane_pc[l] = pc0);
+        self.sync_wait |= self.mask;
+        self.mask = 0;
+        self.pick();
+        false
+    }
+
     /// Choose the deepest, lowest-PC group among the waiting lanes.
     pub fn pick(&mut self) -> bool {
+        if self.waiting == 0 && self.sync_wait != 0 {
+            // Nothing else can run: lanes waiting at collectives go on with whoever is there.
+            self.waiting = self.sync_wait;
+            self.sync_wait = 0;
+        }
         if self.waiting == 0 {
             self.resched_pc = u32::MAX;
             return false;
@@ -432,6 +464,7 @@ impl<'a> Worker<'a> {
             w.exited = !live;
             w.waiting = 0;
             w.at_bar = 0;
+            w.sync_wait = 0;
             w.resched_pc = u32::MAX;
             w.depth = [0; 32];
             w.done = false;

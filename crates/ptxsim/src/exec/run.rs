@@ -36,6 +36,20 @@ impl Worker<'_> {
                     }
                 }
             };
+            if i.op.is_collective() {
+                // Members of the collective still running elsewhere: wait for them.
+                let members = w.regs[i.r[4] as usize][w.mask.trailing_zeros() as usize & 31] as u32;
+                if (members & !w.exited & !w.mask) != 0 || w.sync_wait != 0 {
+                    w.pc = pc;
+                    if !w.gather(pc, members) {
+                        if w.mask == 0 {
+                            return Ok(Self::after_group_left(w).unwrap_or(Stop::Blocked));
+                        }
+                        pc = w.pc;
+                        continue;
+                    }
+                }
+            }
             let m = if i.guard == NONE {
                 w.mask
             } else {

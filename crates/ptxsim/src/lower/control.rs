@@ -102,7 +102,11 @@ impl KB<'_> {
         let unsup = || unsupported(line, format!("{}.{}", mn.base, mn.mods.join(".")));
         let u32t = Ty { k: TK::U, bits: 32 };
         if mn.has("warp") {
-            self.emit(Op::WarpSync, g, [NONE; 6], 0);
+            let m = match ops.first() {
+                Some(o) => self.src(o, u32t, line)?,
+                None => self.konst(0xFFFF_FFFF),
+            };
+            self.emit(Op::WarpSync, g, [NONE, NONE, NONE, NONE, m, NONE], 0);
             return Ok(());
         }
         if mn.has("cluster") {

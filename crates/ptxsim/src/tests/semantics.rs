@@ -631,3 +631,44 @@ fn lanes_may_reach_the_same_barrier_at_different_times() {
     assert_eq!(report.kind, CheckKind::DivergentBarrier);
     assert_eq!(report.thread, (16, 0, 0));
 }
+
+#[test]
+fn warp_collectives_wait_for_lanes_that_arrive_later() {
+    // Lanes 16..31 reach the shuffle first (the block of lanes 0..15 is laid out after it);
+    // shfl.sync with a full mask waits for all 32 lanes, so every lane reads lane 0's 200.
+    let ptx = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 k_out)
+{
+    .reg .b64 %rd<4>;
+    .reg .b32 %r<6>;
+    .reg .pred %p<2>;
+    mov.u32 %r1, %laneid;
+    setp.lt.u32 %p1, %r1, 16;
+    @%p1 bra ELSE;
+    mov.u32 %r2, 100;
+JOIN:
+    shfl.sync.idx.b32 %r3, %r2, 0, 31, -1;
+    vote.sync.ballot.b32 %r4, %p1, -1;
+    ld.param.u64 %rd1, [k_out];
+    mul.wide.u32 %rd2, %r1, 8;
+    add.u64 %rd3, %rd1, %rd2;
+    st.global.v2.u32 [%rd3], {%r3, %r4};
+    ret;
+ELSE:
+    mov.u32 %r2, 200;
+    bra.uni JOIN;
+}
+"#;
+    let dev = Device::new();
+    let m = dev.load_module(ptx).unwrap();
+    let out = dev.alloc(32 * 8).unwrap();
+    run(&dev, &m, "k", (1, 1, 1), (32, 1, 1), &[&p64(out)]);
+    let o = download_u32(&dev, out, 64);
+    for l in 0..32 {
+        assert_eq!(o[2 * l], 200, "lane {l} shuffle");
+        assert_eq!(o[2 * l + 1], 0xFFFF, "lane {l} ballot");
+    }
+}
