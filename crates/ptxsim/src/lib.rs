@@ -25,6 +25,27 @@
 //! A launch that faults (out-of-bounds, misaligned, use after free, divergent barrier, cancel,
 //! instruction budget) returns `Err(LaunchError::Fault(..))` with the check report and the printf
 //! output produced before the fault; stores that would have faulted are never performed.
+//!
+//! Also: `Module::global(name)` gives the address and size of a `__device__`/`__constant__`
+//! variable (module variables are freed with the module); `MAX_SHARED_BYTES` is the shared
+//! memory limit per block.
+//!
+//! # Semantics worth knowing
+//!
+//! - Registers, local and shared memory are not cleared between blocks (as on a GPU, reading
+//!   them before writing gives stale values).
+//! - Divergent lanes run in groups, the deepest call level and lowest PC first; lanes of a warp
+//!   may reach the same barrier or warp collective at different times (Volta-style). Exited
+//!   threads do not count at barriers. With the checker on, lanes of a warp waiting at a
+//!   barrier while other lanes of that warp exit or wait at a different barrier is a fatal
+//!   `DivergentBarrier`; a block in which no thread can make progress is reported the same way.
+//! - Shared-memory races are reported (not fatal) between accesses of different threads in the
+//!   same barrier interval; within one warp `__syncwarp` also orders accesses. Atomics never
+//!   race. One report per racing instruction.
+//! - Integer division by zero gives all ones; `.approx` functions are computed exactly or with
+//!   the host's libm (within PTX's documented error); every IEEE rounding mode is exact.
+//! - `%clock`/`%clock64` count simulated work (4 per warp-instruction), `%globaltimer` is the
+//!   host's wall clock in ns.
 
 mod check;
 mod exec;
