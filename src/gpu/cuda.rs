@@ -23,9 +23,12 @@
 //! This module knows nothing of array names, cells or C signatures.
 
 mod capture;
+mod describe;
 mod driver;
+mod launch;
 pub mod occupancy;
 pub mod select;
+mod staging;
 
 pub use capture::{capture_stdout, Captured, DEFAULT_LIMIT as PRINTF_LIMIT};
 pub use driver::{cubin_function_names, is_sticky, missing_symbols, ptx_entry_names};
@@ -41,18 +44,15 @@ use cudarc::driver::result::DriverError;
 use cudarc::driver::sys::{
     self, CUdevice_attribute as Attr, CUfunction_attribute as FAttr, CUresult,
 };
+use describe::gib;
 use select::ImageChoice;
+use staging::{Staging, STAGING_THRESHOLD};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-/// Copies at least this large use the pinned staging buffers.
-const STAGING_THRESHOLD: usize = 4 << 20;
-/// Size of each of the two pinned staging buffers.
-const STAGING_CHUNK: usize = 8 << 20;
 
 struct Module {
     raw: sys::CUmodule,
@@ -67,11 +67,6 @@ struct Stream {
     raw: sys::CUstream,
     /// Lowered names of CUDA kernels launched since the last synchronisation.
     pending: Vec<String>,
-}
-
-struct Staging {
-    bufs: [*mut u8; 2],
-    events: [sys::CUevent; 2],
 }
 
 /// Device attributes beyond [`GpuInfo`].
@@ -151,14 +146,6 @@ fn nvrtc_info() -> Option<NvrtcInfo> {
         Some((version, archs))
     })
     .clone()
-}
-
-fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
-}
-
-fn kib(bytes: u32) -> String {
-    format!("{} KiB", bytes / 1024)
 }
 
 impl CudaBackend {
@@ -360,17 +347,6 @@ impl CudaBackend {
         (r, text)
     }
 
-    fn staging(&self) -> Option<std::cell::RefMut<'_, Staging>> {
-        if !self.staging_enabled {
-            return None;
-        }
-        let mut slot = self.staging.borrow_mut();
-        if slot.is_none() {
-            *slot = allocate_staging();
-        }
-        std::cell::RefMut::filter_map(slot, |s| s.as_mut()).ok()
-    }
-
     fn destroy_all(&mut self) {
         let alive = self.lost.borrow().is_none() && self.usable().is_ok();
         let modules: Vec<Module> = self.modules.drain().map(|(_, m)| m).collect();
@@ -401,87 +377,13 @@ impl CudaBackend {
                 let _ = sys::cuMemFree_v2(p);
             }
             if let Some(s) = staging {
-                for b in s.bufs {
-                    let _ = sys::cuMemFreeHost(b.cast());
-                }
-                for e in s.events {
-                    let _ = sys::cuEventDestroy_v2(e);
-                }
+                s.free();
             }
         }
     }
 
     fn function(&self, module: ModuleId, kernel: &str) -> Option<sys::CUfunction> {
         self.modules.get(&module)?.functions.get(kernel).copied()
-    }
-
-    fn htod_staged(&self, st: &Staging, dst: DevPtr, data: &[u8]) -> Result<(), DriverError> {
-        let mut last = 0;
-        for (i, chunk) in data.chunks(STAGING_CHUNK).enumerate() {
-            let b = i % 2;
-            last = b;
-            // SAFETY: the event guards buffer `b` (its previous copy must be finished before it
-            // is overwritten); the buffer holds STAGING_CHUNK ≥ chunk.len() pinned bytes; the
-            // destination range lies inside the allocation (checked by the caller).
-            unsafe {
-                drv(sys::cuEventSynchronize(st.events[b]))?;
-                std::ptr::copy_nonoverlapping(chunk.as_ptr(), st.bufs[b], chunk.len());
-                let off = (i * STAGING_CHUNK) as u64;
-                drv(sys::cuMemcpyHtoDAsync_v2(
-                    dst + off,
-                    st.bufs[b].cast(),
-                    chunk.len(),
-                    std::ptr::null_mut(),
-                ))?;
-                drv(sys::cuEventRecord(st.events[b], std::ptr::null_mut()))?;
-            }
-        }
-        // SAFETY: valid events of this context.
-        unsafe {
-            drv(sys::cuEventSynchronize(st.events[1 - last]))?;
-            drv(sys::cuEventSynchronize(st.events[last]))
-        }
-    }
-
-    fn dtoh_staged(&self, st: &Staging, src: DevPtr, out: &mut [u8]) -> Result<(), DriverError> {
-        let total = out.len();
-        let n = total.div_ceil(STAGING_CHUNK);
-        let len_of = |i: usize| (total - i * STAGING_CHUNK).min(STAGING_CHUNK);
-        let issue = |i: usize, len: usize| -> Result<(), DriverError> {
-            let b = i % 2;
-            // SAFETY: buffer `b` is free (its previous chunk was copied out before this is
-            // issued); the source range lies inside the allocation (checked by the caller).
-            unsafe {
-                drv(sys::cuMemcpyDtoHAsync_v2(
-                    st.bufs[b].cast(),
-                    src + (i * STAGING_CHUNK) as u64,
-                    len,
-                    std::ptr::null_mut(),
-                ))?;
-                drv(sys::cuEventRecord(st.events[b], std::ptr::null_mut()))
-            }
-        };
-        if n == 0 {
-            return Ok(());
-        }
-        issue(0, len_of(0))?;
-        for i in 0..n {
-            if i + 1 < n {
-                issue(i + 1, len_of(i + 1))?;
-            }
-            let b = i % 2;
-            let len = len_of(i);
-            // SAFETY: waits for chunk i, then copies it out of the pinned buffer.
-            unsafe {
-                drv(sys::cuEventSynchronize(st.events[b]))?;
-                std::ptr::copy_nonoverlapping(
-                    st.bufs[b],
-                    out[i * STAGING_CHUNK..].as_mut_ptr(),
-                    len,
-                );
-            }
-        }
-        Ok(())
     }
 
     fn kernel_meta(f: sys::CUfunction, name: &str, param_sizes: Vec<usize>) -> KernelMeta {
@@ -560,70 +462,8 @@ impl CudaBackend {
         }
     }
 
-    /// Waits for `event`, polling so the interrupt flag is seen.
-    fn wait(event: sys::CUevent, cancel: Option<&AtomicBool>) -> Result<(), Waited> {
-        let start = Instant::now();
-        loop {
-            // SAFETY: a valid event of the current context.
-            match unsafe { sys::cuEventQuery(event) } {
-                CUresult::CUDA_SUCCESS => return Ok(()),
-                CUresult::CUDA_ERROR_NOT_READY => {}
-                other => return Err(Waited::Error(DriverError(other))),
-            }
-            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                return Err(Waited::Interrupted);
-            }
-            let waited = start.elapsed();
-            if waited < Duration::from_micros(100) {
-                std::hint::spin_loop();
-            } else if waited < Duration::from_millis(2) {
-                std::thread::yield_now();
-            } else {
-                std::thread::sleep(Duration::from_micros(200).min(waited / 20));
-            }
-        }
-    }
-
     fn lost_reason(&self) -> Option<String> {
         self.lost.borrow().clone()
-    }
-}
-
-enum Waited {
-    Error(DriverError),
-    Interrupted,
-}
-
-fn allocate_staging() -> Option<Staging> {
-    let mut bufs = [std::ptr::null_mut::<u8>(); 2];
-    let mut events = [std::ptr::null_mut(); 2];
-    for i in 0..2 {
-        let mut p: *mut c_void = std::ptr::null_mut();
-        // SAFETY: allocates pinned host memory in the current context.
-        if drv(unsafe { sys::cuMemHostAlloc(&mut p, STAGING_CHUNK, 0) }).is_err() || p.is_null() {
-            free_staging(&bufs, &events);
-            return None;
-        }
-        bufs[i] = p.cast();
-        let flags = sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as std::ffi::c_uint;
-        // SAFETY: creates an event in the current context.
-        if drv(unsafe { sys::cuEventCreate(&mut events[i], flags) }).is_err() {
-            free_staging(&bufs, &events);
-            return None;
-        }
-    }
-    Some(Staging { bufs, events })
-}
-
-fn free_staging(bufs: &[*mut u8; 2], events: &[sys::CUevent; 2]) {
-    // SAFETY: frees only what was allocated (non-null).
-    unsafe {
-        for b in bufs.iter().filter(|b| !b.is_null()) {
-            let _ = sys::cuMemFreeHost(b.cast());
-        }
-        for e in events.iter().filter(|e| !e.is_null()) {
-            let _ = sys::cuEventDestroy_v2(*e);
-        }
     }
 }
 
@@ -641,107 +481,7 @@ impl Backend for CudaBackend {
     }
 
     fn describe(&self) -> DeviceDescription {
-        let g = &self.info;
-        let a = &self.attrs;
-        let (major, minor) = select::driver_cuda_version(self.driver_version);
-        let free = if self.usable().is_ok() {
-            cudarc::driver::result::mem_get_info().ok().map(|(f, _)| f)
-        } else {
-            None
-        };
-        let mut rows: Vec<(String, String)> = vec![
-            (
-                "backend".into(),
-                "cuda (NVIDIA GPU through the CUDA driver API)".into(),
-            ),
-            ("device".into(), format!("{}: {}", g.ordinal, g.name)),
-            (
-                "compute capability".into(),
-                format!(
-                    "{}.{} ({})",
-                    g.compute_capability.0,
-                    g.compute_capability.1,
-                    g.arch()
-                ),
-            ),
-            ("SMs".into(), g.sms.to_string()),
-            (
-                "memory".into(),
-                match free {
-                    Some(f) => format!("{} ({} free)", gib(g.memory_bytes), gib(f as u64)),
-                    None => gib(g.memory_bytes),
-                },
-            ),
-            ("SM clock".into(), format!("{} MHz", g.clock_mhz)),
-            (
-                "memory clock, bus".into(),
-                format!("{} MHz, {} bit", g.memory_clock_mhz, g.bus_width_bits),
-            ),
-            (
-                "peak bandwidth".into(),
-                format!("{:.0} GB/s", g.peak_bandwidth_gbs),
-            ),
-            ("L2 cache".into(), format!("{} MiB", a.l2_bytes >> 20)),
-            (
-                "shared memory per block".into(),
-                format!(
-                    "{} ({} with opt-in)",
-                    kib(a.shared_default),
-                    kib(a.limits.max_shared_per_block)
-                ),
-            ),
-            ("shared memory per SM".into(), kib(a.shared_per_sm)),
-            (
-                "registers per SM, per block".into(),
-                format!("{}, {}", a.regs_per_sm, a.regs_per_block),
-            ),
-            (
-                "max threads per SM, per block".into(),
-                format!(
-                    "{}, {}",
-                    a.max_threads_per_sm, a.limits.max_threads_per_block
-                ),
-            ),
-            ("warp size".into(), a.limits.warp_size.to_string()),
-            ("max block".into(), format!("{:?}", a.limits.max_block)),
-            ("max grid".into(), format!("{:?}", a.limits.max_grid)),
-            (
-                "copy engines, ECC, watchdog".into(),
-                format!(
-                    "{}, {}, {}",
-                    a.copy_engines,
-                    if a.ecc { "on" } else { "off" },
-                    if a.watchdog { "on" } else { "off" }
-                ),
-            ),
-            (
-                "driver".into(),
-                format!("CUDA {major}.{minor} ({})", self.driver_version),
-            ),
-        ];
-        match nvrtc_info() {
-            Some(((ma, mi), _)) => rows.push(("NVRTC".into(), format!("{ma}.{mi}"))),
-            None => rows.push(("NVRTC".into(), "not found".into())),
-        }
-        let code = match self.image_choice(None) {
-            ImageChoice::Cubin { arch } => format!("CUBIN for {arch}"),
-            ImageChoice::Ptx { arch, why } => format!("PTX for {arch}, JIT-compiled ({why})"),
-            ImageChoice::Unusable(why) => format!("none usable: {why}"),
-        };
-        rows.push(("%%cuda code".into(), code));
-        if let Some(why) = self.lost_reason() {
-            rows.push((
-                "state".into(),
-                format!("context lost to a device fault ({why}); %reset rebuilds it"),
-            ));
-        }
-        DeviceDescription {
-            backend: "cuda",
-            name: g.name.clone(),
-            rows,
-            limits: a.limits.clone(),
-            peak_bandwidth_gbs: Some(g.peak_bandwidth_gbs),
-        }
+        self.describe_device()
     }
 
     fn limits(&self) -> DeviceLimits {
@@ -904,15 +644,6 @@ impl Backend for CudaBackend {
         Ok((id, metas))
     }
 
-    fn unload_module(&mut self, module: ModuleId) {
-        if let Some(m) = self.modules.remove(&module) {
-            if self.usable().is_ok() {
-                // SAFETY: a module of this context, unloaded once.
-                let _ = unsafe { sys::cuModuleUnload(m.raw) };
-            }
-        }
-    }
-
     fn launch(
         &mut self,
         module: ModuleId,
@@ -920,192 +651,15 @@ impl Backend for CudaBackend {
         config: &BackendLaunch,
         params: &[&[u8]],
     ) -> Result<BackendReport, BackendLaunchError> {
-        self.last_ms = None;
-        self.usable()
-            .map_err(|e| BackendLaunchError::Rejected(e.message))?;
-        let Some(f) = self.function(module, kernel) else {
-            return Err(BackendLaunchError::Rejected(format!(
-                "no CUDA kernel `{kernel}` in module {module}"
-            )));
-        };
-        // Dynamic shared memory above the default needs an opt-in per function.
-        let shared = config.shared_bytes;
-        if shared > self.attrs.shared_default {
-            let set = self
-                .modules
-                .get(&module)
-                .and_then(|m| m.dyn_shared.get(kernel).copied())
-                .unwrap_or(0);
-            if shared > set {
-                let v = i32::try_from(shared).unwrap_or(i32::MAX);
-                // SAFETY: a function of a loaded module.
-                let r = unsafe {
-                    sys::cuFuncSetAttribute(
-                        f,
-                        FAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        v,
-                    )
-                };
-                drv(r).map_err(|e| {
-                    BackendLaunchError::Rejected(format!(
-                        "{shared} bytes of dynamic shared memory: {}",
-                        driver::error_text("cuFuncSetAttribute", e)
-                    ))
-                })?;
-                if let Some(m) = self.modules.get_mut(&module) {
-                    m.dyn_shared.insert(kernel.to_string(), shared);
-                }
+        self.launch_kernel(module, kernel, config, params)
+    }
+
+    fn unload_module(&mut self, module: ModuleId) {
+        if let Some(m) = self.modules.remove(&module) {
+            if self.usable().is_ok() {
+                // SAFETY: a module of this context, unloaded once.
+                let _ = unsafe { sys::cuModuleUnload(m.raw) };
             }
-        }
-        // Parameter values in 8-byte aligned storage; the driver copies each one at launch.
-        let mut storage: Vec<Vec<u64>> = params
-            .iter()
-            .map(|p| {
-                let mut v = vec![0u64; p.len().div_ceil(8).max(1)];
-                // SAFETY: `v` has at least p.len() bytes.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(p.as_ptr(), v.as_mut_ptr().cast(), p.len())
-                };
-                v
-            })
-            .collect();
-        let mut ptrs: Vec<*mut c_void> =
-            storage.iter_mut().map(|v| v.as_mut_ptr().cast()).collect();
-        let (g, b) = (config.grid, config.block);
-        let stream = match config.stream {
-            None => std::ptr::null_mut(),
-            Some(id) => match self.streams.get(&id) {
-                Some(s) => s.raw,
-                None => {
-                    return Err(BackendLaunchError::Rejected(format!("unknown stream {id}")));
-                }
-            },
-        };
-        let launch = |stream: sys::CUstream, ptrs: &mut [*mut c_void]| -> CUresult {
-            // SAFETY: `f` belongs to a loaded module; `ptrs` holds one pointer per parameter,
-            // each to at least the parameter's size, alive for the call.
-            unsafe {
-                sys::cuLaunchKernel(
-                    f,
-                    g.0,
-                    g.1,
-                    g.2,
-                    b.0,
-                    b.1,
-                    b.2,
-                    shared,
-                    stream,
-                    if ptrs.is_empty() {
-                        std::ptr::null_mut()
-                    } else {
-                        ptrs.as_mut_ptr()
-                    },
-                    std::ptr::null_mut(),
-                )
-            }
-        };
-        let rejected = |code: CUresult| {
-            BackendLaunchError::Rejected(match code {
-                CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES => driver::fault_words(code),
-                _ => driver::error_text("cuLaunchKernel", DriverError(code)),
-            })
-        };
-        if let Some(id) = config.stream {
-            // Asynchronous: faults and printf surface at %sync.
-            let r = launch(stream, &mut ptrs);
-            drop(storage);
-            return match r {
-                CUresult::CUDA_SUCCESS => {
-                    if let Some(s) = self.streams.get_mut(&id) {
-                        s.pending.push(kernel.to_string());
-                    }
-                    Ok(BackendReport::default())
-                }
-                code if is_sticky(code) => {
-                    let words = driver::fault_words(code);
-                    *self.lost.borrow_mut() = Some(words.clone());
-                    Err(BackendLaunchError::Fault {
-                        report: None,
-                        message: words,
-                        printf: String::new(),
-                    })
-                }
-                code => Err(rejected(code)),
-            };
-        }
-        let (start, end) = match self.timing {
-            Some(t) => t,
-            None => {
-                let mut a = std::ptr::null_mut();
-                let mut z = std::ptr::null_mut();
-                // SAFETY: creates two events in the current context.
-                let ok = unsafe {
-                    drv(sys::cuEventCreate(&mut a, 0))
-                        .and_then(|_| drv(sys::cuEventCreate(&mut z, 0)))
-                };
-                ok.map_err(|e| {
-                    BackendLaunchError::Rejected(driver::error_text("cuEventCreate", e))
-                })?;
-                self.timing = Some((a, z));
-                (a, z)
-            }
-        };
-        let cancel = config.cancel.clone();
-        let run = || -> Result<(), (Option<CUresult>, bool)> {
-            // SAFETY: events of the current context on the default stream.
-            unsafe { drv(sys::cuEventRecord(start, std::ptr::null_mut())) }
-                .map_err(|e| (Some(e.0), false))?;
-            let r = launch(std::ptr::null_mut(), &mut ptrs);
-            if r != CUresult::CUDA_SUCCESS {
-                return Err((Some(r), true));
-            }
-            // SAFETY: as above.
-            unsafe { drv(sys::cuEventRecord(end, std::ptr::null_mut())) }
-                .map_err(|e| (Some(e.0), false))?;
-            match CudaBackend::wait(end, cancel.as_deref()) {
-                Ok(()) => {}
-                Err(Waited::Error(e)) => return Err((Some(e.0), false)),
-                Err(Waited::Interrupted) => return Err((None, false)),
-            }
-            // Flushes device printf (and reports any error of the context).
-            // SAFETY: the current context.
-            unsafe { drv(sys::cuCtxSynchronize()) }.map_err(|e| (Some(e.0), false))
-        };
-        let (result, printf) = self.with_printf(run);
-        drop(storage);
-        match result {
-            Ok(()) => {
-                let mut ms: f32 = 0.0;
-                // SAFETY: both events completed.
-                if drv(unsafe { sys::cuEventElapsedTime(&mut ms, start, end) }).is_ok() {
-                    self.last_ms = Some(f64::from(ms));
-                }
-                Ok(BackendReport {
-                    printf,
-                    findings: Vec::new(),
-                    warp_instructions: None,
-                })
-            }
-            Err((None, _)) => {
-                let why = "interrupted while a CUDA kernel was still running (a running GPU \
-                           kernel cannot be stopped, so its context is abandoned)";
-                *self.lost.borrow_mut() = Some(why.into());
-                Err(BackendLaunchError::Fault {
-                    report: None,
-                    message: format!("interrupted: {why}"),
-                    printf,
-                })
-            }
-            Err((Some(code), _)) if is_sticky(code) => {
-                let words = driver::fault_words(code);
-                *self.lost.borrow_mut() = Some(words.clone());
-                Err(BackendLaunchError::Fault {
-                    report: None,
-                    message: words,
-                    printf,
-                })
-            }
-            Err((Some(code), _)) => Err(rejected(code)),
         }
     }
 

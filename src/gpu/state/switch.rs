@@ -394,6 +394,9 @@ impl DeviceState {
 }
 
 #[cfg(test)]
+mod recovery_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
