@@ -47,6 +47,16 @@ enum Place<'a> {
     Param(usize),
 }
 
+/// Sign-extend a loaded value of `size` bytes when the load is signed.
+#[inline(always)]
+fn extend(v: u64, size: u8, sext: bool) -> u64 {
+    if sext {
+        alu::sext(v, size * 8) as u64
+    } else {
+        v
+    }
+}
+
 #[inline(always)]
 fn rd(buf: &[u8], off: usize, size: usize) -> u64 {
     fn get<const N: usize>(buf: &[u8], off: usize) -> [u8; N] {
@@ -253,8 +263,11 @@ impl<'a> Worker<'a> {
         sext: bool,
     ) -> Result<(), Fault> {
         match space {
-            MemSpace::Shared if !sext => self.ld_shared(w, i, m, pc, size, n),
-            MemSpace::Global if !sext => self.ld_global(w, i, m, pc, size, n),
+            MemSpace::Shared => self.ld_shared(w, i, m, pc, size, n, sext),
+            MemSpace::Global | MemSpace::Generic => {
+                self.ld_global(w, i, m, pc, space, size, n, sext)
+            }
+            MemSpace::Local => self.ld_local(w, i, m, pc, size, n, sext),
             _ => self.ld_any(w, i, m, pc, space, size, n, sext),
         }
     }
@@ -304,6 +317,7 @@ impl<'a> Worker<'a> {
     }
 
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn ld_shared(
         &mut self,
         w: &mut Warp,
@@ -312,20 +326,23 @@ impl<'a> Worker<'a> {
         pc: u32,
         size: u8,
         n: u8,
+        sext: bool,
     ) -> Result<(), Fault> {
         let sz = size as usize;
         let offs = self.shared_offsets(w, i, i.r[4], m, pc, sz * n as usize, Access::Load)?;
         let sh = &self.shared[..];
         for k in 0..n as usize {
             let d = &mut w.regs[i.r[k] as usize];
-            if sz == 4 {
+            if sz == 4 && !sext {
                 for l in 0..32 {
                     if (m >> l) & 1 != 0 {
                         d[l] = wrd4(sh, offs[l] + 4 * k);
                     }
                 }
             } else {
-                each(m, |l| d[l] = wrd(sh, offs[l] + k * sz, sz));
+                each(m, |l| {
+                    d[l] = extend(wrd(sh, offs[l] + k * sz, sz), size, sext)
+                });
             }
         }
         Ok(())
@@ -341,11 +358,13 @@ impl<'a> Worker<'a> {
         m: u32,
         pc: u32,
         total: u64,
+        generic: bool,
     ) -> ([u64; 32], Option<(HostPtr<'a>, u64)>) {
         let base = &w.regs[i.r[4] as usize];
         let imm = i.imm as u64;
         let mut addr = [0u64; 32];
         let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+        let mut windowed = false;
         for l in 0..32 {
             let a = base[l].wrapping_add(imm);
             addr[l] = a;
@@ -353,8 +372,9 @@ impl<'a> Worker<'a> {
             lo = lo.min(if act { a } else { u64::MAX });
             hi = hi.max(if act { a } else { 0 });
             bits |= if act { a } else { 0 };
+            windowed |= act && a.wrapping_sub(SHARED_WIN) < 3 * WIN_SIZE;
         }
-        if m == 0 || bits & (total.min(16) - 1) != 0 || hi < lo {
+        if m == 0 || bits & (total.min(16) - 1) != 0 || hi < lo || (generic && windowed) {
             return (addr, None);
         }
         let g: &'a crate::mem::GlobalView = self.ctx.global;
@@ -364,28 +384,35 @@ impl<'a> Worker<'a> {
     }
 
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn ld_global(
         &mut self,
         w: &mut Warp,
         i: &Inst,
         m: u32,
         pc: u32,
+        space: MemSpace,
         size: u8,
         n: u8,
+        sext: bool,
     ) -> Result<(), Fault> {
         let sz = size as usize;
         let total = (sz * n as usize) as u64;
-        let (addr, span) = self.global_span(w, i, m, pc, total);
+        let generic = space == MemSpace::Generic;
+        let (addr, span) = self.global_span(w, i, m, pc, total, generic);
         if let Some((p, lo)) = span {
             for k in 0..n as usize {
                 let d = &mut w.regs[i.r[k] as usize];
                 for l in 0..32 {
                     if (m >> l) & 1 != 0 {
-                        d[l] = p.load((addr[l] - lo) as usize + k * sz, sz);
+                        d[l] = extend(p.load((addr[l] - lo) as usize + k * sz, sz), size, sext);
                     }
                 }
             }
             return Ok(());
+        }
+        if generic {
+            return self.ld_any(w, i, m, pc, space, size, n, sext);
         }
         let g: &'a crate::mem::GlobalView = self.ctx.global;
         let mut mm = m;
@@ -402,8 +429,45 @@ impl<'a> Worker<'a> {
                 }
             };
             for k in 0..n as usize {
-                w.regs[i.r[k] as usize][l] = p.load(k * sz, sz);
+                w.regs[i.r[k] as usize][l] = extend(p.load(k * sz, sz), size, sext);
             }
+        }
+        Ok(())
+    }
+
+    /// Local loads: each lane reads its own local memory.
+    #[allow(clippy::too_many_arguments)]
+    fn ld_local(
+        &mut self,
+        w: &mut Warp,
+        i: &Inst,
+        m: u32,
+        pc: u32,
+        size: u8,
+        n: u8,
+        sext: bool,
+    ) -> Result<(), Fault> {
+        let lb = self.ctx.prog.local_bytes as usize;
+        let sz = size as usize;
+        let total = sz * n as usize;
+        let base = &w.regs[i.r[4] as usize];
+        let imm = i.imm as u64;
+        let mut offs = [0usize; 32];
+        let mut bad = 0u32;
+        for l in 0..32 {
+            let off = base[l].wrapping_add(imm) as u32 as usize;
+            offs[l] = off;
+            bad |= (((off + total > lb) | (off & (total.min(16) - 1) != 0)) as u32) << l;
+        }
+        if bad & m != 0 {
+            return self.ld_any(w, i, m, pc, MemSpace::Local, size, n, sext);
+        }
+        let (local, regs) = (&w.local, &mut w.regs);
+        for k in 0..n as usize {
+            let d = &mut regs[i.r[k] as usize];
+            each(m, |l| {
+                d[l] = extend(rd(local, l * lb + offs[l] + k * sz, sz), size, sext)
+            });
         }
         Ok(())
     }
@@ -465,8 +529,9 @@ impl<'a> Worker<'a> {
             return Ok(());
         }
         let total = (sz * n as usize) as u64;
-        if space == MemSpace::Global {
-            if let (addr, Some((p, lo))) = self.global_span(w, i, m, pc, total) {
+        if matches!(space, MemSpace::Global | MemSpace::Generic) {
+            let generic = space == MemSpace::Generic;
+            if let (addr, Some((p, lo))) = self.global_span(w, i, m, pc, total, generic) {
                 for k in 0..n as usize {
                     let v = &w.regs[i.r[k] as usize];
                     for l in 0..32 {
