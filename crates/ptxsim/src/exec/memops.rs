@@ -543,6 +543,26 @@ impl<'a> Worker<'a> {
                 return Ok(());
             }
         }
+        if space == MemSpace::Local {
+            let lb = self.ctx.prog.local_bytes as usize;
+            let tot = total as usize;
+            let base = &w.regs[i.r[4] as usize];
+            let mut offs = [0usize; 32];
+            let mut bad = 0u32;
+            for l in 0..32 {
+                let off = base[l].wrapping_add(i.imm as u64) as u32 as usize;
+                offs[l] = off;
+                bad |= (((off + tot > lb) | (off & (tot.min(16) - 1) != 0)) as u32) << l;
+            }
+            if bad & m == 0 {
+                let (local, regs) = (&mut w.local, &w.regs);
+                for k in 0..n as usize {
+                    let v = &regs[i.r[k] as usize];
+                    each(m, |l| wr(local, l * lb + offs[l] + k * sz, sz, v[l]));
+                }
+                return Ok(());
+            }
+        }
         let base = w.regs[i.r[4] as usize];
         let mut places: [Option<Place<'a>>; 32] = [None; 32];
         let mut mm = m;
