@@ -605,6 +605,8 @@ pub struct Program {
     pub locs: Vec<Loc>,
     pub declared_regs: usize,
     pub max_threads: Option<u32>,
+    /// `.reqntid`: the block shape every launch must use.
+    pub reqntid: Option<(u32, u32, u32)>,
 }
 
 impl Op {

@@ -515,6 +515,13 @@ impl Device {
                 "block ({bx},{by},{bz}) has {nthreads} threads: at most 1024 (and z at most 64)"
             )));
         }
+        if let Some(req) = prog.reqntid {
+            if req != config.block {
+                return Err(LaunchError::BadConfig(format!(
+                    "block ({bx},{by},{bz}) differs from the kernel's .reqntid {req:?}"
+                )));
+            }
+        }
         if let Some(max) = prog.max_threads {
             if nthreads > max as u64 {
                 return Err(LaunchError::BadConfig(format!(

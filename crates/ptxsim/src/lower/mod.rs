@@ -763,6 +763,13 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
         locs: kb.locs,
         declared_regs: kb.declared_regs,
         max_threads,
+        reqntid: f.reqntid.as_ref().map(|d| {
+            (
+                d.first().copied().unwrap_or(1),
+                d.get(1).copied().unwrap_or(1),
+                d.get(2).copied().unwrap_or(1),
+            )
+        }),
     })
 }
 

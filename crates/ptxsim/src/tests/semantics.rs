@@ -672,3 +672,24 @@ ELSE:
         assert_eq!(o[2 * l + 1], 0xFFFF, "lane {l} ballot");
     }
 }
+
+#[test]
+fn launch_bounds_are_enforced() {
+    let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n\
+               .visible .entry a() .maxntid 128, 1, 1\n{\nret;\n}\n\
+               .visible .entry b() .reqntid 64, 1, 1\n{\nret;\n}\n";
+    let dev = Device::new();
+    let m = dev.load_module(ptx).unwrap();
+    assert_eq!(m.kernel("a").unwrap().max_threads, Some(128));
+    let cfg = |b: u32| LaunchConfig::new((1, 1, 1), (b, 1, 1));
+    assert!(dev.launch(&m, "a", &cfg(128), &[]).is_ok());
+    assert!(matches!(
+        dev.launch(&m, "a", &cfg(256), &[]),
+        Err(LaunchError::BadConfig(_))
+    ));
+    assert!(dev.launch(&m, "b", &cfg(64), &[]).is_ok());
+    assert!(matches!(
+        dev.launch(&m, "b", &cfg(32), &[]),
+        Err(LaunchError::BadConfig(_))
+    ));
+}
