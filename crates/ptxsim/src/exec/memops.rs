@@ -284,12 +284,12 @@ impl<'a> Worker<'a> {
         pc: u32,
         total: usize,
         acc: Access,
-    ) -> Result<[usize; 32], Fault> {
+        offs: &mut [usize; 32],
+    ) -> Result<(), Fault> {
         let base = &w.regs[base_slot as usize];
         let imm = i.imm as u64;
         let len = self.ctx.shared_bytes as usize;
         let align = total.min(16) - 1;
-        let mut offs = [0usize; 32];
         let mut bad = 0u32;
         for l in 0..32 {
             let off = base[l].wrapping_add(imm) as u32 as usize;
@@ -313,7 +313,7 @@ impl<'a> Worker<'a> {
                 self.race(w, l, pc, offs[l], total as u64, acc, c);
             }
         }
-        Ok(offs)
+        Ok(())
     }
 
     #[inline(always)]
@@ -329,7 +329,17 @@ impl<'a> Worker<'a> {
         sext: bool,
     ) -> Result<(), Fault> {
         let sz = size as usize;
-        let offs = self.shared_offsets(w, i, i.r[4], m, pc, sz * n as usize, Access::Load)?;
+        let mut offs = [0usize; 32];
+        self.shared_offsets(
+            w,
+            i,
+            i.r[4],
+            m,
+            pc,
+            sz * n as usize,
+            Access::Load,
+            &mut offs,
+        )?;
         let sh = &self.shared[..];
         for k in 0..n as usize {
             let d = &mut w.regs[i.r[k] as usize];
@@ -348,8 +358,9 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    /// Addresses of the lanes of a memory instruction, and whether the active ones all lie in
-    /// one allocation, aligned: then the host pointer of the lowest.
+    /// Addresses of the lanes of a memory instruction (into `addr`), and whether the active ones
+    /// all lie in one allocation, aligned: then the host pointer of the lowest.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn global_span(
         &mut self,
@@ -359,10 +370,10 @@ impl<'a> Worker<'a> {
         pc: u32,
         total: u64,
         generic: bool,
-    ) -> ([u64; 32], Option<(HostPtr<'a>, u64)>) {
+        addr: &mut [u64; 32],
+    ) -> Option<(HostPtr<'a>, u64)> {
         let base = &w.regs[i.r[4] as usize];
         let imm = i.imm as u64;
-        let mut addr = [0u64; 32];
         let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
         let mut windowed = false;
         for l in 0..32 {
@@ -375,12 +386,12 @@ impl<'a> Worker<'a> {
             windowed |= act && a.wrapping_sub(SHARED_WIN) < 3 * WIN_SIZE;
         }
         if m == 0 || bits & (total.min(16) - 1) != 0 || hi < lo || (generic && windowed) {
-            return (addr, None);
+            return None;
         }
         let g: &'a crate::mem::GlobalView = self.ctx.global;
         let span = (hi - lo).saturating_add(total);
         let p = g.translate(&mut self.cache[pc as usize % CACHES], lo, span);
-        (addr, p.map(|p| (p, lo)))
+        p.map(|p| (p, lo))
     }
 
     #[inline(always)]
@@ -399,7 +410,8 @@ impl<'a> Worker<'a> {
         let sz = size as usize;
         let total = (sz * n as usize) as u64;
         let generic = space == MemSpace::Generic;
-        let (addr, span) = self.global_span(w, i, m, pc, total, generic);
+        let mut addr = [0u64; 32];
+        let span = self.global_span(w, i, m, pc, total, generic, &mut addr);
         if let Some((p, lo)) = span {
             for k in 0..n as usize {
                 let d = &mut w.regs[i.r[k] as usize];
@@ -520,7 +532,17 @@ impl<'a> Worker<'a> {
     ) -> Result<(), Fault> {
         let sz = size as usize;
         if space == MemSpace::Shared {
-            let offs = self.shared_offsets(w, i, i.r[4], m, pc, sz * n as usize, Access::Store)?;
+            let mut offs = [0usize; 32];
+            self.shared_offsets(
+                w,
+                i,
+                i.r[4],
+                m,
+                pc,
+                sz * n as usize,
+                Access::Store,
+                &mut offs,
+            )?;
             for k in 0..n as usize {
                 let v = &w.regs[i.r[k] as usize];
                 let sh = &mut self.shared[..];
@@ -531,7 +553,8 @@ impl<'a> Worker<'a> {
         let total = (sz * n as usize) as u64;
         if matches!(space, MemSpace::Global | MemSpace::Generic) {
             let generic = space == MemSpace::Generic;
-            if let (addr, Some((p, lo))) = self.global_span(w, i, m, pc, total, generic) {
+            let mut addr = [0u64; 32];
+            if let Some((p, lo)) = self.global_span(w, i, m, pc, total, generic, &mut addr) {
                 for k in 0..n as usize {
                     let v = &w.regs[i.r[k] as usize];
                     for l in 0..32 {
@@ -628,7 +651,8 @@ impl<'a> Worker<'a> {
         if space == MemSpace::Shared && size >= 4 {
             // Fast path: one bounds and alignment check for the warp, then plain
             // read-modify-writes in lane order (a block runs on one thread).
-            let offs = self.shared_offsets(w, i, i.r[1], m, pc, size, Access::Atomic)?;
+            let mut offs = [0usize; 32];
+            self.shared_offsets(w, i, i.r[1], m, pc, size, Access::Atomic, &mut offs)?;
             let mut old = [0u64; 32];
             let sh = &mut self.shared[..];
             each(m, |l| {
