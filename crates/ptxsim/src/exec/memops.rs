@@ -308,7 +308,7 @@ impl<'a> Worker<'a> {
             let write = acc == Access::Store;
             if let Some((l, c)) = self
                 .shadow
-                .access_warp(&offs, m, total, w.idx, w.wepoch, self.epoch, write)
+                .access_warp(offs, m, total, w.idx, w.wepoch, self.epoch, write)
             {
                 self.race(w, l, pc, offs[l], total as u64, acc, c);
             }
