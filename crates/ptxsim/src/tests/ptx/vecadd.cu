@@ -1,2 +1,1 @@
-// Engine tests: the vector add of the brief.
 extern "C" __global__ void vecAdd(const float*a,const float*b,float*c,int n){int i=blockIdx.x*blockDim.x+threadIdx.x; if(i<n) c[i]=a[i]+b[i];}
