@@ -8,7 +8,7 @@ pub mod nb_crate;
 pub mod nb_server;
 
 use crate::magics::{MagicError, Magics};
-use crate::output::{MimeBundle, OutputSink};
+use crate::output::{CellOutput, MimeBundle, OutputSink};
 use crate::protocol::{CellIo, ExecuteOutcome, Interpreter, KernelInfo};
 use crate::rust::{InputFn, RustCellError, RustEngine, RustInterrupt};
 use cells::{is_magic_line, split_cell, Segment};
@@ -38,6 +38,8 @@ pub struct NbcudaInterpreter {
     /// The active backend's name, readable while a cell holds the magics lock.
     backend: Mutex<&'static str>,
     rustc_version: Arc<OnceLock<String>>,
+    /// Why ptxsim runs instead of a GPU, when it does (said once, in the banner).
+    backend_note: Option<String>,
 }
 
 impl Default for NbcudaInterpreter {
@@ -50,6 +52,7 @@ impl NbcudaInterpreter {
     pub fn new() -> NbcudaInterpreter {
         let magics = Magics::new();
         let backend = magics.backend_name();
+        let backend_note = magics.backend_note();
         let magics = Arc::new(Mutex::new(magics));
         let cancel = Arc::new(AtomicBool::new(false));
         let current_sink: Arc<Mutex<Option<OutputSink>>> = Arc::new(Mutex::new(None));
@@ -98,6 +101,7 @@ impl NbcudaInterpreter {
             _nb_server: nb_server,
             cancel,
             backend: Mutex::new(backend),
+            backend_note,
             rustc_version,
         }
     }
@@ -323,8 +327,12 @@ impl Interpreter for NbcudaInterpreter {
                 "codemirror_mode": "rust",
             }),
             banner: format!(
-                "nbcuda {}: Rust cells (evcxr), %%cuda cells (NVRTC) and magic lines. Backend: {backend}. Type %lsmagic for the commands.",
-                env!("CARGO_PKG_VERSION")
+                "nbcuda {}: Rust cells (evcxr), %%cuda cells (NVRTC) and magic lines. Backend: {backend}{}. Type %lsmagic for the commands.",
+                env!("CARGO_PKG_VERSION"),
+                self.backend_note
+                    .as_deref()
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default()
             ),
             help_links: vec![("nbcuda magics: %help".into(), "https://github.com/".into())],
         }
@@ -360,6 +368,10 @@ impl Interpreter for NbcudaInterpreter {
             }
         }
         *lock(&self.current_sink) = None;
+        // A GPU context rebuilt on the way (after a sticky fault) is said once, in this cell.
+        if let Some(notice) = self.lock_magics().device().take_notice() {
+            sink(CellOutput::Stderr(format!("{}\n", notice.trim_end())));
+        }
         self.refresh_backend();
         outcome
     }

@@ -204,11 +204,33 @@ impl Magics {
                     .map_err(|e| ctx.gpu(e))?;
             }
             Command::Sync(stream) => {
-                self.dev
+                let printf = self
+                    .dev
                     .synchronize(stream.as_ref().map(|s| s.text.as_str()))
-                    .map_err(|e| ctx.gpu(e))?;
+                    .map_err(|e| match &stream {
+                        Some(s) if e.ename == "ArgumentError" => ctx.gpu_at(e, s.span),
+                        _ => ctx.gpu(e),
+                    })?;
+                if !printf.is_empty() {
+                    out(CellOutput::Stdout(printf));
+                }
             }
-            Command::Device => {
+            Command::Device(Some(n)) => {
+                let v = eval::eval_int(&n, &self.env(), "the GPU number")
+                    .map_err(|e| ctx.err("ArgumentError", e))?;
+                let ordinal = usize::try_from(v).map_err(|_| {
+                    ctx.err(
+                        "ArgumentError",
+                        ParseError::at(n.span, format!("GPU number {v} is negative")),
+                    )
+                })?;
+                let msg = self
+                    .dev
+                    .select_device(ordinal)
+                    .map_err(|e| ctx.gpu_at(e, n.span))?;
+                out(CellOutput::Stdout(format!("{}\n", msg.trim_end())));
+            }
+            Command::Device(None) => {
                 let d = self.dev.describe();
                 let mut t = Table::new(&["property", "value"])
                     .caption(format!("{} (backend: {})", d.name, d.backend));

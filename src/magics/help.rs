@@ -89,8 +89,8 @@ pub const MAGICS: &[MagicDoc] = &[
     ),
     m(
         "%device",
-        "%device",
-        "Table of the active device (name, SMs, memory, compute capability, bandwidth) and backend.",
+        "%device [N]",
+        "Table of the active device (name, SMs, memory, compute capability, bandwidth) and backend, with every GPU found; %device N moves to GPU N (arrays and CUDA kernels move with it).",
     ),
     m(
         "%backend",

@@ -153,11 +153,12 @@ impl Magics {
                         "[auto] needs an array argument to size the grid",
                     )));
                 };
-                let blocks = len.div_ceil(256).max(1);
-                let blocks = u32::try_from(blocks).map_err(|_| {
-                    argerr(ParseError::at(*span, "the array is too large for [auto]"))
-                })?;
-                ((blocks, 1, 1), (256, 1, 1), 0, None)
+                // The block size from the occupancy API on a GPU, 256 on ptxsim.
+                let (grid, block) = self
+                    .dev
+                    .auto_config(&l.kernel.text, len, 0)
+                    .map_err(|e| ctx.gpu_at(e, *span))?;
+                (grid, block, 0, None)
             }
             LaunchConfig::Explicit {
                 grid,

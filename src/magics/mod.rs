@@ -200,6 +200,11 @@ impl Magics {
         self.dev.backend_name()
     }
 
+    /// Why ptxsim runs instead of a GPU, when it does (for the banner).
+    pub fn backend_note(&self) -> Option<String> {
+        self.dev.backend_note()
+    }
+
     /// The device state, for the `nb` crate's socket server (put/get of arrays).
     pub fn device(&mut self) -> &mut DeviceState {
         &mut self.dev

@@ -121,7 +121,8 @@ pub enum Command {
     Free(Vec<Name>),
     Swap(Name, Name),
     Sync(Option<Name>),
-    Device,
+    /// `%device` lists the devices; `%device N` selects GPU N.
+    Device(Option<Expr>),
     Backend(Name),
     Ptx(Name),
     Info(Name),
@@ -332,7 +333,12 @@ impl<'a> Parser<'a> {
                 }
                 Ok(Command::Sync(Some(self.name("a stream name")?)))
             }
-            "device" => Ok(Command::Device),
+            "device" => {
+                if self.lx.at_end() {
+                    return Ok(Command::Device(None));
+                }
+                Ok(Command::Device(Some(self.expr()?)))
+            }
             "backend" => {
                 let n = self.name("'gpu' or 'sim'")?;
                 match n.text.as_str() {

@@ -144,7 +144,8 @@ fn parses_every_command() {
     );
     assert_eq!(parse("%sync"), Command::Sync(None));
     assert!(matches!(parse("%sync s1"), Command::Sync(Some(ref s)) if s.text == "s1"));
-    assert_eq!(parse("%device"), Command::Device);
+    assert_eq!(parse("%device"), Command::Device(None));
+    assert!(matches!(parse("%device 1"), Command::Device(Some(_))));
     assert!(matches!(parse("%backend sim"), Command::Backend(ref n) if n.text == "sim"));
     assert!(matches!(parse("%ptx scale<float>"), Command::Ptx(ref n) if n.text == "scale<float>"));
     assert!(matches!(parse("%info add"), Command::Info(ref n) if n.text == "add"));

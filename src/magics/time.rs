@@ -214,10 +214,21 @@ impl Magics {
                     });
                 }
             };
+            // A named stream's launch returns at once: wait for it, so the wall time covers it.
+            let mut printf = outcome.printf.clone();
+            if let Some(stream) = &request.stream {
+                match self.dev.synchronize(Some(stream)) {
+                    Ok(p) => printf.push_str(&p),
+                    Err(e) => {
+                        progress.abandon();
+                        return Err(ctx.gpu(e));
+                    }
+                }
+            }
             let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
             if i == 0 {
-                if !outcome.printf.is_empty() {
-                    out(CellOutput::Stdout(outcome.printf.clone()));
+                if !printf.is_empty() {
+                    out(CellOutput::Stdout(printf));
                 }
                 if !outcome.reports.is_empty() {
                     out(CellOutput::Stderr(format!(
@@ -228,7 +239,7 @@ impl Magics {
             }
             if i >= warmup {
                 let no_event_time = outcome.elapsed_ms.is_nan() || outcome.elapsed_ms <= 0.0;
-                let ms = if simulated || no_event_time {
+                let ms = if simulated || no_event_time || request.stream.is_some() {
                     wall_ms
                 } else {
                     outcome.elapsed_ms

@@ -182,6 +182,10 @@ def test_device_lists_the_gpu_and_backend_is_cuda(gpu):
     text = ex.text()
     for word in ("cuda", "compute capability", "SMs", "peak bandwidth", "GPU 0", "driver", "%%cuda code"):
         assert word in text, (word, text)
+    ex = ok(gpu, "%device 0")
+    assert "GPU 0" in ex.stream(), ex.describe()
+    ex = error(gpu, "%device 99")
+    assert ex.reply["content"]["ename"] == "ArgumentError" and "GPU 99" in ex.text(), ex.describe()
     ok(gpu, "%array probe = zeros(4, f32)")
     ex = ok(gpu, "%arrays")
     assert "cuda" in ex.text(), ex.text()
@@ -275,6 +279,9 @@ def test_check_info_ptx_time_and_errors_on_the_gpu(gpu):
     assert ".entry" in ex.stream()
     ex = ok(gpu, "%time -n 20 axpy[auto](q, w, 1.0, 1000)")
     assert "cuda" in ex.text(), ex.text()
+    # On a named stream %time waits for each run (wall time, not the submission).
+    ex = ok(gpu, "%time -n 5 axpy[4, 256, 0, s9](q, w, 1.0, 1000)")
+    assert "cuda" in ex.text(), ex.text()
     for bad, ename in [
         ("%launch axpy[1, 2048](q, w, 1.0, 1000)", "LaunchError"),
         ("%launch axpy[1, 32](q, w, 1000)", "ArgumentError"),
@@ -315,6 +322,7 @@ def test_illegal_address_is_recovered_by_reset_with_the_kernel_alive(gpu, gpu_ke
         assert "still alive 42" in ex.stream()
     # A second fault, recovered automatically by the next command (scaling by 1 keeps `keep`).
     error(gpu, "%launch poke[1, 1](keep, 1099511627776)")
-    ok(gpu, "%launch scale<float>[16, 256](keep, 1.0, 4096)")
+    ex = ok(gpu, "%launch scale<float>[16, 256](keep, 1.0, 4096)")
+    assert "CUDA context rebuilt" in ex.stream(), ex.describe()
     ok(gpu, f"%save keep {tmp_path / 'keep_auto.npy'}")
     assert_same(tmp_path / "keep_auto.npy", tmp_path / "keep_before.npy")
