@@ -115,13 +115,13 @@ run() {
     local rc_tests=0
     (
         cd "$ROOT/tests/python"
-        PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 200 \
+        PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 240 \
             "$B/venv/bin/python" -m pytest -p no:cacheprovider -q -rs test_gpu.py 2>&1 | tee "$out/pytest.log"
         exit "${PIPESTATUS[0]}"
     ) || rc_tests=$?
     echo "==> figures (gpu_bench)"
     local rc_bench=0
-    timeout 150 "$B/bin/gpu_bench" "$ROOT/crates/ptxsim/kernels" 2>&1 | tee "$out/gpu-bench.md" || rc_bench=${PIPESTATUS[0]}
+    timeout 120 "$B/bin/gpu_bench" "$ROOT/crates/ptxsim/kernels" 2>&1 | tee "$out/gpu-bench.md" || rc_bench=${PIPESTATUS[0]}
     echo
     echo "gpu-check: tests exit $rc_tests, bench exit $rc_bench, $((SECONDS - t0)) s"
     [ "$rc_tests" -eq 0 ] && [ "$rc_bench" -eq 0 ]
