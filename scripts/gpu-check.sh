@@ -119,6 +119,10 @@ run() {
             "$B/venv/bin/python" -m pytest -p no:cacheprovider -q -rs test_gpu.py 2>&1 | tee "$out/pytest.log"
         exit "${PIPESTATUS[0]}"
     ) || rc_tests=$?
+    echo "==> recovery from a sticky fault: which driver strategies work (one process each)"
+    for n in 1 2 3 4 5; do
+        timeout 30 "$B/bin/gpu_bench" --reset-probe "$n" 2>&1 | tee -a "$out/reset-probe.log" || true
+    done
     echo "==> figures (gpu_bench)"
     local rc_bench=0
     timeout 120 "$B/bin/gpu_bench" "$ROOT/crates/ptxsim/kernels" 2>&1 | tee "$out/gpu-bench.md" || rc_bench=${PIPESTATUS[0]}

@@ -90,6 +90,11 @@ pub struct CudaBackend {
     attrs: Attrs,
     device: sys::CUdevice,
     ctx: sys::CUcontext,
+    /// References to the primary context this backend holds (one, plus one per rebuild).
+    primary_refs: u32,
+    /// `ctx` is a context of our own (`cuCtxCreate`), made when the primary context could not be
+    /// rebuilt after a fault; destroyed on drop.
+    own_ctx: bool,
     driver_version: i32,
     modules: HashMap<ModuleId, Module>,
     streams: HashMap<StreamId, Stream>,
@@ -236,6 +241,8 @@ impl CudaBackend {
             attrs,
             device,
             ctx,
+            primary_refs: 1,
+            own_ctx: false,
             driver_version,
             modules: HashMap::new(),
             streams: HashMap::new(),
@@ -345,6 +352,46 @@ impl CudaBackend {
             ));
         }
         (r, text)
+    }
+
+    /// A usable context after a sticky fault: the primary context reset (it stays retained:
+    /// a reset does not release it) and retained afresh; where the driver refuses that, a
+    /// context of our own. The dead context is made non-current first.
+    fn rebuild_context(&mut self) -> Result<sys::CUcontext, String> {
+        let text = |call: &str, r: CUresult| driver::error_text(call, DriverError(r));
+        // SAFETY: the dead context's handles were dropped by `destroy_all`; nothing uses it.
+        unsafe {
+            let _ = sys::cuCtxSetCurrent(std::ptr::null_mut());
+            if self.own_ctx {
+                let _ = sys::cuCtxDestroy_v2(self.ctx);
+                self.own_ctx = false;
+            }
+            let reset = sys::cuDevicePrimaryCtxReset_v2(self.device);
+            let mut ctx: sys::CUcontext = std::ptr::null_mut();
+            let retained = sys::cuDevicePrimaryCtxRetain(&mut ctx, self.device);
+            if retained == CUresult::CUDA_SUCCESS {
+                self.primary_refs += 1;
+                if drv(sys::cuCtxSetCurrent(ctx)).is_ok() && drv(sys::cuCtxSynchronize()).is_ok() {
+                    return Ok(ctx);
+                }
+            }
+            let primary = format!(
+                "{}, then {}",
+                text("cuDevicePrimaryCtxReset", reset),
+                text("cuDevicePrimaryCtxRetain", retained)
+            );
+            if !driver::has_symbol("cuCtxCreate_v2") || !driver::has_symbol("cuCtxDestroy_v2") {
+                return Err(primary);
+            }
+            let _ = sys::cuCtxSetCurrent(std::ptr::null_mut());
+            let mut own: sys::CUcontext = std::ptr::null_mut();
+            let created = sys::cuCtxCreate_v2(&mut own, 0, self.device);
+            if created != CUresult::CUDA_SUCCESS {
+                return Err(format!("{primary}; {}", text("cuCtxCreate", created)));
+            }
+            self.own_ctx = true;
+            Ok(own)
+        }
     }
 
     fn destroy_all(&mut self) {
@@ -470,8 +517,16 @@ impl CudaBackend {
 impl Drop for CudaBackend {
     fn drop(&mut self) {
         self.destroy_all();
-        // SAFETY: releases the reference `open` (or `reset`) took.
-        let _ = unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
+        // SAFETY: destroys the context we created, if any, and releases every reference to the
+        // primary context that `open` and `reset` took.
+        unsafe {
+            if self.own_ctx {
+                let _ = sys::cuCtxDestroy_v2(self.ctx);
+            }
+            for _ in 0..self.primary_refs {
+                let _ = sys::cuDevicePrimaryCtxRelease_v2(self.device);
+            }
+        }
     }
 }
 
@@ -796,21 +851,12 @@ impl Backend for CudaBackend {
             return Ok(true);
         }
         self.destroy_all();
-        // SAFETY: drops our reference to the dead primary context, destroys it, and retains a
-        // fresh one for the same device.
-        unsafe {
-            let _ = sys::cuDevicePrimaryCtxRelease_v2(self.device);
-            let _ = sys::cuDevicePrimaryCtxReset_v2(self.device);
-            match cudarc::driver::result::primary_ctx::retain(self.device) {
-                Ok(ctx) => self.ctx = ctx,
-                Err(e) => {
-                    return Err(GpuError::fault(format!(
-                        "the CUDA context could not be rebuilt: {}; restart the Jupyter kernel",
-                        driver::error_text("cuDevicePrimaryCtxRetain", e)
-                    )))
-                }
-            }
-        }
+        let rebuilt = self.rebuild_context();
+        self.ctx = rebuilt.map_err(|why| {
+            GpuError::fault(format!(
+                "the CUDA context could not be rebuilt: {why}; restart the Jupyter kernel"
+            ))
+        })?;
         *self.lost.borrow_mut() = None;
         self.last_ms = None;
         self.usable()?;

@@ -23,12 +23,27 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
+mod reset_probe;
+
 type Res<T> = Result<T, String>;
 /// One case's outputs (dtype, bytes per array), printf text and time in ms.
 type CaseRun = (Vec<(Dtype, Vec<u8>)>, String, f64);
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "--reset-probe") {
+        let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1);
+        return match reset_probe::run(n) {
+            Ok(()) => {
+                println!("strategy {n}: RECOVERED (the device works again in this process)");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                println!("strategy {n}: FAILED ({e})");
+                ExitCode::from(1)
+            }
+        };
+    }
     let selfcheck = args.first().is_some_and(|a| a == "--sim-selfcheck");
     if selfcheck {
         args.remove(0);
@@ -269,11 +284,16 @@ fn bandwidth(rows: &mut Vec<(String, String)>) -> Res<()> {
         .map_err(|e| format!("{e:?}"))?;
     let mut copies = Vec::new();
     for i in 0..23 {
-        let e0 = stream.record_event(None).map_err(|e| format!("{e:?}"))?;
+        // Timing events: cudarc's default flags disable timing.
+        let e0 = stream
+            .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| format!("{e:?}"))?;
         stream
             .memcpy_dtod(&a, &mut b)
             .map_err(|e| format!("{e:?}"))?;
-        let e1 = stream.record_event(None).map_err(|e| format!("{e:?}"))?;
+        let e1 = stream
+            .record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| format!("{e:?}"))?;
         e1.synchronize().map_err(|e| format!("{e:?}"))?;
         if i >= 3 {
             copies.push(f64::from(e0.elapsed_ms(&e1).map_err(|e| format!("{e:?}"))?));
