@@ -76,6 +76,11 @@ impl InstallArgs {
 fn main() -> ExitCode {
     // Must come first: when evcxr starts this binary as its child, this never returns.
     evcxr::runtime_hook();
+    // `nbcuda gpu-worker`: the process that holds the CUDA context (started by the Jupyter
+    // kernel, not by users; see nbcuda::gpu::worker).
+    if let Some(code) = nbcuda::gpu::worker::run_if_worker() {
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
 
     let cli = Cli::parse();
     let result = match cli.command {

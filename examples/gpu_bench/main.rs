@@ -30,6 +30,9 @@ type Res<T> = Result<T, String>;
 type CaseRun = (Vec<(Dtype, Vec<u8>)>, String, f64);
 
 fn main() -> ExitCode {
+    if let Some(code) = nbcuda::gpu::worker::run_if_worker() {
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().is_some_and(|a| a == "--reset-probe") {
         let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1);

@@ -52,7 +52,7 @@ pub const BUILTIN_HEADERS: &[(&str, &str)] = &[
 ];
 
 /// What NVRTC should produce.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Target {
     /// PTX for a virtual architecture, e.g. `compute_80` (ptxsim, or a GPU's JIT).
     Ptx { arch: String },

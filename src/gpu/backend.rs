@@ -29,7 +29,7 @@ pub enum ModuleImage<'a> {
 }
 
 /// What the device says about one kernel of a loaded module.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct KernelMeta {
     /// The lowered (mangled) name of the `.entry`.
     pub name: String,
@@ -79,7 +79,7 @@ pub enum BackendLaunchError {
 }
 
 /// Occupancy of one block size, from the driver's occupancy API.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Occupancy {
     pub block_threads: u32,
     /// Blocks of this size resident on one SM at a time.
@@ -133,6 +133,15 @@ pub trait Backend: Send {
     /// survived (ptxsim, or a GPU without a fault: true; a GPU context rebuild: false).
     fn reset(&mut self) -> Result<bool, GpuError>;
 
+    /// Whether device memory can be lost to a fault (a GPU context, a worker process): then
+    /// `DeviceState` keeps host copies of arrays to restore them.
+    fn can_lose_memory(&self) -> bool {
+        false
+    }
+    /// The process that holds the device, when it is not this one (a GPU worker).
+    fn worker_pid(&self) -> Option<u32> {
+        None
+    }
     /// Why the context is unusable (a sticky fault), until [`Backend::reset`]; None when usable.
     fn fault(&self) -> Option<String> {
         None

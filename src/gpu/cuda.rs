@@ -863,6 +863,10 @@ impl Backend for CudaBackend {
         Ok(false)
     }
 
+    fn can_lose_memory(&self) -> bool {
+        true
+    }
+
     fn fault(&self) -> Option<String> {
         self.lost_reason()
     }

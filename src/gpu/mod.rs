@@ -17,6 +17,7 @@ pub mod fault;
 pub mod kernels;
 pub mod sim;
 mod state;
+pub mod worker;
 
 pub use dtype::Dtype;
 pub(crate) use state::closest;
@@ -75,7 +76,7 @@ pub struct ArrayInfo {
 }
 
 /// Launch limits of the active device.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeviceLimits {
     pub max_threads_per_block: u32,
     pub max_block: Dim3,
@@ -168,7 +169,7 @@ pub struct CudaCellResult {
 }
 
 /// Options of a `%%cuda` cell.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CudaOptions {
     /// `--name M`: the module name; re-running a cell of the same name replaces its kernels.
     pub name: Option<String>,

@@ -114,6 +114,28 @@ impl DeviceState {
         }
     }
 
+    /// A device state on a given backend (tests, benchmarks: e.g. ptxsim in a worker process).
+    pub fn with_backend(backend: Box<dyn Backend>, cache_dir: Option<PathBuf>) -> DeviceState {
+        let check_on_copy = backend.name() != "ptxsim";
+        DeviceState {
+            backend,
+            compiler: Compiler::new(cache_dir),
+            arrays: BTreeMap::new(),
+            freed: Vec::new(),
+            cells: Vec::new(),
+            streams: HashMap::new(),
+            check_on_copy,
+            backend_note: None,
+            notice: None,
+            lost: BTreeMap::new(),
+        }
+    }
+
+    /// The GPU worker process holding the device, if any.
+    pub fn worker_pid(&self) -> Option<u32> {
+        self.backend.worker_pid()
+    }
+
     /// Test hook: run `--check` launches on copies even on ptxsim (the path GPU backends take).
     #[cfg(test)]
     pub(crate) fn set_check_on_copy(&mut self, on: bool) {

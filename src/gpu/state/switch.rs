@@ -14,7 +14,6 @@
 //! This module must not parse magics or format Jupyter messages.
 
 use super::super::backend::Backend;
-use super::super::cuda::CudaBackend;
 use super::super::detect;
 use super::super::kernels;
 use super::super::sim::SimBackend;
@@ -47,8 +46,8 @@ pub(super) fn default_backend(
         }
     }
     match detect::detect_gpus() {
-        Ok(gpus) if !gpus.is_empty() => match CudaBackend::new(ordinal) {
-            Ok(b) => (Box::new(b), None),
+        Ok(gpus) if !gpus.is_empty() => match super::super::worker::open_gpu(ordinal) {
+            Ok(b) => (b, None),
             Err(why) => (
                 sim(),
                 Some(format!(
@@ -106,7 +105,7 @@ fn names(list: &[String]) -> String {
 impl DeviceState {
     /// A host copy of `data` for an array, if this backend keeps them and the cap allows.
     pub(super) fn shadow_of(&self, data: &[u8], replacing: Option<&str>) -> Option<Vec<u8>> {
-        if self.backend.name() != "cuda" {
+        if !self.backend.can_lose_memory() {
             return None;
         }
         let held: usize = self
@@ -365,9 +364,9 @@ impl DeviceState {
                         self.arrays.len()
                     ));
                 }
-                let gpu = CudaBackend::new(ordinal_from_env())
+                let gpu = super::super::worker::open_gpu(ordinal_from_env())
                     .map_err(|why| GpuError::launch(format!("no GPU: {why}; staying on ptxsim")))?;
-                self.move_to(Box::new(gpu))
+                self.move_to(gpu)
             }
             other => Err(GpuError::argument(format!(
                 "unknown backend `{other}`: use gpu or sim"
@@ -387,9 +386,9 @@ impl DeviceState {
         if current {
             return Ok(format!("already on GPU {ordinal}"));
         }
-        let gpu = CudaBackend::new(ordinal)
+        let gpu = super::super::worker::open_gpu(ordinal)
             .map_err(|why| GpuError::argument(format!("cannot use GPU {ordinal}: {why}")))?;
-        self.move_to(Box::new(gpu))
+        self.move_to(gpu)
     }
 }
 

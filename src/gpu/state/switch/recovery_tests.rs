@@ -36,6 +36,9 @@ impl Backend for FaultyGpu {
     fn name(&self) -> &'static str {
         "cuda"
     }
+    fn can_lose_memory(&self) -> bool {
+        true
+    }
     fn describe(&self) -> DeviceDescription {
         let mut d = self.inner.describe();
         d.backend = "cuda";

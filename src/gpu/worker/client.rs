@@ -1,0 +1,552 @@
+//! [`RemoteBackend`]: the `Backend` trait answered by a GPU worker process. The Jupyter kernel
+//! keeps array names, host copies and cells; the worker holds the CUDA context. When a CUDA
+//! kernel faults (a sticky error that no context rebuild in the same process survives on
+//! current drivers) or the worker dies, `reset` starts a fresh worker and `DeviceState`
+//! restores arrays from their host copies and reloads the cells.
+//!
+//! Only process plumbing and message passing here; what each call means is the backend's
+//! business in the worker.
+
+use super::server::SOCKET_FD;
+use super::wire::{self, Answer, Hello, Reply, Request};
+use crate::compile::Target;
+use crate::gpu::backend::{
+    Backend, BackendLaunch, BackendLaunchError, BackendReport, DevPtr, EventId, KernelMeta,
+    ModuleId, ModuleImage, Occupancy, StreamId,
+};
+use crate::gpu::{CudaOptions, DeviceDescription, DeviceLimits, GpuError};
+use std::cell::RefCell;
+use std::io::{BufReader, BufWriter};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The program that serves as the worker: `$NBCUDA_GPU_WORKER`, else this executable.
+fn worker_program() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("NBCUDA_GPU_WORKER") {
+        return Ok(PathBuf::from(p));
+    }
+    std::env::current_exe()
+        .map_err(|e| format!("cannot find this program to start a GPU worker: {e}"))
+}
+
+/// Sends SIGUSR1 to the worker when the current call's interrupt flag is raised.
+struct Watch {
+    pid: AtomicI32,
+    current: Mutex<Option<Arc<AtomicBool>>>,
+    stop: AtomicBool,
+}
+
+impl Watch {
+    fn start(pid: i32) -> Arc<Watch> {
+        let w = Arc::new(Watch {
+            pid: AtomicI32::new(pid),
+            current: Mutex::new(None),
+            stop: AtomicBool::new(false),
+        });
+        let seen = w.clone();
+        let spawned = std::thread::Builder::new()
+            .name("gpu-worker-interrupt".into())
+            .spawn(move || {
+                while !seen.stop.load(Ordering::Relaxed) {
+                    let raised = seen
+                        .current
+                        .lock()
+                        .map(|c| c.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)))
+                        .unwrap_or(false);
+                    if raised {
+                        // SAFETY: signals our own child process.
+                        unsafe { libc::kill(seen.pid.load(Ordering::Relaxed), libc::SIGUSR1) };
+                        if let Ok(mut c) = seen.current.lock() {
+                            *c = None;
+                        }
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("no interrupt watcher for the GPU worker: {e}");
+        }
+        w
+    }
+
+    fn set(&self, flag: Option<Arc<AtomicBool>>) {
+        if let Ok(mut c) = self.current.lock() {
+            *c = flag;
+        }
+    }
+}
+
+struct Worker {
+    child: Child,
+    reader: BufReader<UnixStream>,
+    writer: BufWriter<UnixStream>,
+}
+
+impl Worker {
+    fn spawn(ordinal: usize, sim: bool) -> Result<(Worker, Hello), String> {
+        let program = worker_program()?;
+        let (ours, theirs) = UnixStream::pair()
+            .map_err(|e| format!("cannot make a socket for the GPU worker: {e}"))?;
+        let fd = theirs.as_raw_fd();
+        let mut cmd = Command::new(&program);
+        cmd.arg("gpu-worker")
+            .arg("--ordinal")
+            .arg(ordinal.to_string());
+        if sim {
+            cmd.arg("--sim");
+        }
+        cmd.stdin(Stdio::null()).stdout(Stdio::null());
+        // SAFETY: between fork and exec only dup2 runs (async-signal-safe); it puts the worker's
+        // end of the socket on descriptor 3 without close-on-exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::dup2(fd, SOCKET_FD) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start the GPU worker {}: {e}", program.display()))?;
+        drop(theirs);
+        let read_half = ours
+            .try_clone()
+            .map_err(|e| format!("cannot use the GPU worker's socket: {e}"))?;
+        let mut worker = Worker {
+            child,
+            reader: BufReader::with_capacity(1 << 16, read_half),
+            writer: BufWriter::with_capacity(1 << 16, ours),
+        };
+        match wire::read_frame::<Hello>(&mut worker.reader) {
+            Ok((hello, _)) => Ok((worker, hello)),
+            Err(e) => {
+                let status = worker.end();
+                Err(format!("the GPU worker did not start ({e}; {status})"))
+            }
+        }
+    }
+
+    /// Closes the socket and waits briefly for the worker to exit, then kills it. Says how it
+    /// ended.
+    fn end(&mut self) -> String {
+        let _ = self.writer.get_ref().shutdown(std::net::Shutdown::Both);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => return describe_exit(s),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                _ => {
+                    let _ = self.child.kill();
+                    return self
+                        .child
+                        .wait()
+                        .map(describe_exit)
+                        .unwrap_or_else(|e| format!("cannot wait for it: {e}"));
+                }
+            }
+        }
+    }
+}
+
+fn describe_exit(s: std::process::ExitStatus) -> String {
+    match (s.code(), s.signal()) {
+        (Some(c), _) => format!("it exited with status {c}"),
+        (None, Some(sig)) => format!("it was killed by signal {sig}"),
+        _ => "it ended".into(),
+    }
+}
+
+/// A GPU (or, for tests, ptxsim) in a worker process.
+pub struct RemoteBackend {
+    worker: RefCell<Option<Worker>>,
+    ordinal: usize,
+    sim: bool,
+    name: &'static str,
+    limits: DeviceLimits,
+    /// Why the device is unusable (the worker's sticky fault, or the worker's death).
+    lost: RefCell<Option<String>>,
+    /// The last launch's time from device events (sent with its answer).
+    last_ms: Option<f64>,
+    watch: Arc<Watch>,
+}
+
+impl RemoteBackend {
+    /// Starts a worker on GPU `ordinal` (`sim`: on ptxsim). `Err` says why not.
+    pub fn spawn(ordinal: usize, sim: bool) -> Result<RemoteBackend, String> {
+        let (worker, hello) = Worker::spawn(ordinal, sim)?;
+        let (name, limits) = match hello {
+            Hello::Ready { backend, limits } => (backend, limits),
+            Hello::Failed(why) => return Err(why),
+        };
+        let name = if name == "cuda" { "cuda" } else { "ptxsim" };
+        let watch = Watch::start(worker.child.id() as i32);
+        Ok(RemoteBackend {
+            worker: RefCell::new(Some(worker)),
+            ordinal,
+            sim,
+            name,
+            limits,
+            lost: RefCell::new(None),
+            last_ms: None,
+            watch,
+        })
+    }
+
+    /// One call: the answer and its payload. A worker that stops answering is marked lost.
+    fn call(
+        &self,
+        request: &Request,
+        payload: &[u8],
+        cancel: Option<&Arc<AtomicBool>>,
+    ) -> Result<(Answer, Vec<u8>), GpuError> {
+        let mut slot = self.worker.borrow_mut();
+        let Some(worker) = slot.as_mut() else {
+            return Err(self.lost_error());
+        };
+        self.watch.set(cancel.cloned());
+        let sent = wire::write_frame(&mut worker.writer, request, payload);
+        let got = sent.and_then(|()| wire::read_frame::<Reply>(&mut worker.reader));
+        self.watch.set(None);
+        match got {
+            Ok((reply, bytes)) => {
+                *self.lost.borrow_mut() = reply.fault;
+                match reply.answer {
+                    Answer::Error { ename, message } => {
+                        Err(GpuError::new(static_ename(&ename), message))
+                    }
+                    answer => Ok((answer, bytes)),
+                }
+            }
+            Err(e) => {
+                let status = worker.end();
+                *slot = None;
+                let why = format!("the GPU worker process stopped ({status}; {e})");
+                *self.lost.borrow_mut() = Some(why);
+                Err(self.lost_error())
+            }
+        }
+    }
+
+    fn lost_error(&self) -> GpuError {
+        let why = self
+            .lost
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| "the GPU worker process is gone".into());
+        GpuError::fault(format!(
+            "the CUDA context was lost ({why}); %reset rebuilds it"
+        ))
+    }
+
+    fn simple(&self, request: Request) -> Result<Answer, GpuError> {
+        self.call(&request, &[], None).map(|(a, _)| a)
+    }
+}
+
+fn unexpected(a: &Answer) -> GpuError {
+    GpuError::launch(format!("the GPU worker answered out of turn: {a:?}"))
+}
+
+/// The `&'static` name of an error class that crossed the socket.
+fn static_ename(e: &str) -> &'static str {
+    match e {
+        "ArgumentError" => "ArgumentError",
+        "LaunchError" => "LaunchError",
+        "MemoryError" => "MemoryError",
+        "DeviceFault" => "DeviceFault",
+        "CompileError" => "CompileError",
+        "Interrupted" => "Interrupted",
+        _ => "DeviceError",
+    }
+}
+
+impl Drop for RemoteBackend {
+    fn drop(&mut self) {
+        self.watch.stop.store(true, Ordering::Relaxed);
+        if let Some(mut w) = self.worker.borrow_mut().take() {
+            w.end();
+        }
+    }
+}
+
+impl Backend for RemoteBackend {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn describe(&self) -> DeviceDescription {
+        match self.simple(Request::Describe) {
+            Ok(Answer::Description(d)) => DeviceDescription {
+                backend: self.name,
+                name: d.name,
+                rows: d.rows,
+                limits: d.limits,
+                peak_bandwidth_gbs: d.peak_bandwidth_gbs,
+            },
+            other => DeviceDescription {
+                backend: self.name,
+                name: format!("GPU {} (unavailable)", self.ordinal),
+                rows: vec![(
+                    "state".into(),
+                    match other {
+                        Err(e) => e.message,
+                        Ok(a) => unexpected(&a).message,
+                    },
+                )],
+                limits: self.limits.clone(),
+                peak_bandwidth_gbs: None,
+            },
+        }
+    }
+
+    fn limits(&self) -> DeviceLimits {
+        self.limits.clone()
+    }
+
+    fn compile_target(&self, options: &CudaOptions) -> Target {
+        match self.simple(Request::CompileTarget(options.clone())) {
+            Ok(Answer::Target(t)) => t,
+            _ => Target::sim(options),
+        }
+    }
+
+    fn alloc(&mut self, bytes: usize) -> Result<DevPtr, GpuError> {
+        match self.simple(Request::Alloc(bytes))? {
+            Answer::Value(p) => Ok(p),
+            a => Err(unexpected(&a)),
+        }
+    }
+
+    fn free(&mut self, ptr: DevPtr) -> Result<(), GpuError> {
+        self.simple(Request::Free(ptr)).map(|_| ())
+    }
+
+    fn htod(&mut self, dst: DevPtr, data: &[u8]) -> Result<(), GpuError> {
+        self.call(&Request::Htod(dst), data, None).map(|_| ())
+    }
+
+    fn dtoh(&self, src: DevPtr, out: &mut [u8]) -> Result<(), GpuError> {
+        let request = Request::Dtoh {
+            src,
+            bytes: out.len(),
+        };
+        match self.call(&request, &[], None)? {
+            (Answer::Bytes, bytes) if bytes.len() == out.len() => {
+                out.copy_from_slice(&bytes);
+                Ok(())
+            }
+            (a, _) => Err(unexpected(&a)),
+        }
+    }
+
+    fn dtod(&mut self, dst: DevPtr, src: DevPtr, bytes: usize) -> Result<(), GpuError> {
+        self.simple(Request::Dtod { dst, src, bytes }).map(|_| ())
+    }
+
+    fn load_module(
+        &mut self,
+        image: ModuleImage<'_>,
+    ) -> Result<(ModuleId, Vec<KernelMeta>), GpuError> {
+        let (cubin, bytes) = match image {
+            ModuleImage::Ptx(p) => (false, p.as_bytes()),
+            ModuleImage::Cubin(c) => (true, c),
+        };
+        match self.call(&Request::LoadModule { cubin }, bytes, None)? {
+            (Answer::Module(id, metas), _) => Ok((id, metas)),
+            (a, _) => Err(unexpected(&a)),
+        }
+    }
+
+    fn unload_module(&mut self, module: ModuleId) {
+        let _ = self.simple(Request::UnloadModule(module));
+    }
+
+    fn launch(
+        &mut self,
+        module: ModuleId,
+        kernel: &str,
+        config: &BackendLaunch,
+        params: &[&[u8]],
+    ) -> Result<BackendReport, BackendLaunchError> {
+        let request = Request::Launch {
+            module,
+            kernel: kernel.to_string(),
+            grid: config.grid,
+            block: config.block,
+            shared_bytes: config.shared_bytes,
+            stream: config.stream,
+            check: config.check,
+            cancellable: config.cancel.is_some(),
+            param_sizes: params.iter().map(|p| p.len()).collect(),
+        };
+        let payload = params.concat();
+        let fault = |message: String, printf: String| BackendLaunchError::Fault {
+            report: None,
+            message,
+            printf,
+        };
+        self.last_ms = None;
+        match self.call(&request, &payload, config.cancel.as_ref()) {
+            Ok((
+                Answer::Launched {
+                    printf,
+                    warp_instructions,
+                    elapsed_ms,
+                    ..
+                },
+                _,
+            )) => {
+                self.last_ms = elapsed_ms;
+                Ok(BackendReport {
+                    printf,
+                    findings: Vec::new(),
+                    warp_instructions,
+                })
+            }
+            Ok((Answer::LaunchRejected(m), _)) => Err(BackendLaunchError::Rejected(m)),
+            Ok((
+                Answer::LaunchFault {
+                    message,
+                    printf,
+                    report,
+                },
+                _,
+            )) => {
+                let message = match report {
+                    Some(r) => format!("{message}: {r}"),
+                    None => message,
+                };
+                Err(fault(message, printf))
+            }
+            Ok((a, _)) => Err(BackendLaunchError::Rejected(unexpected(&a).message)),
+            Err(e) if e.ename == "DeviceFault" => Err(fault(e.message, String::new())),
+            Err(e) => Err(BackendLaunchError::Rejected(e.message)),
+        }
+    }
+
+    fn create_stream(&mut self) -> Result<StreamId, GpuError> {
+        match self.simple(Request::CreateStream)? {
+            Answer::Value(s) => Ok(s),
+            a => Err(unexpected(&a)),
+        }
+    }
+
+    fn destroy_stream(&mut self, stream: StreamId) {
+        let _ = self.simple(Request::DestroyStream(stream));
+    }
+
+    fn record_event(&mut self, stream: Option<StreamId>) -> Result<EventId, GpuError> {
+        match self.simple(Request::RecordEvent(stream))? {
+            Answer::Value(e) => Ok(e),
+            a => Err(unexpected(&a)),
+        }
+    }
+
+    fn event_elapsed_ms(&mut self, start: EventId, end: EventId) -> Result<f64, GpuError> {
+        match self.simple(Request::EventElapsed(start, end))? {
+            Answer::Ms(ms) => Ok(ms),
+            a => Err(unexpected(&a)),
+        }
+    }
+
+    fn destroy_event(&mut self, event: EventId) {
+        let _ = self.simple(Request::DestroyEvent(event));
+    }
+
+    fn synchronize(&mut self, stream: Option<StreamId>) -> Result<(), GpuError> {
+        let request = Request::Synchronize {
+            stream,
+            cancellable: false,
+        };
+        self.call(&request, &[], None).map(|_| ())
+    }
+
+    fn reset(&mut self) -> Result<bool, GpuError> {
+        if self.lost.borrow().is_none() {
+            return match self.simple(Request::Reset)? {
+                Answer::Flag(kept) => Ok(kept),
+                a => Err(unexpected(&a)),
+            };
+        }
+        // A sticky fault poisons the worker process: start a fresh one.
+        if let Some(mut w) = self.worker.borrow_mut().take() {
+            w.end();
+        }
+        let fresh = RemoteBackend::spawn(self.ordinal, self.sim).map_err(|why| {
+            GpuError::fault(format!(
+                "the CUDA context could not be rebuilt: {why}; restart the Jupyter kernel"
+            ))
+        })?;
+        let mut fresh = fresh;
+        std::mem::swap(self, &mut fresh);
+        Ok(false)
+    }
+
+    fn can_lose_memory(&self) -> bool {
+        true
+    }
+
+    fn worker_pid(&self) -> Option<u32> {
+        self.worker.borrow().as_ref().map(|w| w.child.id())
+    }
+
+    fn fault(&self) -> Option<String> {
+        self.lost.borrow().clone()
+    }
+
+    fn last_launch_ms(&self) -> Option<f64> {
+        self.last_ms
+    }
+
+    fn take_printf(&mut self) -> String {
+        match self.simple(Request::TakePrintf) {
+            Ok(Answer::Text(t)) => t,
+            _ => String::new(),
+        }
+    }
+
+    fn occupancy(
+        &mut self,
+        module: ModuleId,
+        kernel: &str,
+        block_sizes: &[u32],
+        dynamic_shared: u32,
+    ) -> Option<Vec<Occupancy>> {
+        let request = Request::Occupancy {
+            module,
+            kernel: kernel.to_string(),
+            block_sizes: block_sizes.to_vec(),
+            dynamic_shared,
+        };
+        match self.simple(request) {
+            Ok(Answer::Occupancy(o)) => o,
+            _ => None,
+        }
+    }
+
+    fn suggest_block(
+        &mut self,
+        module: ModuleId,
+        kernel: &str,
+        dynamic_shared: u32,
+    ) -> Option<(u32, u32)> {
+        let request = Request::SuggestBlock {
+            module,
+            kernel: kernel.to_string(),
+            dynamic_shared,
+        };
+        match self.simple(request) {
+            Ok(Answer::Suggest(s)) => s,
+            _ => None,
+        }
+    }
+}

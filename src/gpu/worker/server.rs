@@ -1,0 +1,271 @@
+//! The GPU worker process (`nbcuda gpu-worker`): owns one backend (the GPU, or ptxsim for tests)
+//! and answers the Jupyter kernel's calls on the socket it inherited as file descriptor 3, one
+//! at a time, until the socket closes. SIGUSR1 sets the interrupt flag of the launch or
+//! synchronisation in progress.
+//!
+//! It must not print to stdout: that descriptor is where device printf is captured.
+
+use super::wire::{self, Answer, Description, Hello, Reply, Request};
+use crate::gpu::backend::{Backend, BackendLaunch, BackendLaunchError, ModuleImage};
+use crate::gpu::cuda::CudaBackend;
+use crate::gpu::sim::SimBackend;
+use crate::gpu::GpuError;
+use std::io::{BufReader, BufWriter};
+use std::os::fd::FromRawFd;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// The descriptor the worker's socket arrives on.
+pub const SOCKET_FD: i32 = 3;
+
+/// The interrupt flag SIGUSR1 sets (shared with the backend's wait loops).
+static CANCEL: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+extern "C" fn on_sigusr1(_: libc::c_int) {
+    if let Some(flag) = CANCEL.get() {
+        flag.store(true, Ordering::SeqCst);
+    }
+}
+
+/// `nbcuda gpu-worker [--ordinal N] [--sim]`: serves until the Jupyter kernel closes the socket.
+/// Returns the process exit code.
+pub fn main(args: &[String]) -> i32 {
+    let mut ordinal = 0usize;
+    let mut sim = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--sim" => sim = true,
+            "--ordinal" => match it.next().and_then(|v| v.parse().ok()) {
+                Some(n) => ordinal = n,
+                None => {
+                    eprintln!("nbcuda gpu-worker: --ordinal needs a number");
+                    return 2;
+                }
+            },
+            other => {
+                eprintln!("nbcuda gpu-worker: unknown argument {other}");
+                return 2;
+            }
+        }
+    }
+    // SAFETY: fd 3 was set up by the Jupyter kernel (see `client::spawn`) and is used only here.
+    let socket = unsafe { UnixStream::from_raw_fd(SOCKET_FD) };
+    let flag = CANCEL
+        .get_or_init(|| Arc::new(AtomicBool::new(false)))
+        .clone();
+    // SAFETY: installs a handler that only stores to an atomic.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_sigusr1 as extern "C" fn(libc::c_int) as usize;
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut());
+    }
+    let opened: Result<Box<dyn Backend>, String> = if sim {
+        Ok(Box::new(SimBackend::new()))
+    } else {
+        CudaBackend::new(ordinal).map(|b| Box::new(b) as Box<dyn Backend>)
+    };
+    let Ok(read_half) = socket.try_clone() else {
+        eprintln!("nbcuda gpu-worker: cannot use the socket");
+        return 1;
+    };
+    let mut reader = BufReader::with_capacity(1 << 16, read_half);
+    let mut writer = BufWriter::with_capacity(1 << 16, socket);
+    let mut backend = match opened {
+        Ok(b) => {
+            let hello = Hello::Ready {
+                backend: b.name().to_string(),
+                limits: b.limits(),
+            };
+            if wire::write_frame(&mut writer, &hello, &[]).is_err() {
+                return 1;
+            }
+            b
+        }
+        Err(why) => {
+            let _ = wire::write_frame(&mut writer, &Hello::Failed(why), &[]);
+            return 1;
+        }
+    };
+    loop {
+        let (request, payload): (Request, Vec<u8>) = match wire::read_frame(&mut reader) {
+            Ok(m) => m,
+            Err(_) => return 0, // the Jupyter kernel closed the socket (or went away)
+        };
+        let (answer, out) = serve(backend.as_mut(), request, payload, &flag);
+        let reply = Reply {
+            answer,
+            fault: backend.fault(),
+        };
+        if wire::write_frame(&mut writer, &reply, &out).is_err() {
+            return 0;
+        }
+    }
+}
+
+fn error(e: GpuError) -> Answer {
+    Answer::Error {
+        ename: e.ename.to_string(),
+        message: e.message,
+    }
+}
+
+fn unit(r: Result<(), GpuError>) -> Answer {
+    r.map_or_else(error, |()| Answer::Unit)
+}
+
+/// One call on the backend: the answer and its payload.
+fn serve(
+    b: &mut dyn Backend,
+    request: Request,
+    payload: Vec<u8>,
+    cancel: &Arc<AtomicBool>,
+) -> (Answer, Vec<u8>) {
+    let none = Vec::new();
+    match request {
+        Request::Describe => {
+            let d = b.describe();
+            (
+                Answer::Description(Description {
+                    name: d.name,
+                    rows: d.rows,
+                    limits: d.limits,
+                    peak_bandwidth_gbs: d.peak_bandwidth_gbs,
+                }),
+                none,
+            )
+        }
+        Request::CompileTarget(options) => (Answer::Target(b.compile_target(&options)), none),
+        Request::Alloc(bytes) => (b.alloc(bytes).map_or_else(error, Answer::Value), none),
+        Request::Free(p) => (unit(b.free(p)), none),
+        Request::Htod(dst) => (unit(b.htod(dst, &payload)), none),
+        Request::Dtoh { src, bytes } => {
+            let mut out = Vec::new();
+            if out.try_reserve_exact(bytes).is_err() {
+                return (
+                    error(GpuError::memory(format!(
+                        "the GPU worker cannot hold {bytes} bytes"
+                    ))),
+                    none,
+                );
+            }
+            out.resize(bytes, 0);
+            match b.dtoh(src, &mut out) {
+                Ok(()) => (Answer::Bytes, out),
+                Err(e) => (error(e), none),
+            }
+        }
+        Request::Dtod { dst, src, bytes } => (unit(b.dtod(dst, src, bytes)), none),
+        Request::LoadModule { cubin } => {
+            let loaded = if cubin {
+                b.load_module(ModuleImage::Cubin(&payload))
+            } else {
+                match std::str::from_utf8(&payload) {
+                    Ok(ptx) => b.load_module(ModuleImage::Ptx(ptx)),
+                    Err(_) => Err(GpuError::compile("the PTX is not UTF-8")),
+                }
+            };
+            match loaded {
+                Ok((id, metas)) => (Answer::Module(id, metas), none),
+                Err(e) => (error(e), none),
+            }
+        }
+        Request::UnloadModule(m) => {
+            b.unload_module(m);
+            (Answer::Unit, none)
+        }
+        Request::Launch {
+            module,
+            kernel,
+            grid,
+            block,
+            shared_bytes,
+            stream,
+            check,
+            cancellable,
+            param_sizes,
+        } => {
+            let mut params: Vec<&[u8]> = Vec::with_capacity(param_sizes.len());
+            let mut at = 0usize;
+            for n in param_sizes {
+                let Some(p) = payload.get(at..at.saturating_add(n)) else {
+                    return (
+                        Answer::LaunchRejected("the parameters do not match their sizes".into()),
+                        none,
+                    );
+                };
+                params.push(p);
+                at += n;
+            }
+            cancel.store(false, Ordering::SeqCst);
+            let config = BackendLaunch {
+                grid,
+                block,
+                shared_bytes,
+                stream,
+                check,
+                cancel: cancellable.then(|| cancel.clone()),
+            };
+            let answer = match b.launch(module, &kernel, &config, &params) {
+                Ok(r) => Answer::Launched {
+                    printf: r.printf,
+                    warp_instructions: r.warp_instructions,
+                    elapsed_ms: b.last_launch_ms(),
+                    findings: r.findings.iter().map(|f| f.message.clone()).collect(),
+                },
+                Err(BackendLaunchError::Rejected(m)) => Answer::LaunchRejected(m),
+                Err(BackendLaunchError::Fault {
+                    report,
+                    message,
+                    printf,
+                }) => Answer::LaunchFault {
+                    message,
+                    printf,
+                    report: report.map(|r| r.message),
+                },
+            };
+            (answer, none)
+        }
+        Request::CreateStream => (b.create_stream().map_or_else(error, Answer::Value), none),
+        Request::DestroyStream(s) => {
+            b.destroy_stream(s);
+            (Answer::Unit, none)
+        }
+        Request::RecordEvent(s) => (b.record_event(s).map_or_else(error, Answer::Value), none),
+        Request::EventElapsed(a, z) => (
+            b.event_elapsed_ms(a, z).map_or_else(error, Answer::Ms),
+            none,
+        ),
+        Request::DestroyEvent(e) => {
+            b.destroy_event(e);
+            (Answer::Unit, none)
+        }
+        Request::Synchronize { stream, .. } => {
+            cancel.store(false, Ordering::SeqCst);
+            (unit(b.synchronize(stream)), none)
+        }
+        Request::Reset => (b.reset().map_or_else(error, Answer::Flag), none),
+        Request::LastLaunchMs => (Answer::MaybeMs(b.last_launch_ms()), none),
+        Request::TakePrintf => (Answer::Text(b.take_printf()), none),
+        Request::Occupancy {
+            module,
+            kernel,
+            block_sizes,
+            dynamic_shared,
+        } => (
+            Answer::Occupancy(b.occupancy(module, &kernel, &block_sizes, dynamic_shared)),
+            none,
+        ),
+        Request::SuggestBlock {
+            module,
+            kernel,
+            dynamic_shared,
+        } => (
+            Answer::Suggest(b.suggest_block(module, &kernel, dynamic_shared)),
+            none,
+        ),
+    }
+}

@@ -1,0 +1,223 @@
+//! The messages between the Jupyter kernel process and its GPU worker process, and their framing
+//! on the socket: a little-endian `u32` length and a JSON header, then a little-endian `u64`
+//! length and raw bytes (array contents, module images, packed parameters).
+//!
+//! Only data types here: no sockets are opened and no device is touched.
+
+use crate::compile::Target;
+use crate::gpu::backend::{DevPtr, EventId, KernelMeta, ModuleId, Occupancy, StreamId};
+use crate::gpu::{CudaOptions, DeviceLimits, Dim3};
+use serde::{Deserialize, Serialize};
+use std::io::{self, Read, Write};
+
+/// Headers above this size are refused (a corrupt stream, not a real message).
+const MAX_HEADER: u32 = 64 << 20;
+
+/// One call of the `Backend` trait; bulk bytes travel in the frame's payload.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Request {
+    Describe,
+    CompileTarget(CudaOptions),
+    Alloc(usize),
+    Free(DevPtr),
+    /// Payload: the bytes to write.
+    Htod(DevPtr),
+    Dtoh {
+        src: DevPtr,
+        bytes: usize,
+    },
+    Dtod {
+        dst: DevPtr,
+        src: DevPtr,
+        bytes: usize,
+    },
+    /// Payload: the PTX text or CUBIN bytes.
+    LoadModule {
+        cubin: bool,
+    },
+    UnloadModule(ModuleId),
+    /// Payload: the parameters, concatenated; `param_sizes` splits them.
+    Launch {
+        module: ModuleId,
+        kernel: String,
+        grid: Dim3,
+        block: Dim3,
+        shared_bytes: u32,
+        stream: Option<StreamId>,
+        check: bool,
+        cancellable: bool,
+        param_sizes: Vec<usize>,
+    },
+    CreateStream,
+    DestroyStream(StreamId),
+    RecordEvent(Option<StreamId>),
+    EventElapsed(EventId, EventId),
+    DestroyEvent(EventId),
+    Synchronize {
+        stream: Option<StreamId>,
+        cancellable: bool,
+    },
+    Reset,
+    LastLaunchMs,
+    TakePrintf,
+    Occupancy {
+        module: ModuleId,
+        kernel: String,
+        block_sizes: Vec<u32>,
+        dynamic_shared: u32,
+    },
+    SuggestBlock {
+        module: ModuleId,
+        kernel: String,
+        dynamic_shared: u32,
+    },
+}
+
+/// What `%device` shows, as it travels (the backend's name is fixed on the client's side).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Description {
+    pub name: String,
+    pub rows: Vec<(String, String)>,
+    pub limits: DeviceLimits,
+    pub peak_bandwidth_gbs: Option<f64>,
+}
+
+/// The answer to one [`Request`].
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Answer {
+    Unit,
+    Value(u64),
+    Flag(bool),
+    Ms(f64),
+    MaybeMs(Option<f64>),
+    Text(String),
+    Description(Description),
+    Target(Target),
+    Module(ModuleId, Vec<KernelMeta>),
+    /// Payload: the bytes read.
+    Bytes,
+    Launched {
+        printf: String,
+        warp_instructions: Option<u64>,
+        /// The launch's time from device events, where measured.
+        elapsed_ms: Option<f64>,
+        /// Checker findings, as text (ptxsim in a worker; a GPU has none).
+        findings: Vec<String>,
+    },
+    LaunchRejected(String),
+    LaunchFault {
+        message: String,
+        printf: String,
+        report: Option<String>,
+    },
+    Occupancy(Option<Vec<Occupancy>>),
+    Suggest(Option<(u32, u32)>),
+    Error {
+        ename: String,
+        message: String,
+    },
+}
+
+/// Every reply carries the backend's fault state after the call.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Reply {
+    pub answer: Answer,
+    pub fault: Option<String>,
+}
+
+/// The worker's first message: which device it opened, or why it could not.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Hello {
+    Ready {
+        backend: String,
+        limits: DeviceLimits,
+    },
+    Failed(String),
+}
+
+/// Writes one frame.
+pub fn write_frame<T: Serialize>(w: &mut impl Write, header: &T, payload: &[u8]) -> io::Result<()> {
+    let head = serde_json::to_vec(header).map_err(io::Error::other)?;
+    let len = u32::try_from(head.len()).map_err(|_| io::Error::other("header too large"))?;
+    let mut prefix = Vec::with_capacity(4 + head.len() + 8);
+    prefix.extend_from_slice(&len.to_le_bytes());
+    prefix.extend_from_slice(&head);
+    prefix.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    w.write_all(&prefix)?;
+    w.write_all(payload)?;
+    w.flush()
+}
+
+/// Reads one frame: the header and the payload.
+pub fn read_frame<T: for<'de> Deserialize<'de>>(r: &mut impl Read) -> io::Result<(T, Vec<u8>)> {
+    let mut n4 = [0u8; 4];
+    r.read_exact(&mut n4)?;
+    let n = u32::from_le_bytes(n4);
+    if n > MAX_HEADER {
+        return Err(io::Error::other(format!("a message header of {n} bytes")));
+    }
+    let mut head = vec![0u8; n as usize];
+    r.read_exact(&mut head)?;
+    let header = serde_json::from_slice(&head).map_err(io::Error::other)?;
+    let mut n8 = [0u8; 8];
+    r.read_exact(&mut n8)?;
+    let len = usize::try_from(u64::from_le_bytes(n8))
+        .map_err(|_| io::Error::other("a payload too large for this machine"))?;
+    let mut payload = Vec::new();
+    payload
+        .try_reserve_exact(len)
+        .map_err(|_| io::Error::other(format!("cannot hold a payload of {len} bytes")))?;
+    payload.resize(len, 0);
+    r.read_exact(&mut payload)?;
+    Ok((header, payload))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_round_trip_with_payloads() {
+        let mut buf = Vec::new();
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        write_frame(&mut buf, &Request::Htod(0xdead_beef), &data).unwrap();
+        write_frame(
+            &mut buf,
+            &Request::Launch {
+                module: 3,
+                kernel: "_Z3addPfS_i".into(),
+                grid: (4, 1, 1),
+                block: (256, 1, 1),
+                shared_bytes: 0,
+                stream: Some(2),
+                check: false,
+                cancellable: true,
+                param_sizes: vec![8, 8, 4],
+            },
+            &[1; 20],
+        )
+        .unwrap();
+        let mut r = buf.as_slice();
+        let (a, pa): (Request, _) = read_frame(&mut r).unwrap();
+        assert!(matches!(a, Request::Htod(0xdead_beef)));
+        assert_eq!(pa, data);
+        let (b, pb): (Request, _) = read_frame(&mut r).unwrap();
+        assert!(matches!(b, Request::Launch { ref kernel, .. } if kernel == "_Z3addPfS_i"));
+        assert_eq!(pb, vec![1; 20]);
+        assert!(
+            read_frame::<Request>(&mut r).is_err(),
+            "the stream has ended"
+        );
+    }
+
+    #[test]
+    fn corrupt_headers_are_errors_not_panics() {
+        let mut r: &[u8] = &[255, 255, 255, 255, 1, 2];
+        assert!(read_frame::<Request>(&mut r).is_err());
+        let mut buf = Vec::new();
+        buf.extend_from_slice(&3u32.to_le_bytes());
+        buf.extend_from_slice(b"{{{");
+        buf.extend_from_slice(&0u64.to_le_bytes());
+        assert!(read_frame::<Request>(&mut buf.as_slice()).is_err());
+    }
+}
