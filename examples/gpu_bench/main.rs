@@ -14,6 +14,7 @@
 use nbcuda::compile::{CompileInput, Compiler, Target};
 use nbcuda::gpu::backend::Backend;
 use nbcuda::gpu::cuda::CudaBackend;
+use nbcuda::gpu::worker::RemoteBackend;
 use nbcuda::gpu::{detect, CudaOptions, DeviceState, Dtype, LaunchArg, LaunchRequest};
 use nbcuda::magics::Magics;
 use nbcuda::output::{CellOutput, OutputSink};
@@ -201,20 +202,27 @@ fn launch_overhead(rows: &mut Vec<(String, String)>) -> Res<()> {
             raw.push(t.elapsed().as_secs_f64() * 1e6);
         }
     }
-    // DeviceState::launch (events, polling, printf check, argument packing).
-    let mut s = gpu_state(None)?;
-    s.compile_cuda(NOOP, &CudaOptions::default(), 1)
-        .map_err(|e| e.message)?;
+    // DeviceState::launch (events, polling, printf check, argument packing), with the CUDA
+    // context in this process and in the GPU worker process (the default).
     let req = request("noop", (1, 1, 1), (32, 1, 1), 0, vec![LaunchArg::Int(0)]);
-    let mut state = Vec::with_capacity(N);
-    for i in 0..N + 100 {
-        let t = Instant::now();
-        s.launch(&req).map_err(|e| e.message)?;
-        if i >= 100 {
-            state.push(t.elapsed().as_secs_f64() * 1e6);
+    let timed = |mut s: DeviceState| -> Res<Vec<f64>> {
+        s.compile_cuda(NOOP, &CudaOptions::default(), 1)
+            .map_err(|e| e.message)?;
+        let mut v = Vec::with_capacity(N);
+        for i in 0..N + 100 {
+            let t = Instant::now();
+            s.launch(&req).map_err(|e| e.message)?;
+            if i >= 100 {
+                v.push(t.elapsed().as_secs_f64() * 1e6);
+            }
         }
-    }
-    drop(s);
+        Ok(v)
+    };
+    let in_process = timed(DeviceState::with_backend(
+        Box::new(CudaBackend::new(0)?),
+        None,
+    ))?;
+    let state = timed(gpu_state(None)?)?;
     // `%launch` through the magics layer (parse, argument checks, launch, output).
     let mut m = Magics::new();
     let sink: OutputSink = Arc::new(|_o: CellOutput| {});
@@ -230,17 +238,26 @@ fn launch_overhead(rows: &mut Vec<(String, String)>) -> Res<()> {
             magic.push(t.elapsed().as_secs_f64() * 1e6);
         }
     }
-    let (r, d, l) = (median(raw), median(state), median(magic));
+    let (r, p, d, l) = (
+        median(raw),
+        median(in_process),
+        median(state),
+        median(magic),
+    );
     rows.push((
         "launch + sync, raw cudarc (median of 2000)".into(),
         format!("{r:.1} µs"),
     ));
     rows.push((
-        "launch + sync, DeviceState::launch".into(),
+        "launch + sync, DeviceState::launch, CUDA context in this process".into(),
+        format!("{p:.1} µs ({:+.1} µs)", p - r),
+    ));
+    rows.push((
+        "launch + sync, DeviceState::launch through the GPU worker process".into(),
         format!("{d:.1} µs ({:+.1} µs)", d - r),
     ));
     rows.push((
-        "launch + sync, %launch line".into(),
+        "launch + sync, %launch line (GPU worker: what a notebook gets)".into(),
         format!("{l:.1} µs ({:+.1} µs)", l - r),
     ));
     Ok(())
@@ -348,7 +365,7 @@ fn transfers(rows: &mut Vec<(String, String)>) -> Res<()> {
             format!(
                 "host → GPU → host, 256 MB, {}",
                 if pinned {
-                    "pinned staging (default)"
+                    "pinned staging, in process"
                 } else {
                     "pageable, direct"
                 }
@@ -361,6 +378,31 @@ fn transfers(rows: &mut Vec<(String, String)>) -> Res<()> {
         ));
     }
     gpu.free(p).map_err(|e| e.message)?;
+    drop(gpu);
+    // Through the GPU worker process (the socket adds a copy each way).
+    let mut remote = RemoteBackend::spawn(0, false)?;
+    let p = remote.alloc(bytes).map_err(|e| e.message)?;
+    let mut up = f64::MAX;
+    let mut down = f64::MAX;
+    for _ in 0..4 {
+        let t = Instant::now();
+        remote.htod(p, &data).map_err(|e| e.message)?;
+        up = up.min(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        remote.dtoh(p, &mut back).map_err(|e| e.message)?;
+        down = down.min(t.elapsed().as_secs_f64());
+    }
+    if back != data {
+        return Err("the round trip through the worker changed the data".into());
+    }
+    rows.push((
+        "host → GPU → host, 256 MB, through the GPU worker (default)".into(),
+        format!(
+            "{:.1} GB/s up, {:.1} GB/s down",
+            bytes as f64 / up / 1e9,
+            bytes as f64 / down / 1e9
+        ),
+    ));
     Ok(())
 }
 

@@ -172,6 +172,15 @@ impl DeviceState {
             }
             Err(why) => d.rows.push(("GPUs".into(), format!("none ({why})"))),
         }
+        if let Some(pid) = self.backend.worker_pid() {
+            d.rows.push((
+                "GPU worker process".into(),
+                format!(
+                    "pid {pid} (holds the CUDA context; a sticky device fault replaces it, the \
+                     Jupyter kernel stays)"
+                ),
+            ));
+        }
         if let Some(note) = &self.backend_note {
             d.rows.push(("backend choice".into(), note.clone()));
         }

@@ -180,7 +180,8 @@ def on_both(kc, tmp: Path, setup: str, work: str, outputs: list[str]) -> dict[st
 def test_device_lists_the_gpu_and_backend_is_cuda(gpu):
     ex = ok(gpu, "%device")
     text = ex.text()
-    for word in ("cuda", "compute capability", "SMs", "peak bandwidth", "GPU 0", "driver", "%%cuda code"):
+    for word in ("cuda", "compute capability", "SMs", "peak bandwidth", "GPU 0", "driver", "%%cuda code",
+                 "GPU worker process"):
         assert word in text, (word, text)
     ex = ok(gpu, "%device 0")
     assert "GPU 0" in ex.stream(), ex.describe()
