@@ -127,6 +127,16 @@ fn arrays_launches_printf_and_faults_through_the_worker() {
     assert!(e.message.contains("oob"), "{}", e.message);
     s.launch(&request("add", grid, 128, add_args(n))).unwrap();
     assert_eq!(floats(&s.read_array("c").unwrap()), c);
+    // Large copies go through shared memory; both directions keep every byte.
+    let big: Vec<u8> = (0..3_000_003usize)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    s.create_array("big", Dtype::U8, vec![big.len()], &big)
+        .unwrap();
+    assert!(s.read_array("big").unwrap() == big);
+    let big2: Vec<u8> = big.iter().map(|b| b ^ 0x5a).collect();
+    s.write_array("big", &big2).unwrap();
+    assert!(s.read_array("big").unwrap() == big2);
 }
 
 #[test]

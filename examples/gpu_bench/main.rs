@@ -419,7 +419,10 @@ fn compile_cache(rows: &mut Vec<(String, String)>) -> Res<()> {
         .map_err(|e| e.message)?;
     let mut hits = Vec::new();
     for _ in 0..20 {
+        // A restarted Jupyter kernel: a fresh worker, given the moment it has before the
+        // first cell to load NVRTC.
         let mut fresh = gpu_state(Some(dir.clone()))?;
+        std::thread::sleep(std::time::Duration::from_millis(150));
         let r = fresh
             .compile_cuda(&src, &CudaOptions::default(), 1)
             .map_err(|e| e.message)?;

@@ -127,6 +127,12 @@ fn drv(r: CUresult) -> Result<(), DriverError> {
 /// NVRTC's version and the architectures it compiles for.
 type NvrtcInfo = ((i32, i32), Vec<i32>);
 
+/// Loads NVRTC and asks its version ahead of the first `%%cuda` cell (a GPU worker calls this
+/// on a thread as it starts: loading libnvrtc takes about 20 ms).
+pub fn warm_up() {
+    let _ = nvrtc_info();
+}
+
 /// NVRTC's version and architectures, queried once (None when NVRTC cannot be loaded).
 fn nvrtc_info() -> Option<NvrtcInfo> {
     static INFO: OnceLock<Option<NvrtcInfo>> = OnceLock::new();

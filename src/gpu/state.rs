@@ -197,13 +197,20 @@ impl DeviceState {
 
     // ---- arrays ----
 
-    fn no_array(&self, name: &str) -> GpuError {
-        let names: Vec<String> = self.arrays.keys().cloned().collect();
-        if let Some(why) = self.lost.get(name) {
-            return GpuError::argument(format!(
+    /// Why array `name` no longer exists, when a device fault took it.
+    pub fn lost_array(&self, name: &str) -> Option<String> {
+        self.lost.get(name).map(|why| {
+            format!(
                 "array `{name}` was lost when a device fault ({why}) destroyed the CUDA context \
                  (its contents were only on the GPU): create it again"
-            ));
+            )
+        })
+    }
+
+    fn no_array(&self, name: &str) -> GpuError {
+        let names: Vec<String> = self.arrays.keys().cloned().collect();
+        if let Some(lost) = self.lost_array(name) {
+            return GpuError::argument(lost);
         }
         let hint = match closest(name, &names) {
             Some(c) => format!(" (did you mean `{c}`?)"),

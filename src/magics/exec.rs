@@ -52,6 +52,9 @@ impl Magics {
         what: &str,
     ) -> Result<crate::gpu::ArrayInfo, MagicError> {
         self.dev.array(&n.text).ok_or_else(|| {
+            if let Some(lost) = self.dev.lost_array(&n.text) {
+                return arg_err(ctx, ParseError::at(n.span, lost));
+            }
             let names: Vec<String> = self.dev.arrays().into_iter().map(|a| a.name).collect();
             let hint = help::nearest(&n.text, names.iter().map(String::as_str))
                 .map(|s| format!("; did you mean {s}?"))

@@ -104,7 +104,9 @@ impl Magics {
                         let hint = help::nearest(n, names.iter().map(String::as_str))
                             .map(|s| format!("; did you mean {s}?"))
                             .unwrap_or_default();
-                        let msg = if self.scalars.contains_key(n) {
+                        let msg = if let Some(lost) = self.dev.lost_array(n) {
+                            lost
+                        } else if self.scalars.contains_key(n) {
                             format!("'{n}' is a scalar, but {which} must be an array")
                         } else {
                             format!("unknown array '{n}' in argument {} of %launch{hint}", i + 1)

@@ -8,6 +8,7 @@
 //! business in the worker.
 
 use super::server::SOCKET_FD;
+use super::shm::SharedBuf;
 use super::wire::{self, Answer, Hello, Reply, Request};
 use crate::compile::Target;
 use crate::gpu::backend::{
@@ -176,6 +177,10 @@ pub struct RemoteBackend {
     lost: RefCell<Option<String>>,
     /// The last launch's time from device events (sent with its answer).
     last_ms: Option<f64>,
+    /// The buffer large copies go through (None until the first; `shared_failed` after
+    /// /dev/shm refused one: then copies use the socket).
+    shared: RefCell<Option<SharedBuf>>,
+    shared_failed: std::cell::Cell<bool>,
     watch: Arc<Watch>,
 }
 
@@ -197,6 +202,8 @@ impl RemoteBackend {
             limits,
             lost: RefCell::new(None),
             last_ms: None,
+            shared: RefCell::new(None),
+            shared_failed: std::cell::Cell::new(false),
             watch,
         })
     }
@@ -247,10 +254,41 @@ impl RemoteBackend {
         ))
     }
 
+    /// Runs `f` on a shared buffer of at least `bytes` (None: use the socket).
+    fn with_shared<R>(
+        &self,
+        bytes: usize,
+        f: impl FnOnce(&mut SharedBuf) -> Result<R, GpuError>,
+    ) -> Option<Result<R, GpuError>> {
+        if bytes < SHARED_FROM || self.shared_failed.get() {
+            return None;
+        }
+        let mut slot = self.shared.borrow_mut();
+        if slot.as_ref().is_none_or(|b| b.len() < bytes) {
+            *slot = None;
+            // Grow by powers of two so a few sizes cover a session.
+            match SharedBuf::create(bytes.next_power_of_two()) {
+                Ok(b) => *slot = Some(b),
+                Err(e) => {
+                    tracing::warn!("no shared memory for the GPU worker ({e}); using the socket");
+                    self.shared_failed.set(true);
+                    return None;
+                }
+            }
+        }
+        let buf = slot.as_mut()?;
+        let r = f(buf);
+        buf.unlink(); // the worker holds its mapping; nothing is left in /dev/shm
+        Some(r)
+    }
+
     fn simple(&self, request: Request) -> Result<Answer, GpuError> {
         self.call(&request, &[], None).map(|(a, _)| a)
     }
 }
+
+/// Copies of at least this many bytes go through shared memory.
+const SHARED_FROM: usize = 1 << 20;
 
 fn unexpected(a: &Answer) -> GpuError {
     GpuError::launch(format!("the GPU worker answered out of turn: {a:?}"))
@@ -331,10 +369,38 @@ impl Backend for RemoteBackend {
     }
 
     fn htod(&mut self, dst: DevPtr, data: &[u8]) -> Result<(), GpuError> {
-        self.call(&Request::Htod(dst), data, None).map(|_| ())
+        let shared = self.with_shared(data.len(), |buf| {
+            buf.as_mut_slice()[..data.len()].copy_from_slice(data);
+            let request = Request::HtodShared {
+                dst,
+                path: buf.path().to_string_lossy().into_owned(),
+                len: buf.len(),
+                bytes: data.len(),
+            };
+            self.call(&request, &[], None).map(|_| ())
+        });
+        match shared {
+            Some(r) => r,
+            None => self.call(&Request::Htod(dst), data, None).map(|_| ()),
+        }
     }
 
     fn dtoh(&self, src: DevPtr, out: &mut [u8]) -> Result<(), GpuError> {
+        let n = out.len();
+        let shared = self.with_shared(n, |buf| {
+            let request = Request::DtohShared {
+                src,
+                path: buf.path().to_string_lossy().into_owned(),
+                len: buf.len(),
+                bytes: n,
+            };
+            self.call(&request, &[], None)?;
+            out.copy_from_slice(&buf.as_slice()[..n]);
+            Ok(())
+        });
+        if let Some(r) = shared {
+            return r;
+        }
         let request = Request::Dtoh {
             src,
             bytes: out.len(),

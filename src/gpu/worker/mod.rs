@@ -13,6 +13,7 @@
 
 pub mod client;
 pub mod server;
+pub mod shm;
 pub mod wire;
 
 pub use client::RemoteBackend;

@@ -5,6 +5,7 @@
 //!
 //! It must not print to stdout: that descriptor is where device printf is captured.
 
+use super::shm::SharedBuf;
 use super::wire::{self, Answer, Description, Hello, Reply, Request};
 use crate::gpu::backend::{Backend, BackendLaunch, BackendLaunchError, ModuleImage};
 use crate::gpu::cuda::CudaBackend;
@@ -83,6 +84,9 @@ pub fn main(args: &[String]) -> i32 {
             if wire::write_frame(&mut writer, &hello, &[]).is_err() {
                 return 1;
             }
+            if !sim {
+                std::thread::spawn(crate::gpu::cuda::warm_up);
+            }
             b
         }
         Err(why) => {
@@ -90,12 +94,39 @@ pub fn main(args: &[String]) -> i32 {
             return 1;
         }
     };
+    let mut shared: Option<SharedBuf> = None;
     loop {
         let (request, payload): (Request, Vec<u8>) = match wire::read_frame(&mut reader) {
             Ok(m) => m,
             Err(_) => return 0, // the Jupyter kernel closed the socket (or went away)
         };
-        let (answer, out) = serve(backend.as_mut(), request, payload, &flag);
+        let (answer, out) = match request {
+            Request::HtodShared {
+                dst,
+                path,
+                len,
+                bytes,
+            } => match mapped(&mut shared, &path, len, bytes) {
+                Ok(buf) => (
+                    unit(backend.htod(dst, &buf.as_slice()[..bytes])),
+                    Vec::new(),
+                ),
+                Err(e) => (error(e), Vec::new()),
+            },
+            Request::DtohShared {
+                src,
+                path,
+                len,
+                bytes,
+            } => match mapped(&mut shared, &path, len, bytes) {
+                Ok(buf) => (
+                    unit(backend.dtoh(src, &mut buf.as_mut_slice()[..bytes])),
+                    Vec::new(),
+                ),
+                Err(e) => (error(e), Vec::new()),
+            },
+            request => serve(backend.as_mut(), request, payload, &flag),
+        };
         let reply = Reply {
             answer,
             fault: backend.fault(),
@@ -104,6 +135,32 @@ pub fn main(args: &[String]) -> i32 {
             return 0;
         }
     }
+}
+
+/// The shared buffer at `path`, mapped once (a new path replaces the old mapping).
+fn mapped<'a>(
+    shared: &'a mut Option<SharedBuf>,
+    path: &str,
+    len: usize,
+    bytes: usize,
+) -> Result<&'a mut SharedBuf, GpuError> {
+    if bytes > len {
+        return Err(GpuError::memory("a copy larger than its shared buffer"));
+    }
+    let current = shared
+        .as_ref()
+        .is_some_and(|b| b.path().to_str() == Some(path) && b.len() == len);
+    if !current {
+        let buf = SharedBuf::open(std::path::Path::new(path), len).map_err(|e| {
+            GpuError::memory(format!(
+                "the GPU worker cannot map the shared buffer {path}: {e}"
+            ))
+        })?;
+        *shared = Some(buf);
+    }
+    shared
+        .as_mut()
+        .ok_or_else(|| GpuError::memory("no shared buffer"))
 }
 
 fn error(e: GpuError) -> Answer {
@@ -159,6 +216,12 @@ fn serve(
             }
         }
         Request::Dtod { dst, src, bytes } => (unit(b.dtod(dst, src, bytes)), none),
+        Request::HtodShared { .. } | Request::DtohShared { .. } => (
+            error(GpuError::memory(
+                "shared-memory copies are served by the loop",
+            )),
+            none,
+        ),
         Request::LoadModule { cubin } => {
             let loaded = if cubin {
                 b.load_module(ModuleImage::Cubin(&payload))

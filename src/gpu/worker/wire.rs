@@ -26,6 +26,20 @@ pub enum Request {
         src: DevPtr,
         bytes: usize,
     },
+    /// Host → device from the shared buffer at `path` (its first `bytes`).
+    HtodShared {
+        dst: DevPtr,
+        path: String,
+        len: usize,
+        bytes: usize,
+    },
+    /// Device → host into the shared buffer at `path`.
+    DtohShared {
+        src: DevPtr,
+        path: String,
+        len: usize,
+        bytes: usize,
+    },
     Dtod {
         dst: DevPtr,
         src: DevPtr,
