@@ -126,6 +126,10 @@ run() {
     echo "==> figures (gpu_bench)"
     local rc_bench=0
     timeout 120 "$B/bin/gpu_bench" "$ROOT/crates/ptxsim/kernels" 2>&1 | tee "$out/gpu-bench.md" || rc_bench=${PIPESTATUS[0]}
+    echo "==> Jupyter-level latency on the GPU (benches/kernel_latency.py --only cuda)"
+    PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 90 \
+        "$B/venv/bin/python" -u "$ROOT/benches/kernel_latency.py" --only cuda --runs 20 2>&1 \
+        | tee "$out/latency.md" || true
     echo
     echo "gpu-check: tests exit $rc_tests, bench exit $rc_bench, $((SECONDS - t0)) s"
     [ "$rc_tests" -eq 0 ] && [ "$rc_bench" -eq 0 ]

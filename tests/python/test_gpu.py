@@ -324,6 +324,6 @@ def test_illegal_address_is_recovered_by_reset_with_the_kernel_alive(gpu, gpu_ke
     # A second fault, recovered automatically by the next command (scaling by 1 keeps `keep`).
     error(gpu, "%launch poke[1, 1](keep, 1099511627776)")
     ex = ok(gpu, "%launch scale<float>[16, 256](keep, 1.0, 4096)")
-    assert "CUDA context rebuilt" in ex.stream(), ex.describe()
+    assert "CUDA context rebuilt" in ex.stream("stderr"), ex.describe()
     ok(gpu, f"%save keep {tmp_path / 'keep_auto.npy'}")
     assert_same(tmp_path / "keep_auto.npy", tmp_path / "keep_before.npy")
