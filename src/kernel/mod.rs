@@ -289,6 +289,17 @@ impl NbHost for ArrayHost {
             .map(|a| (a.name, a.dtype.name().to_string(), a.shape))
             .collect()
     }
+
+    fn display(&self, data: MimeBundle, metadata: serde_json::Map<String, serde_json::Value>) {
+        let sink = lock(&self.sink).clone();
+        if let Some(sink) = sink {
+            sink(CellOutput::Display {
+                data,
+                metadata,
+                display_id: None,
+            });
+        }
+    }
 }
 
 fn magic_error(e: MagicError) -> (String, String) {

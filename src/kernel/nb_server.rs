@@ -3,8 +3,15 @@
 //! One listener in a private directory (0700) with a 0600 socket; connections from another user
 //! are refused (SO_PEERCRED). Each connection is served on its own thread, one request at a time,
 //! with the framing of `nb::wire` (JSON header + raw payload, sizes bounded). What a request does
-//! is up to the [`NbHost`] (the interpreter): this module knows nothing of arrays or devices.
+//! is up to the [`NbHost`] (the interpreter): this module knows nothing of devices. The display
+//! requests (`render`: one host array → its MIME bundle; `animate`: frames → an animated GIF)
+//! are drawn here with `crate::display::array_view` and either returned (for `evcxr_display`) or
+//! shown in the running cell through [`NbHost::display`].
 
+use crate::display::array_view::{array_bundle, frames_bundle, Metadata, ViewOptions};
+use crate::display::Colormap;
+use crate::gpu::Dtype;
+use crate::output::MimeBundle;
 use nb::wire::{read_frame, write_frame};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
@@ -27,6 +34,8 @@ pub trait NbHost: Send + Sync + 'static {
     fn free(&self, name: &str) -> Result<(), HostError>;
     /// (name, dtype, shape), sorted by name.
     fn list(&self) -> Vec<(String, String, Vec<usize>)>;
+    /// Show a display (image, table, animation) in the running cell, if any.
+    fn display(&self, data: MimeBundle, metadata: Metadata);
 }
 
 /// A running server; the socket directory is removed on drop.
@@ -142,33 +151,92 @@ fn str_of<'a>(header: &'a Value, key: &str) -> Result<&'a str, HostError> {
     })
 }
 
+fn protocol(message: &str) -> HostError {
+    ("ProtocolError".to_string(), message.to_string())
+}
+
+fn argument(message: String) -> HostError {
+    ("ArgumentError".to_string(), message)
+}
+
+fn shape_of(header: &Value) -> Result<Vec<usize>, HostError> {
+    header
+        .get("shape")
+        .and_then(Value::as_array)
+        .ok_or_else(|| protocol("the request has no 'shape'"))?
+        .iter()
+        .map(|d| d.as_u64().and_then(|d| usize::try_from(d).ok()))
+        .collect::<Option<_>>()
+        .ok_or_else(|| argument("shape entries must be non-negative integers".to_string()))
+}
+
+fn dtype_of(header: &Value) -> Result<Dtype, HostError> {
+    let name = str_of(header, "dtype")?;
+    Dtype::parse(name).ok_or_else(|| argument(format!("unknown dtype '{name}'")))
+}
+
+/// The `%show` options of a display request: `cmap`, `vmin`, `vmax`, `scale`, `title`.
+fn view_of(header: &Value) -> Result<ViewOptions, HostError> {
+    let num = |key: &str| -> Result<Option<f64>, HostError> {
+        match header.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| argument(format!("{key} must be a number"))),
+        }
+    };
+    let cmap = match header.get("cmap").and_then(Value::as_str) {
+        Some(name) => Colormap::by_name(name).map_err(argument)?,
+        None => Colormap::default(),
+    };
+    let scale = match header.get("scale") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(
+            v.as_u64()
+                .and_then(|k| u32::try_from(k).ok())
+                .ok_or_else(|| argument("scale must be a positive integer".to_string()))?,
+        ),
+    };
+    Ok(ViewOptions {
+        cmap,
+        vmin: num("vmin")?,
+        vmax: num("vmax")?,
+        scale,
+        title: header
+            .get("title")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    })
+}
+
+/// A rendered display: shown in the running cell when the request says `"publish": true`,
+/// otherwise returned as `bundle` (and `metadata`) for `evcxr_display`.
+fn deliver(
+    host: &dyn NbHost,
+    header: &Value,
+    (data, metadata): (MimeBundle, Metadata),
+) -> (Value, Vec<u8>) {
+    if header.get("publish").and_then(Value::as_bool) == Some(true) {
+        host.display(data, metadata);
+        (json!({"ok": true}), Vec::new())
+    } else {
+        (
+            json!({"ok": true, "bundle": data, "metadata": metadata}),
+            Vec::new(),
+        )
+    }
+}
+
 /// Serve one request.
 pub fn handle(host: &dyn NbHost, header: &Value, payload: &[u8]) -> (Value, Vec<u8>) {
     let result = (|| -> Result<(Value, Vec<u8>), HostError> {
         match str_of(header, "op")? {
             "put" => {
-                let shape: Vec<usize> = header
-                    .get("shape")
-                    .and_then(Value::as_array)
-                    .ok_or_else(|| {
-                        (
-                            "ProtocolError".to_string(),
-                            "the request has no 'shape'".to_string(),
-                        )
-                    })?
-                    .iter()
-                    .map(|d| d.as_u64().map(|d| d as usize))
-                    .collect::<Option<_>>()
-                    .ok_or_else(|| {
-                        (
-                            "ArgumentError".to_string(),
-                            "shape entries must be non-negative integers".to_string(),
-                        )
-                    })?;
                 host.put(
                     str_of(header, "name")?,
                     str_of(header, "dtype")?,
-                    shape,
+                    shape_of(header)?,
                     payload,
                 )?;
                 Ok((json!({"ok": true}), Vec::new()))
@@ -192,6 +260,35 @@ pub fn handle(host: &dyn NbHost, header: &Value, payload: &[u8]) -> (Value, Vec<
                     .map(|(name, dtype, shape)| json!({"name": name, "dtype": dtype, "shape": shape}))
                     .collect();
                 Ok((json!({"ok": true, "arrays": rows}), Vec::new()))
+            }
+            "render" => {
+                let (dtype, shape, view) = (dtype_of(header)?, shape_of(header)?, view_of(header)?);
+                let shown = array_bundle(dtype, &shape, payload, &view).map_err(argument)?;
+                Ok(deliver(host, header, shown))
+            }
+            "animate" => {
+                let (dtype, shape, view) = (dtype_of(header)?, shape_of(header)?, view_of(header)?);
+                let count = header
+                    .get("frames")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| protocol("the request has no 'frames'"))?;
+                let labels: Vec<Option<String>> = header
+                    .get("labels")
+                    .and_then(Value::as_array)
+                    .map(|l| l.iter().map(|v| v.as_str().map(str::to_string)).collect())
+                    .unwrap_or_default();
+                let fps = header.get("fps").and_then(Value::as_f64).unwrap_or(10.0);
+                let shown = frames_bundle(
+                    dtype,
+                    &shape,
+                    usize::try_from(count).unwrap_or(usize::MAX),
+                    payload,
+                    &labels,
+                    fps,
+                    &view,
+                )
+                .map_err(argument)?;
+                Ok(deliver(host, header, shown))
             }
             other => Err((
                 "ProtocolError".to_string(),

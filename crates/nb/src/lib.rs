@@ -7,11 +7,47 @@
 //! let x: nb::Array<f32> = nb::get("x")?;
 //! ```
 //!
+//! # Seeing results
+//!
+//! An [`Array`] that is a cell's value displays itself: a 2-D `f32`/`f64` array as the heatmap
+//! of `%show` (colormap, colour bar, value range), an `(H, W, 3|4)` `u8` array as an RGB(A)
+//! image, a 1-D array of at most 64 values as a table, anything else as a summary (dtype, shape,
+//! min/max/mean, first values). [`Array::show`] and [`Array::show_with`] display it at once, in
+//! the middle of a cell, with the options of `%show` in a [`Style`]:
+//!
+//! ```ignore
+//! let u: nb::Array<f32> = nb::get("u")?;
+//! u                                                        // as the cell's value
+//! u.show_with(&nb::Style::new().cmap("magma").vmin(0.0).title("u"))?;
+//! nb::show("u --cmap magma")?;                             // %show on the device array
+//! ```
+//!
+//! [`Frames`] collects 2-D frames and shows them as an inline animated GIF, drawn like
+//! `%%animate` (one colour range for all frames, each titled `NAME   frame i/N`):
+//!
+//! ```ignore
+//! let mut frames = nb::Frames::new().fps(12.0).cmap("inferno");
+//! for step in 0..100 {
+//!     nb::exec("%launch heat_step[auto](u, v, 0.1, u.shape[0], u.shape[1])")?;
+//!     nb::exec("%swap u v")?;
+//!     if step % 5 == 0 {
+//!         frames.push_array("u")?;          // a copy of the device array now
+//!     }
+//! }
+//! frames.show()?;                           // or leave `frames` as the cell's value
+//! ```
+//!
+//! Pictures are drawn by the Jupyter kernel (the same code as `%show` and `%%animate`): this
+//! crate only sends the raw bytes, so it stays small to compile in every notebook.
+//!
 //! The arrays live in the Jupyter kernel process, not here: every call connects to the kernel's
 //! Unix socket (path in `NBCUDA_SOCKET`), sends one request and reads one reply. This crate keeps
 //! no state in statics, because evcxr copies statics into every cell.
 
+mod view;
 pub mod wire;
+
+pub use view::{Frames, MimeBundle, Style};
 
 /// The `ndarray` crate `nb` converts to and from, re-exported so cells need no `:dep` of their own.
 #[cfg(feature = "ndarray")]
@@ -41,7 +77,7 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-fn err(ename: &str, message: impl Into<String>) -> Error {
+pub(crate) fn err(ename: &str, message: impl Into<String>) -> Error {
     Error {
         ename: ename.to_string(),
         message: message.into(),
@@ -140,24 +176,6 @@ impl<T: Element> Array<T> {
             shape: a.shape().to_vec(),
         }
     }
-
-    /// How evcxr shows an `Array` as a cell's value.
-    pub fn evcxr_display(&self) {
-        let head: Vec<String> = self
-            .data
-            .iter()
-            .take(10)
-            .map(|v| format!("{v:?}"))
-            .collect();
-        let more = if self.data.len() > 10 { ", …" } else { "" };
-        println!(
-            "EVCXR_BEGIN_CONTENT text/plain\nArray<{}> shape {:?}: [{}{}]\nEVCXR_END_CONTENT",
-            T::DTYPE,
-            self.shape,
-            head.join(", "),
-            more
-        );
-    }
 }
 
 #[cfg(feature = "ndarray")]
@@ -175,7 +193,7 @@ pub struct ArrayInfo {
     pub shape: Vec<usize>,
 }
 
-fn check_shape(len: usize, shape: &[usize]) -> Result<()> {
+pub(crate) fn check_shape(len: usize, shape: &[usize]) -> Result<()> {
     if shape.is_empty() {
         return Err(err("ArgumentError", "a shape needs at least one dimension"));
     }
@@ -194,7 +212,7 @@ fn check_shape(len: usize, shape: &[usize]) -> Result<()> {
 }
 
 /// Send one request and read its reply; a reply with `"ok": false` becomes an [`Error`].
-fn request(header: Value, payload: &[u8]) -> Result<(Value, Vec<u8>)> {
+pub(crate) fn request(header: Value, payload: &[u8]) -> Result<(Value, Vec<u8>)> {
     let path = std::env::var(SOCKET_ENV).map_err(|_| {
         err(
             "NotConnected",
@@ -256,19 +274,14 @@ where
     put_shaped(name, &arr.data, &arr.shape)
 }
 
-/// Copy the device array `name` to the host. Its dtype must be `T`'s.
-pub fn get<T: Element>(name: &str) -> Result<Array<T>> {
+/// The device array `name` as (dtype, shape, bytes).
+pub(crate) fn get_raw(name: &str) -> Result<(String, Vec<usize>, Vec<u8>)> {
     let (reply, data) = request(json!({"op": "get", "name": name}), &[])?;
-    let dtype = reply.get("dtype").and_then(Value::as_str).unwrap_or("");
-    if dtype != T::DTYPE {
-        return Err(err(
-            "ArgumentError",
-            format!(
-                "array '{name}' holds {dtype}, not {}: use nb::get::<{dtype}>(\"{name}\")",
-                T::DTYPE
-            ),
-        ));
-    }
+    let dtype = reply
+        .get("dtype")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     let shape: Vec<usize> = reply
         .get("shape")
         .and_then(Value::as_array)
@@ -279,6 +292,21 @@ pub fn get<T: Element>(name: &str) -> Result<Array<T>> {
                 .collect()
         })
         .unwrap_or_default();
+    Ok((dtype, shape, data))
+}
+
+/// Copy the device array `name` to the host. Its dtype must be `T`'s.
+pub fn get<T: Element>(name: &str) -> Result<Array<T>> {
+    let (dtype, shape, data) = get_raw(name)?;
+    if dtype != T::DTYPE {
+        return Err(err(
+            "ArgumentError",
+            format!(
+                "array '{name}' holds {dtype}, not {}: use nb::get::<{dtype}>(\"{name}\")",
+                T::DTYPE
+            ),
+        ));
+    }
     let data = T::from_le_bytes_vec(&data);
     check_shape(data.len(), &shape).map_err(|e| err("ProtocolError", e.message))?;
     Ok(Array { data, shape })
@@ -334,7 +362,8 @@ pub fn list() -> Result<Vec<ArrayInfo>> {
         .unwrap_or_default())
 }
 
-/// Show arrays in the cell, like `%show` (image, plot).
+/// Show device arrays in the cell, exactly as `%show` does: `names` is what follows `%show`
+/// (one or more names, and options such as `--cmap magma --vmin 0`).
 pub fn show(names: &str) -> Result<()> {
     exec(&format!("%show {names}")).map(|_| ())
 }
