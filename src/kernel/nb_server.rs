@@ -298,3 +298,133 @@ pub fn handle(host: &dyn NbHost, header: &Value, payload: &[u8]) -> (Value, Vec<
     })();
     result.unwrap_or_else(fail)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A host with no arrays that records what it is asked to display.
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<MimeBundle>>);
+
+    impl NbHost for Recorder {
+        fn put(&self, _: &str, _: &str, _: Vec<usize>, _: &[u8]) -> Result<(), HostError> {
+            Ok(())
+        }
+        fn get(&self, name: &str) -> Result<(String, Vec<usize>, Vec<u8>), HostError> {
+            Err(argument(format!("no array named '{name}'")))
+        }
+        fn exec(&self, _: &str) -> Result<Option<String>, HostError> {
+            Ok(None)
+        }
+        fn free(&self, _: &str) -> Result<(), HostError> {
+            Ok(())
+        }
+        fn list(&self) -> Vec<(String, String, Vec<usize>)> {
+            Vec::new()
+        }
+        fn display(&self, data: MimeBundle, _: Metadata) {
+            if let Ok(mut v) = self.0.lock() {
+                v.push(data);
+            }
+        }
+    }
+
+    fn f32_bytes(v: &[f32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn render_returns_or_publishes_the_bundle() {
+        let host = Recorder::default();
+        let data = f32_bytes(&[1.0, 2.5, -3.0]);
+        let (reply, _) = handle(
+            &host,
+            &json!({"op": "render", "dtype": "f32", "shape": [3]}),
+            &data,
+        );
+        assert_eq!(reply["ok"], true, "{reply}");
+        assert!(reply["bundle"]["text/html"]
+            .as_str()
+            .is_some_and(|h| h.contains(">2.5</td>")));
+        let (reply, _) = handle(
+            &host,
+            &json!({"op": "render", "dtype": "f32", "shape": [3], "publish": true}),
+            &data,
+        );
+        assert!(
+            reply["ok"] == true && reply.get("bundle").is_none(),
+            "{reply}"
+        );
+        assert_eq!(host.0.lock().map(|v| v.len()).unwrap_or(0), 1);
+        for (bad, ename, words) in [
+            (
+                json!({"op": "render", "dtype": "f16", "shape": [3]}),
+                "ArgumentError",
+                "unknown dtype",
+            ),
+            (
+                json!({"op": "render", "dtype": "f32", "shape": [4]}),
+                "ArgumentError",
+                "needs 16 bytes",
+            ),
+            (
+                json!({"op": "render", "dtype": "f32", "shape": [3], "cmap": "jet"}),
+                "ArgumentError",
+                "unknown colormap",
+            ),
+            (
+                json!({"op": "render", "dtype": "f32", "shape": [3], "scale": -1}),
+                "ArgumentError",
+                "scale",
+            ),
+            (
+                json!({"op": "render", "dtype": "f32"}),
+                "ProtocolError",
+                "shape",
+            ),
+            (
+                json!({"op": "animate", "dtype": "f32", "shape": [1, 3]}),
+                "ProtocolError",
+                "frames",
+            ),
+            (
+                json!({"op": "animate", "dtype": "f32", "shape": [1, 3], "frames": 2}),
+                "ArgumentError",
+                "do not make 2 frames",
+            ),
+        ] {
+            let (reply, _) = handle(&host, &bad, &data);
+            assert_eq!(reply["ename"], ename, "{bad}: {reply}");
+            assert!(
+                reply["message"].as_str().is_some_and(|m| m.contains(words)),
+                "{bad}: {reply}"
+            );
+        }
+    }
+
+    #[test]
+    fn animate_makes_a_gif() {
+        let host = Recorder::default();
+        let data = f32_bytes(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        let (reply, _) = handle(
+            &host,
+            &json!({"op": "animate", "dtype": "f32", "shape": [1, 3], "frames": 2,
+                    "labels": ["u", null], "fps": 4.0, "cmap": "magma"}),
+            &data,
+        );
+        assert_eq!(reply["ok"], true, "{reply}");
+        assert!(reply["bundle"]["image/gif"].is_string());
+        assert_eq!(
+            reply["bundle"]["text/plain"],
+            "animation of 2 frames (1×3 f32) at 4 fps, min 0, max 5"
+        );
+        assert!(
+            reply["metadata"]["image/gif"]["width"]
+                .as_u64()
+                .unwrap_or(0)
+                > 0
+        );
+    }
+}
