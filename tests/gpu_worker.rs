@@ -137,6 +137,22 @@ fn arrays_launches_printf_and_faults_through_the_worker() {
     let big2: Vec<u8> = big.iter().map(|b| b ^ 0x5a).collect();
     s.write_array("big", &big2).unwrap();
     assert!(s.read_array("big").unwrap() == big2);
+    // %upload / %download on a stream, large enough for shared memory.
+    let zero = vec![0u8; big.len()];
+    s.create_array("up", Dtype::U8, vec![big.len()], &big)
+        .unwrap();
+    s.write_array("up", &zero).unwrap();
+    s.create_array("dn", Dtype::U8, vec![big.len()], &big2)
+        .unwrap();
+    s.download("dn", Some("s1")).unwrap();
+    s.synchronize(Some("s1")).unwrap();
+    assert!(s.host_copy("dn").unwrap() == big2);
+    s.upload("up", Some("s1")).unwrap();
+    s.synchronize(None).unwrap();
+    assert!(
+        s.read_array("up").unwrap() == zero,
+        "the host copy is what write_array gave"
+    );
 }
 
 #[test]

@@ -133,6 +133,31 @@ pub trait Backend: Send {
     /// survived (ptxsim, or a GPU without a fault: true; a GPU context rebuild: false).
     fn reset(&mut self) -> Result<bool, GpuError>;
 
+    /// Host → device on `stream`, returning before the copy is done where the backend can (the
+    /// bytes go to pinned memory first). Default: a plain copy.
+    fn htod_async(
+        &mut self,
+        dst: DevPtr,
+        data: &[u8],
+        _stream: Option<StreamId>,
+    ) -> Result<(), GpuError> {
+        self.htod(dst, data)
+    }
+    /// Device → host on `stream` into pinned memory; the bytes are taken with
+    /// [`Backend::take_download`] once the stream is synchronised. `None`: this backend copies
+    /// synchronously instead (the caller reads with `dtoh`).
+    fn dtoh_async(
+        &mut self,
+        _src: DevPtr,
+        _bytes: usize,
+        _stream: Option<StreamId>,
+    ) -> Result<Option<u64>, GpuError> {
+        Ok(None)
+    }
+    /// The bytes of a finished [`Backend::dtoh_async`] (waits for its stream).
+    fn take_download(&mut self, id: u64) -> Result<Vec<u8>, GpuError> {
+        Err(GpuError::launch(format!("no download {id} in flight")))
+    }
     /// Whether device memory can be lost to a fault (a GPU context, a worker process): then
     /// `DeviceState` keeps host copies of arrays to restore them.
     fn can_lose_memory(&self) -> bool {

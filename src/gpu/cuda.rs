@@ -22,6 +22,7 @@
 //!
 //! This module knows nothing of array names, cells or C signatures.
 
+mod async_copy;
 mod capture;
 mod describe;
 mod driver;
@@ -112,6 +113,8 @@ pub struct CudaBackend {
     last_choice: RefCell<Option<ImageChoice>>,
     staging: RefCell<Option<Staging>>,
     staging_enabled: bool,
+    /// Pinned buffers of asynchronous copies in flight (`%upload`, `%download`).
+    async_bufs: HashMap<u64, async_copy::AsyncBuf>,
     next_id: u64,
 }
 
@@ -262,6 +265,7 @@ impl CudaBackend {
             last_choice: RefCell::new(None),
             staging: RefCell::new(None),
             staging_enabled,
+            async_bufs: HashMap::new(),
             next_id: 1,
         })
     }
@@ -408,6 +412,7 @@ impl CudaBackend {
         let timing = self.timing.take();
         let allocations: Vec<DevPtr> = self.allocations.drain().map(|(p, _)| p).collect();
         let staging = self.staging.borrow_mut().take();
+        let pinned: Vec<*mut u8> = self.async_bufs.drain().map(|(_, b)| b.ptr()).collect();
         if !alive {
             return; // everything dies with the context
         }
@@ -431,6 +436,9 @@ impl CudaBackend {
             }
             if let Some(s) = staging {
                 s.free();
+            }
+            for p in pinned {
+                let _ = sys::cuMemFreeHost(p.cast());
             }
         }
     }
@@ -830,6 +838,9 @@ impl Backend for CudaBackend {
             .filter(|(id, _)| stream.is_none() || stream == Some(**id))
             .flat_map(|(_, s)| std::mem::take(&mut s.pending))
             .collect();
+        if result.is_ok() {
+            self.release_uploads(stream);
+        }
         match result {
             Ok(()) => Ok(()),
             Err(e) if is_sticky(e.0) => {
@@ -871,6 +882,28 @@ impl Backend for CudaBackend {
 
     fn can_lose_memory(&self) -> bool {
         true
+    }
+
+    fn htod_async(
+        &mut self,
+        dst: DevPtr,
+        data: &[u8],
+        stream: Option<StreamId>,
+    ) -> Result<(), GpuError> {
+        self.upload_async(dst, data, stream)
+    }
+
+    fn dtoh_async(
+        &mut self,
+        src: DevPtr,
+        bytes: usize,
+        stream: Option<StreamId>,
+    ) -> Result<Option<u64>, GpuError> {
+        self.download_async(src, bytes, stream).map(Some)
+    }
+
+    fn take_download(&mut self, id: u64) -> Result<Vec<u8>, GpuError> {
+        self.take_download_bytes(id)
     }
 
     fn fault(&self) -> Option<String> {

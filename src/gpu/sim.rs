@@ -7,7 +7,7 @@
 
 use super::backend::{
     Backend, BackendLaunch, BackendLaunchError, BackendReport, DevPtr, EventId, KernelMeta,
-    ModuleId, ModuleImage, StreamId,
+    ModuleId, ModuleImage, Occupancy, StreamId,
 };
 use super::{CudaOptions, DeviceDescription, DeviceLimits, GpuError};
 use crate::compile::Target;
@@ -236,5 +236,72 @@ impl Backend for SimBackend {
 
     fn reset(&mut self) -> Result<bool, GpuError> {
         Ok(true)
+    }
+
+    /// An sm_80's occupancy limited by threads, blocks and shared memory per SM (the PTX tells
+    /// ptxsim no real register count, so registers do not limit this estimate).
+    fn occupancy(
+        &mut self,
+        module: ModuleId,
+        kernel: &str,
+        block_sizes: &[u32],
+        dynamic_shared: u32,
+    ) -> Option<Vec<Occupancy>> {
+        let k = self
+            .modules
+            .get(&module)?
+            .kernels()
+            .iter()
+            .find(|k| k.name == kernel)?
+            .clone();
+        let shared = k.static_shared_bytes + dynamic_shared as usize;
+        Some(
+            block_sizes
+                .iter()
+                .map(|&b| {
+                    let blocks = sm80_blocks_per_sm(b, shared);
+                    Occupancy {
+                        block_threads: b,
+                        blocks_per_sm: blocks,
+                        fraction: super::cuda::occupancy::fraction(blocks, b, 32, SM80_THREADS),
+                    }
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Threads one sm_80 SM holds.
+const SM80_THREADS: u32 = 2048;
+
+/// Resident blocks of `block_threads` threads using `shared_bytes` of shared memory each on an
+/// sm_80 SM: 2048 threads (whole warps), 32 blocks, 164 KiB of shared memory of which the
+/// driver reserves 1 KiB per block.
+fn sm80_blocks_per_sm(block_threads: u32, shared_bytes: usize) -> u32 {
+    if block_threads == 0 {
+        return 0;
+    }
+    let warps = block_threads.div_ceil(32);
+    let by_threads = SM80_THREADS / 32 / warps;
+    let by_shared = if shared_bytes == 0 {
+        u32::MAX
+    } else {
+        u32::try_from(164 * 1024 / (shared_bytes + 1024)).unwrap_or(u32::MAX)
+    };
+    by_threads.min(32).min(by_shared)
+}
+
+#[cfg(test)]
+mod occupancy_tests {
+    use super::sm80_blocks_per_sm;
+
+    #[test]
+    fn sm80_limits() {
+        assert_eq!(sm80_blocks_per_sm(256, 0), 8); // threads
+        assert_eq!(sm80_blocks_per_sm(32, 0), 32); // blocks
+        assert_eq!(sm80_blocks_per_sm(48, 0), 32); // 2 warps each: 32 by threads, 32 by blocks
+        assert_eq!(sm80_blocks_per_sm(1024, 0), 2);
+        assert_eq!(sm80_blocks_per_sm(128, 48 * 1024), 3); // shared: 164 / 49
+        assert_eq!(sm80_blocks_per_sm(0, 0), 0);
     }
 }

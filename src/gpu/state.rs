@@ -20,8 +20,10 @@ use super::*;
 use crate::compile::{scan, Compiler};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
+mod copies;
 mod switch;
 
 /// How many freed arrays are remembered, to name use-after-free addresses.
@@ -35,7 +37,10 @@ struct Array {
     ptr: DevPtr,
     last_writer: Option<String>,
     /// Host copy of the content while it came from the host (GPU backend only; see `switch.rs`).
-    shadow: Option<Vec<u8>>,
+    shadow: Option<Arc<Vec<u8>>>,
+    /// The array's host copy for `%upload`/`%download`: the data it was made from or what the
+    /// last `%download` fetched (shares its bytes with `shadow` while both exist).
+    host: Option<Arc<Vec<u8>>>,
 }
 
 /// The kernel process's device: arrays, modules, kernels.
@@ -56,6 +61,8 @@ pub struct DeviceState {
     notice: Option<String>,
     /// Arrays lost to a GPU fault: name → the fault.
     lost: BTreeMap<String, String>,
+    /// `%download`s in flight: (array, stream, the backend's download id).
+    downloads: Vec<copies::Download>,
 }
 
 impl Default for DeviceState {
@@ -111,6 +118,7 @@ impl DeviceState {
             backend_note: note,
             notice: None,
             lost: BTreeMap::new(),
+            downloads: Vec::new(),
         }
     }
 
@@ -128,6 +136,7 @@ impl DeviceState {
             backend_note: None,
             notice: None,
             lost: BTreeMap::new(),
+            downloads: Vec::new(),
         }
     }
 
@@ -263,7 +272,8 @@ impl DeviceState {
             let _ = self.backend.free(ptr);
             return Err(e);
         }
-        let shadow = self.shadow_of(data, Some(name));
+        let host = self.host_copy_of(data, Some(name));
+        let shadow = self.shadow_from(&host);
         let new = Array {
             dtype,
             shape,
@@ -271,6 +281,7 @@ impl DeviceState {
             ptr,
             last_writer: None,
             shadow,
+            host,
         };
         self.lost.remove(name);
         if let Some(old) = self.arrays.insert(name.to_string(), new) {
@@ -321,7 +332,7 @@ impl DeviceState {
     pub fn read_array(&self, name: &str) -> Result<Vec<u8>, GpuError> {
         let a = self.arrays.get(name).ok_or_else(|| self.no_array(name))?;
         if let (Some(_), Some(copy)) = (self.backend.fault(), &a.shadow) {
-            return Ok(copy.clone()); // the GPU context is lost, the host copy is exact
+            return Ok(copy.to_vec()); // the GPU context is lost, the host copy is exact
         }
         let mut out = vec![0u8; a.bytes];
         self.backend.dtoh(a.ptr, &mut out)?;
@@ -341,10 +352,12 @@ impl DeviceState {
         }
         let ptr = a.ptr;
         self.backend.htod(ptr, data)?;
-        let shadow = self.shadow_of(data, Some(name));
+        let host = self.host_copy_of(data, Some(name));
+        let shadow = self.shadow_from(&host);
         if let Some(a) = self.arrays.get_mut(name) {
             a.last_writer = None;
             a.shadow = shadow;
+            a.host = host;
         }
         Ok(())
     }
@@ -600,17 +613,7 @@ impl DeviceState {
         if request.check && self.check_on_copy {
             return self.launch_on_checker(ci, &k, request);
         }
-        let stream = match &request.stream {
-            Some(s) => Some(match self.streams.get(s) {
-                Some(id) => *id,
-                None => {
-                    let id = self.backend.create_stream()?;
-                    self.streams.insert(s.clone(), id);
-                    id
-                }
-            }),
-            None => None,
-        };
+        let stream = self.stream_id(request.stream.as_deref())?;
         // On ptxsim `--check` is this path with the checker on.
         let config = BackendLaunch {
             grid: request.grid,
@@ -862,13 +865,15 @@ impl DeviceState {
         let id = match stream {
             Some(s) => Some(*self.streams.get(s).ok_or_else(|| {
                 GpuError::argument(format!(
-                    "no stream named `{s}` (a stream is created by its first %launch … stream={s})"
+                    "no stream named `{s}` (a stream is created by its first %launch … stream={s}, \
+                     %upload or %download)"
                 ))
             })?),
             None => None,
         };
         let r = self.backend.synchronize(id);
         let printf = self.backend.take_printf();
+        let r = r.and_then(|()| self.finish_downloads(stream));
         match r {
             Ok(()) => Ok(printf),
             Err(mut e) => {
@@ -892,6 +897,7 @@ impl DeviceState {
             return self.recover();
         }
         let kept = self.backend.reset()?;
+        self.downloads.clear();
         for (_, s) in self.streams.drain() {
             self.backend.destroy_stream(s);
         }
@@ -1006,7 +1012,7 @@ impl DeviceState {
         Ok(self.with_occupancy(view, module, &lowered))
     }
 
-    /// Adds the occupancy rows of a GPU backend (nothing on ptxsim).
+    /// Adds the occupancy rows: the driver's on a GPU, an sm_80 estimate on ptxsim.
     fn with_occupancy(
         &mut self,
         mut view: KernelInfoView,
@@ -1021,10 +1027,23 @@ impl DeviceState {
             .and_then(|(_, v)| v.parse::<u32>().ok())
             .unwrap_or(limits.max_threads_per_block);
         let sizes = super::cuda::occupancy::block_sizes(limits.warp_size, max);
+        let estimate = self.backend.name() == "ptxsim";
         if let Some(rows) = self.backend.occupancy(module, lowered, &sizes, 0) {
+            if estimate {
+                view.rows.push((
+                    "occupancy on a GPU".into(),
+                    "estimate for an sm_80 from threads, blocks and shared memory per SM \
+                     (registers are not known on ptxsim)"
+                        .into(),
+                ));
+            }
             for o in rows {
                 view.rows.push((
-                    format!("occupancy, block of {}", o.block_threads),
+                    format!(
+                        "occupancy{}, block of {}",
+                        if estimate { " (sm_80 estimate)" } else { "" },
+                        o.block_threads
+                    ),
                     format!(
                         "{} block(s) per SM, {:.0}% of warp slots",
                         o.blocks_per_sm,

@@ -128,7 +128,7 @@ pub fn complete(m: &mut Magics, line: &str, cursor: usize) -> (Vec<String>, usiz
             }
             filter(arrays(), prefix)
         }
-        "free" | "swap" => filter(arrays(), prefix),
+        "free" | "swap" | "upload" | "download" => filter(arrays(), prefix),
         "backend" => filter(["gpu".to_string(), "sim".to_string()], prefix),
         "help" => {
             let p = &before[flag_start..];

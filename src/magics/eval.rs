@@ -37,6 +37,11 @@ impl fmt::Display for Value {
 pub trait Env {
     fn scalar(&self, name: &str) -> Option<Value>;
     fn shape(&self, array: &str) -> Option<Vec<usize>>;
+    /// Whether arrays live on a GPU (the built-in `gpu` is 1, `by_backend` takes its second
+    /// argument); false on ptxsim.
+    fn on_gpu(&self) -> bool {
+        false
+    }
 }
 
 type R<T> = Result<T, ParseError>;
@@ -55,6 +60,7 @@ pub fn eval(e: &Expr, env: &dyn Env) -> R<Value> {
             }
             match n.as_str() {
                 "pi" => return Ok(Value::Float(std::f64::consts::PI)),
+                "gpu" => return Ok(Value::Int(i64::from(env.on_gpu()))),
                 "inf" => return Ok(Value::Float(f64::INFINITY)),
                 "nan" => return Ok(Value::Float(f64::NAN)),
                 _ => {}
@@ -173,6 +179,13 @@ fn call(f: &str, args: &[Expr], span: Span, env: &dyn Env) -> R<Value> {
         }
     };
     match f {
+        "by_backend" => {
+            want(2)?;
+            // Both are evaluated, so a mistake in either shows on every backend.
+            let sim = eval(&args[0], env)?;
+            let gpu = eval(&args[1], env)?;
+            Ok(if env.on_gpu() { gpu } else { sim })
+        }
         "len" => {
             want(1)?;
             let ExprKind::Name(n) = &args[0].kind else {
@@ -268,7 +281,17 @@ fn call(f: &str, args: &[Expr], span: Span, env: &dyn Env) -> R<Value> {
 }
 
 /// Functions of the expression language.
-pub const FUNCTIONS: [&str; 8] = ["len", "ceil", "floor", "min", "max", "int", "float", "sqrt"];
+pub const FUNCTIONS: [&str; 9] = [
+    "len",
+    "ceil",
+    "floor",
+    "min",
+    "max",
+    "int",
+    "float",
+    "sqrt",
+    "by_backend",
+];
 
 /// An integer, or an error that says what was expected.
 pub fn eval_int(e: &Expr, env: &dyn Env, what: &str) -> R<i64> {

@@ -30,6 +30,9 @@ impl Env for EnvRef<'_> {
     fn shape(&self, array: &str) -> Option<Vec<usize>> {
         self.dev.array(array).map(|a| a.shape)
     }
+    fn on_gpu(&self) -> bool {
+        self.dev.backend_name() == "cuda"
+    }
 }
 
 fn arg_err(ctx: &LineCtx, e: ParseError) -> MagicError {
@@ -217,6 +220,20 @@ impl Magics {
                 if !printf.is_empty() {
                     out(CellOutput::Stdout(printf));
                 }
+            }
+            Command::Upload(name, stream) => {
+                self.need_array(ctx, &name, "")?;
+                let s = stream.as_ref().map(|s| s.text.as_str());
+                self.dev
+                    .upload(&name.text, s)
+                    .map_err(|e| ctx.gpu_at(e, name.span))?;
+            }
+            Command::Download(name, stream) => {
+                self.need_array(ctx, &name, "")?;
+                let s = stream.as_ref().map(|s| s.text.as_str());
+                self.dev
+                    .download(&name.text, s)
+                    .map_err(|e| ctx.gpu_at(e, name.span))?;
             }
             Command::Device(Some(n)) => {
                 let v = eval::eval_int(&n, &self.env(), "the GPU number")

@@ -63,7 +63,7 @@ pub const MAGICS: &[MagicDoc] = &[
     m(
         "%set",
         "%set NAME = EXPR",
-        "Sets a scalar (integer or float) usable in every expression; %set alone lists them.",
+        "Sets a scalar (integer or float) usable in every expression; %set alone lists them. by_backend(SIM, GPU) picks a size per backend: %set N = by_backend(1_000_000, 50_000_000).",
     ),
     m(
         "%launch",
@@ -85,7 +85,17 @@ pub const MAGICS: &[MagicDoc] = &[
     m(
         "%sync",
         "%sync [STREAM]",
-        "Waits for all work (or one stream's work) on the device.",
+        "Waits for all work (or one stream's work) on the device; finishes the %downloads on it.",
+    ),
+    m(
+        "%upload",
+        "%upload NAME [STREAM]",
+        "Copies the array's host copy to the device on STREAM, asynchronously (from pinned memory on a GPU); the host copy is the data the array was made from, or what %download fetched.",
+    ),
+    m(
+        "%download",
+        "%download NAME [STREAM]",
+        "Copies the array's device contents into its host copy on STREAM, asynchronously; complete after %sync (then %upload can send it back).",
     ),
     m(
         "%device",
@@ -190,7 +200,8 @@ pub fn help(name: Option<&str>) -> Result<String, String> {
             s.push_str(
                 "\nExpressions: integers (1_000, 1e6, 0x10), floats, + - * / % (integer / truncates), \
                  parentheses, ceil(a / b), floor, min, max, int, float, sqrt, len(x), x.shape[i], \
-                 pi, and %set scalars.\nDtypes: f32 f64 i8 i16 i32 i64 u8 u16 u32 u64.\n",
+                 pi, gpu (1 on a GPU, 0 on ptxsim), by_backend(SIM, GPU) (picks by backend: \
+                 %set N = by_backend(1_000_000, 50_000_000)), and %set scalars.\nDtypes: f32 f64 i8 i16 i32 i64 u8 u16 u32 u64.\n",
             );
             Ok(s)
         }

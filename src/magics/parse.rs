@@ -121,6 +121,10 @@ pub enum Command {
     Free(Vec<Name>),
     Swap(Name, Name),
     Sync(Option<Name>),
+    /// `%upload NAME [STREAM]`: the array's host copy to the device, asynchronously.
+    Upload(Name, Option<Name>),
+    /// `%download NAME [STREAM]`: the device contents into the array's host copy.
+    Download(Name, Option<Name>),
     /// `%device` lists the devices; `%device N` selects GPU N.
     Device(Option<Expr>),
     Backend(Name),
@@ -326,6 +330,19 @@ impl<'a> Parser<'a> {
                 self.eat_sym(",")?;
                 let b = self.name("a second array name")?;
                 Ok(Command::Swap(a, b))
+            }
+            "upload" | "download" => {
+                let name = self.name("an array name")?;
+                let stream = if self.lx.at_end() {
+                    None
+                } else {
+                    Some(self.name("a stream name")?)
+                };
+                Ok(if magic.text == "upload" {
+                    Command::Upload(name, stream)
+                } else {
+                    Command::Download(name, stream)
+                })
             }
             "sync" => {
                 if self.lx.at_end() {

@@ -343,6 +343,7 @@ fn template_names_are_normalised() {
 struct TestEnv {
     scalars: BTreeMap<String, Value>,
     arrays: BTreeMap<String, Vec<usize>>,
+    gpu: bool,
 }
 
 impl Env for TestEnv {
@@ -352,6 +353,26 @@ impl Env for TestEnv {
     fn shape(&self, array: &str) -> Option<Vec<usize>> {
         self.arrays.get(array).cloned()
     }
+    fn on_gpu(&self) -> bool {
+        self.gpu
+    }
+}
+
+#[test]
+fn sizes_chosen_per_backend() {
+    for gpu in [false, true] {
+        let mut e = env();
+        e.gpu = gpu;
+        let line = "%set v = by_backend(1_000 + n, 50_000_000) * 2 + gpu";
+        let Command::Set(Some((_, x))) = parse(line) else {
+            panic!("{line}")
+        };
+        let want = if gpu { 100_000_001 } else { 4_000 };
+        assert_eq!(eval::eval(&x, &e), Ok(Value::Int(want)), "gpu={gpu}");
+    }
+    // A user scalar named gpu wins over the built-in; both arguments are checked.
+    assert!(ev("by_backend(1)").is_err());
+    assert!(ev("by_backend(1, nothere)").is_err());
 }
 
 fn env() -> TestEnv {
@@ -361,7 +382,11 @@ fn env() -> TestEnv {
     let mut arrays = BTreeMap::new();
     arrays.insert("img".to_string(), vec![480, 640, 3]);
     arrays.insert("x".to_string(), vec![1000]);
-    TestEnv { scalars, arrays }
+    TestEnv {
+        scalars,
+        arrays,
+        gpu: false,
+    }
 }
 
 fn ev(s: &str) -> Result<Value, (String, String)> {
@@ -420,7 +445,7 @@ fn expressions_evaluate_with_precedence_and_checks() {
         ("len(1)", "len() takes an array name", "1"),
         ("img.shape[3]", "index 3 is out of range: 'img' has 3 dimensions", "3"),
         ("ceil(1, 2)", "ceil() takes 1 argument", "ceil(1, 2)"),
-        ("lenn(x)", "unknown function 'lenn'; did you mean len()? (functions: len, ceil, floor, min, max, int, float, sqrt)", "lenn(x)"),
+        ("lenn(x)", "unknown function 'lenn'; did you mean len()? (functions: len, ceil, floor, min, max, int, float, sqrt, by_backend)", "lenn(x)"),
     ];
     for (s, msg, tok) in bad {
         assert_eq!(ev(s), Err((msg.to_string(), tok.to_string())), "{s}");

@@ -496,3 +496,40 @@ fn checker_findings_go_to_stderr() {
     assert!(stderr.contains("%%cuda cell line 4"), "{stderr}");
     assert!(stderr.ends_with('\n'));
 }
+
+#[test]
+fn upload_and_download_move_data_between_an_array_and_its_host_copy() {
+    let mut s = Session::new();
+    s.cuda("%%cuda --name vec", VECTOR_CUDA)
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.ok("%array x = rand(5000, f32, seed=3)");
+    let x0 = s.f64s("x");
+    // The host copy is the data the array was made from; a launch does not change it.
+    s.ok("%launch scale<float>[auto](x, 2.0, len(x))");
+    s.ok("%upload x s1");
+    s.ok("%sync s1");
+    assert_eq!(s.f64s("x"), x0);
+    // %download fetches the device contents into the host copy (complete at %sync).
+    s.ok("%launch scale<float>[auto](x, 3.0, len(x))");
+    s.ok("%download x s1");
+    s.ok("%sync s1");
+    s.ok("%launch scale<float>[auto](x, 0.0, len(x))");
+    assert!(s.f64s("x").iter().all(|v| *v == 0.0));
+    s.ok("%upload x");
+    s.ok("%sync");
+    for (v, v0) in s.f64s("x").iter().zip(&x0) {
+        assert_eq!(*v as f32, (*v0 as f32) * 3.0);
+    }
+    // Streams made by %upload are ordinary streams for %launch and %sync.
+    s.ok("%array z = arange(100, f32)");
+    s.ok("%launch scale<float>[1, 128, 0, s2](z, 5.0, 100)");
+    s.ok("%upload z s2");
+    s.ok("%sync s2");
+    assert_eq!(s.f64s("z"), (0..100).map(f64::from).collect::<Vec<_>>());
+    // Errors name the array or the missing piece.
+    let e = s.err("%upload nothere");
+    assert_eq!(e.ename, "ArgumentError");
+    assert!(e.message.contains("nothere"), "{e}");
+    let e = s.err("%download");
+    assert!(e.message.contains("array name"), "{e}");
+}

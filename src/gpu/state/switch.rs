@@ -18,6 +18,7 @@ use super::super::detect;
 use super::super::kernels;
 use super::super::sim::SimBackend;
 use super::{DeviceState, GpuError};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The default total size of host copies kept for recovery.
@@ -103,18 +104,29 @@ fn names(list: &[String]) -> String {
 }
 
 impl DeviceState {
-    /// A host copy of `data` for an array, if this backend keeps them and the cap allows.
-    pub(super) fn shadow_of(&self, data: &[u8], replacing: Option<&str>) -> Option<Vec<u8>> {
-        if !self.backend.can_lose_memory() {
-            return None;
-        }
+    /// A host copy of `data` for an array, if the cap on host copies allows.
+    pub(super) fn host_copy_of(
+        &self,
+        data: &[u8],
+        replacing: Option<&str>,
+    ) -> Option<Arc<Vec<u8>>> {
         let held: usize = self
             .arrays
             .iter()
             .filter(|(n, _)| Some(n.as_str()) != replacing)
-            .filter_map(|(_, a)| a.shadow.as_ref().map(Vec::len))
+            .filter_map(|(_, a)| a.host.as_ref().map(|h| h.len()))
             .sum();
-        (held.saturating_add(data.len()) <= shadow_limit()).then(|| data.to_vec())
+        (held.saturating_add(data.len()) <= shadow_limit()).then(|| Arc::new(data.to_vec()))
+    }
+
+    /// The recovery copy of an array whose device contents equal `host`: on backends that can
+    /// lose memory (a GPU) the same bytes; none on ptxsim.
+    pub(super) fn shadow_from(&self, host: &Option<Arc<Vec<u8>>>) -> Option<Arc<Vec<u8>>> {
+        if self.backend.can_lose_memory() {
+            host.clone()
+        } else {
+            None
+        }
     }
 
     /// Why ptxsim runs instead of a GPU, when it does (for the banner).
@@ -180,6 +192,7 @@ impl DeviceState {
         }
         self.streams.clear();
         self.freed.clear();
+        self.downloads.clear();
         let mut reload_failed: Vec<String> = Vec::new();
         for cell in std::mem::take(&mut self.cells) {
             match kernels::build_cell(
@@ -329,10 +342,12 @@ impl DeviceState {
         self.check_on_copy = self.backend.name() != "ptxsim";
         let count = moved.len();
         for (name, p, buf) in moved {
-            let shadow = self.shadow_of(&buf, Some(&name));
+            let host = self.host_copy_of(&buf, Some(&name));
+            let shadow = self.shadow_from(&host);
             if let Some(a) = self.arrays.get_mut(&name) {
                 a.ptr = p;
                 a.shadow = shadow;
+                a.host = host;
             }
         }
         self.backend_note = None;

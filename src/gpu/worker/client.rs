@@ -181,6 +181,8 @@ pub struct RemoteBackend {
     /// /dev/shm refused one: then copies use the socket).
     shared: RefCell<Option<SharedBuf>>,
     shared_failed: std::cell::Cell<bool>,
+    /// Sizes of downloads in flight (large ones come back through shared memory).
+    downloads: std::collections::HashMap<u64, usize>,
     watch: Arc<Watch>,
 }
 
@@ -204,6 +206,7 @@ impl RemoteBackend {
             last_ms: None,
             shared: RefCell::new(None),
             shared_failed: std::cell::Cell::new(false),
+            downloads: std::collections::HashMap::new(),
             watch,
         })
     }
@@ -410,6 +413,69 @@ impl Backend for RemoteBackend {
                 out.copy_from_slice(&bytes);
                 Ok(())
             }
+            (a, _) => Err(unexpected(&a)),
+        }
+    }
+
+    fn htod_async(
+        &mut self,
+        dst: DevPtr,
+        data: &[u8],
+        stream: Option<StreamId>,
+    ) -> Result<(), GpuError> {
+        let shared = self.with_shared(data.len(), |buf| {
+            buf.as_mut_slice()[..data.len()].copy_from_slice(data);
+            let request = Request::HtodAsyncShared {
+                dst,
+                stream,
+                path: buf.path().to_string_lossy().into_owned(),
+                len: buf.len(),
+                bytes: data.len(),
+            };
+            self.call(&request, &[], None).map(|_| ())
+        });
+        match shared {
+            Some(r) => r,
+            None => self
+                .call(&Request::HtodAsync { dst, stream }, data, None)
+                .map(|_| ()),
+        }
+    }
+
+    fn dtoh_async(
+        &mut self,
+        src: DevPtr,
+        bytes: usize,
+        stream: Option<StreamId>,
+    ) -> Result<Option<u64>, GpuError> {
+        match self.simple(Request::DtohAsync { src, bytes, stream })? {
+            Answer::MaybeValue(id) => {
+                if let Some(id) = id {
+                    self.downloads.insert(id, bytes);
+                }
+                Ok(id)
+            }
+            a => Err(unexpected(&a)),
+        }
+    }
+
+    fn take_download(&mut self, id: u64) -> Result<Vec<u8>, GpuError> {
+        let bytes = self.downloads.remove(&id).unwrap_or(0);
+        let shared = self.with_shared(bytes, |buf| {
+            let request = Request::TakeDownloadShared {
+                id,
+                path: buf.path().to_string_lossy().into_owned(),
+                len: buf.len(),
+                bytes,
+            };
+            self.call(&request, &[], None)?;
+            Ok(buf.as_slice()[..bytes].to_vec())
+        });
+        if let Some(r) = shared {
+            return r;
+        }
+        match self.call(&Request::TakeDownload(id), &[], None)? {
+            (Answer::Bytes, bytes) => Ok(bytes),
             (a, _) => Err(unexpected(&a)),
         }
     }

@@ -24,6 +24,18 @@ use super::cuda::CudaBackend;
 /// GPU `ordinal` as a backend: in a worker process, or in this process when
 /// `NBCUDA_GPU_IN_PROCESS=1`.
 pub fn open_gpu(ordinal: usize) -> Result<Box<dyn Backend>, String> {
+    // Ask the driver here first: no worker is started for a GPU that is not there.
+    let gpus = super::detect::detect_gpus()?;
+    if gpus.is_empty() {
+        return Err("the NVIDIA driver reports no CUDA device".into());
+    }
+    if ordinal >= gpus.len() {
+        return Err(format!(
+            "no GPU {ordinal}: this machine has {} (0 to {})",
+            gpus.len(),
+            gpus.len().saturating_sub(1)
+        ));
+    }
     if std::env::var("NBCUDA_GPU_IN_PROCESS").ok().as_deref() == Some("1") {
         return CudaBackend::new(ordinal).map(|b| Box::new(b) as Box<dyn Backend>);
     }

@@ -125,6 +125,35 @@ pub fn main(args: &[String]) -> i32 {
                 ),
                 Err(e) => (error(e), Vec::new()),
             },
+            Request::HtodAsyncShared {
+                dst,
+                stream,
+                path,
+                len,
+                bytes,
+            } => match mapped(&mut shared, &path, len, bytes) {
+                Ok(buf) => (
+                    unit(backend.htod_async(dst, &buf.as_slice()[..bytes], stream)),
+                    Vec::new(),
+                ),
+                Err(e) => (error(e), Vec::new()),
+            },
+            Request::TakeDownloadShared {
+                id,
+                path,
+                len,
+                bytes,
+            } => {
+                let taken = backend.take_download(id).and_then(|data| {
+                    if data.len() != bytes {
+                        return Err(GpuError::memory("a download of another size"));
+                    }
+                    let buf = mapped(&mut shared, &path, len, bytes)?;
+                    buf.as_mut_slice()[..bytes].copy_from_slice(&data);
+                    Ok(())
+                });
+                (unit(taken), Vec::new())
+            }
             request => serve(backend.as_mut(), request, payload, &flag),
         };
         let reply = Reply {
@@ -216,7 +245,20 @@ fn serve(
             }
         }
         Request::Dtod { dst, src, bytes } => (unit(b.dtod(dst, src, bytes)), none),
-        Request::HtodShared { .. } | Request::DtohShared { .. } => (
+        Request::HtodAsync { dst, stream } => (unit(b.htod_async(dst, &payload, stream)), none),
+        Request::DtohAsync { src, bytes, stream } => (
+            b.dtoh_async(src, bytes, stream)
+                .map_or_else(error, Answer::MaybeValue),
+            none,
+        ),
+        Request::TakeDownload(id) => match b.take_download(id) {
+            Ok(bytes) => (Answer::Bytes, bytes),
+            Err(e) => (error(e), none),
+        },
+        Request::HtodShared { .. }
+        | Request::DtohShared { .. }
+        | Request::HtodAsyncShared { .. }
+        | Request::TakeDownloadShared { .. } => (
             error(GpuError::memory(
                 "shared-memory copies are served by the loop",
             )),

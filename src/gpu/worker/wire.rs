@@ -40,6 +40,32 @@ pub enum Request {
         len: usize,
         bytes: usize,
     },
+    /// Payload: the bytes to write.
+    HtodAsync {
+        dst: DevPtr,
+        stream: Option<StreamId>,
+    },
+    HtodAsyncShared {
+        dst: DevPtr,
+        stream: Option<StreamId>,
+        path: String,
+        len: usize,
+        bytes: usize,
+    },
+    DtohAsync {
+        src: DevPtr,
+        bytes: usize,
+        stream: Option<StreamId>,
+    },
+    /// Answer: the bytes in the payload.
+    TakeDownload(u64),
+    /// The bytes go into the shared buffer at `path`.
+    TakeDownloadShared {
+        id: u64,
+        path: String,
+        len: usize,
+        bytes: usize,
+    },
     Dtod {
         dst: DevPtr,
         src: DevPtr,
@@ -101,6 +127,7 @@ pub struct Description {
 pub enum Answer {
     Unit,
     Value(u64),
+    MaybeValue(Option<u64>),
     Flag(bool),
     Ms(f64),
     MaybeMs(Option<f64>),
