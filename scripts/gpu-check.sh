@@ -130,6 +130,10 @@ run() {
     PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 90 \
         "$B/venv/bin/python" -u "$ROOT/benches/kernel_latency.py" --only cuda --runs 20 2>&1 \
         | tee "$out/latency.md" || true
+    echo "==> the tutorial notebooks' magic cells at GPU sizes (Rust cells need cargo: skipped)"
+    PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 150 \
+        "$B/venv/bin/python" -u "$ROOT/scripts/run_notebook_magics.py" 2>&1 \
+        | tee "$out/notebooks.md" || true
     echo
     echo "gpu-check: tests exit $rc_tests, bench exit $rc_bench, $((SECONDS - t0)) s"
     [ "$rc_tests" -eq 0 ] && [ "$rc_bench" -eq 0 ]

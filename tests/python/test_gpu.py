@@ -327,3 +327,26 @@ def test_illegal_address_is_recovered_by_reset_with_the_kernel_alive(gpu, gpu_ke
     assert "CUDA context rebuilt" in ex.stream("stderr"), ex.describe()
     ok(gpu, f"%save keep {tmp_path / 'keep_auto.npy'}")
     assert_same(tmp_path / "keep_auto.npy", tmp_path / "keep_before.npy")
+
+
+def test_upload_download_pipeline_and_sizes_by_backend(gpu, tmp_path):
+    """%upload/%download on streams (pinned memory on the GPU) give what ptxsim gives; the
+    built-in `gpu` and by_backend() follow the backend."""
+    for backend, want in (("gpu", 71), ("sim", 30)):
+        ok(gpu, f"%backend {backend}\n%array mm = full(1, by_backend(3, 7) * 10 + gpu, i32)")
+        ok(gpu, f"%save mm {tmp_path / 'mm.npy'}")
+        assert list(load_npy(tmp_path / "mm.npy")[2]) == [want], backend
+    seed = random.randrange(1 << 30)
+    n = random.randrange(1 << 20, 3 << 20)  # large enough for the worker's shared memory
+    setup = "\n".join(f"%array p{i} = rand({n}, f32, seed={seed + i})" for i in range(4))
+    work = "\n".join(
+        f"%launch axpy[ceil({n} / 256), 256, 0, s{i}](p{i}, p{i}, 1.0, {n})\n"  # p = 2 p
+        f"%upload p{i} s{i}\n"  # back to the original values
+        f"%launch axpy[ceil({n} / 256), 256, 0, s{i}](p{i}, p{i}, 2.0, {n})\n"  # p = 3 p
+        f"%download p{i} s{i}\n"
+        f"%launch axpy[ceil({n} / 256), 256, 0, s{i}](p{i}, p{i}, -1.0, {n})\n"  # p = 0
+        for i in range(4)
+    ) + "\n%sync\n" + "\n".join(f"%upload p{i} s{i}" for i in range(4)) + "\n%sync"
+    on_both(gpu, tmp_path, setup, work, [f"p{i}" for i in range(4)])
+    _, _, orig = load_npy(tmp_path / "p0_sim.npy")
+    assert any(v != 0.0 for v in orig[:100]), "the pipeline must end with 3 p, not zeros"
