@@ -139,7 +139,12 @@ fn bytes_text(b: f64) -> String {
 /// The table of one `%time`.
 pub fn timing_table(t: &Timing) -> Table {
     let s = &t.stats;
-    let mut caption = format!("%time {} on {} ({})", t.label, t.device, t.backend);
+    // The device name often names the backend already ("ptxsim (simulated sm_80)").
+    let mut caption = if t.device.contains(t.backend.as_str()) {
+        format!("%time {} on {}", t.label, t.device)
+    } else {
+        format!("%time {} on {} ({})", t.label, t.device, t.backend)
+    };
     if t.simulated {
         caption.push_str(": simulated, wall time of the CPU simulator, not GPU time");
     }
