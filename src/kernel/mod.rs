@@ -79,6 +79,11 @@ impl NbcudaInterpreter {
                 None
             }
         };
+        // Load NVRTC now, off the critical path: the first %%cuda cache hit after a restart
+        // then needs no dlopen (about 8 ms).
+        std::thread::spawn(|| {
+            let _ = crate::compile::library::nvrtc_version();
+        });
         let rust = RustEngine::start(env, prelude);
         let rust_interrupt = rust.interrupt_handle();
         let rustc_version = Arc::new(OnceLock::new());
@@ -390,7 +395,7 @@ impl Interpreter for NbcudaInterpreter {
     fn complete(&self, code: &str, cursor: usize) -> (Vec<String>, usize, usize) {
         let (start, line) = line_at(code, cursor);
         let in_cell_magic_body = is_cell_magic(code) && code[..start].trim().starts_with("%%");
-        if is_magic_line(line) {
+        if is_magic_line(line) || line.trim_start().starts_with("%%") && !in_cell_magic_body {
             let (matches, s, e) = self.lock_magics().complete(line, cursor - start);
             return (matches, start + s, start + e);
         }

@@ -873,12 +873,6 @@ def test_compile_cache_hit_after_a_jupyter_kernel_restart(fresh_kernel, tmp_path
     assert np.array_equal(fetch(kc, "rx", tmp_path), x * np.float32(2) + np.float32(10))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the first %%cuda cache hit of a Jupyter kernel process loads NVRTC (dlopen, ~8-15 ms here) "
-    "before it looks up the cache (src/compile/mod.rs Compiler::compile calls load_nvrtc and "
-    "nvrtc_version to build the key), so the first hit after a restart is over the 2 ms of issue 4",
-)
 def test_first_cache_hit_after_restart_is_under_2_ms(fresh_kernel):
     km, kc = fresh_kernel
     cell = unique_cell()
@@ -929,12 +923,6 @@ def test_completion_of_magics_kernels_arrays_and_paths(mk, rng, tmp_path):
     assert str(tmp_path / "other.png") in matches and len(matches) == len(names) + 1, matches
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a line starting with %% is not routed to the magic completer: src/kernel/mod.rs "
-    "NbcudaInterpreter::complete uses cells::is_magic_line, which wants a letter after the first %, "
-    "so `%%cu` goes to the Rust completer and gets no matches (`%cu` does offer %%cuda)",
-)
 def test_completion_of_a_cell_magic_name_after_two_percent_signs(mk):
     matches, typed = complete(mk, "%%cu")
     assert "%%cuda" in matches and typed == "%%cu", matches
