@@ -74,7 +74,9 @@ impl InstallArgs {
 }
 
 fn main() -> ExitCode {
-    // Must come first: when evcxr starts this binary as its child, this never returns.
+    // Must come first: when evcxr starts this binary as its child, this never returns (the line
+    // before only acts in that child: it routes stdout through a pipe, see child_marker).
+    nbcuda::rust::child_marker::install_if_evcxr_child();
     evcxr::runtime_hook();
     // `nbcuda gpu-worker`: the process that holds the CUDA context (started by the Jupyter
     // kernel, not by users; see nbcuda::gpu::worker).

@@ -372,7 +372,13 @@ impl Worker {
         let stderr_lines = lock(&self.shared.stderr_capture).take().unwrap_or_default();
         *lock(&self.shared.sink) = None;
         let panic = text::panic_message(&stderr_lines, child_pid);
-        let outcome = self.classify(result, killed, panic, &code);
+        let user_error = user_error(&stderr_lines);
+        let outcome = match self.classify(result, killed, panic, &code) {
+            Ok(_) if user_error.is_some() => Err(RustCellError::UserError {
+                message: user_error.unwrap_or_default(),
+            }),
+            other => other,
+        };
         if matches!(outcome, Err(RustCellError::Interrupted)) {
             sink(CellOutput::Stderr(format!("Interrupted. {RESTART_NOTE}\n")));
         }
@@ -602,6 +608,11 @@ fn forward(stream: Stream, first: String, receiver: &Receiver<String>, shared: &
     if let (Stream::Stderr, Some(capture)) = (stream, lock(&shared.stderr_capture).as_mut()) {
         capture.extend(lines.iter().cloned());
     }
+    // The child's note that `?` returned an error is for the engine, not the user.
+    lines.retain(|l| l != super::child_marker::USER_ERROR_MARKER);
+    if lines.is_empty() {
+        return;
+    }
     let mut text = lines.join("\n");
     text.push('\n');
     let sink = lock(&shared.sink).clone();
@@ -610,4 +621,20 @@ fn forward(stream: Stream, first: String, receiver: &Receiver<String>, shared: &
         (Some(sink), Stream::Stderr) => sink(CellOutput::Stderr(text)),
         (None, _) => tracing::debug!("evcxr output outside a cell: {text}"),
     }
+}
+
+/// The error a cell's `?` returned: the stderr line evcxr printed for it, just before the
+/// child's marker (None when there is no marker).
+fn user_error(stderr_lines: &[String]) -> Option<String> {
+    let at = stderr_lines
+        .iter()
+        .rposition(|l| l == super::child_marker::USER_ERROR_MARKER)?;
+    let last = stderr_lines[..at]
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty());
+    Some(match last {
+        Some(line) => line.clone(),
+        None => "the cell returned an error".into(),
+    })
 }

@@ -12,6 +12,7 @@
 //! `evcxr::runtime_hook()` first thing in `main`), block a caller of `complete` for long, or
 //! panic on anything a cell contains. It knows nothing of Jupyter messages.
 
+pub mod child_marker;
 mod complete;
 mod engine;
 mod text;
@@ -70,6 +71,9 @@ pub enum RustCellError {
     /// evcxr could not start (no cargo/rustc, ...): how to fix it.
     #[error("{message}")]
     Unavailable { message: String },
+    /// The cell's `?` returned an error: its message (also printed on stderr).
+    #[error("{message}")]
+    UserError { message: String },
     /// Any other evcxr error.
     #[error("{message}")]
     Other { message: String },
@@ -84,6 +88,7 @@ impl RustCellError {
             RustCellError::Interrupted => "Interrupted",
             RustCellError::ChildDied { .. } => "ChildProcessDied",
             RustCellError::Unavailable { .. } => "RustUnavailable",
+            RustCellError::UserError { .. } => "Error",
             RustCellError::Other { .. } => "RustError",
         }
     }

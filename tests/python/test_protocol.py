@@ -3,6 +3,8 @@ shutdown/restart, heartbeat, stdin input_request, and the magic dispatcher."""
 
 from __future__ import annotations
 
+import random
+
 import time
 from queue import Empty
 
@@ -287,6 +289,23 @@ def test_variables_persist_and_last_expression_is_the_result(kc):
     ex = execute(kc, "persist_v.iter().sum::<i32>()")
     assert ex.status == "ok", ex.describe()
     assert ex.of_type("execute_result")[0]["content"]["data"]["text/plain"] == "6"
+
+
+def test_question_mark_error_is_an_error_reply(kc):
+    """A `?` that returns an error ends the cell with an error reply (ename `Error`, the error's
+    message), shown once on stderr; a cell that only writes to stderr, or prints evcxr's marker
+    text inside a longer line, is still ok."""
+    bad = random.choice(["12x", "x7", "--3", "9 9"])
+    ex = execute(kc, f'let v: i32 = "{bad}".parse()?;\nprintln!("{{v}}");', timeout=CELL_TIMEOUT)
+    assert ex.status == "error", ex.describe()
+    c = ex.reply["content"]
+    assert c["ename"] == "Error" and c["evalue"] == "invalid digit found in string", c
+    assert ex.stream("stderr") == "invalid digit found in string\n", ex.describe()
+    assert "NBCUDA" not in ex.text()
+    ex = execute(kc, 'eprintln!("a note"); println!("EVCXR_ERROR_OCCURRED is text"); 6 * 7',
+                 timeout=CELL_TIMEOUT)
+    assert ex.status == "ok", ex.describe()
+    assert ex.stream("stderr") == "a note\n" and "42" in ex.text(), ex.describe()
 
 
 def test_compile_error_carries_the_rust_diagnostic(kc):
