@@ -223,6 +223,11 @@ fn launch_overhead(rows: &mut Vec<(String, String)>) -> Res<()> {
         None,
     ))?;
     let state = timed(gpu_state(None)?)?;
+    // The same without the socket's short spin-wait (blocking reads only).
+    std::env::set_var("NBCUDA_WORKER_SPIN_US", "0");
+    let no_spin = timed(gpu_state(None)?);
+    std::env::remove_var("NBCUDA_WORKER_SPIN_US");
+    let no_spin = no_spin?;
     // `%launch` through the magics layer (parse, argument checks, launch, output).
     let mut m = Magics::new();
     let sink: OutputSink = Arc::new(|_o: CellOutput| {});
@@ -255,6 +260,11 @@ fn launch_overhead(rows: &mut Vec<(String, String)>) -> Res<()> {
     rows.push((
         "launch + sync, DeviceState::launch through the GPU worker process".into(),
         format!("{d:.1} µs ({:+.1} µs)", d - r),
+    ));
+    let q = median(no_spin);
+    rows.push((
+        "launch + sync, DeviceState::launch through the worker, no spin-wait".into(),
+        format!("{q:.1} µs ({:+.1} µs)", q - r),
     ));
     rows.push((
         "launch + sync, %launch line (GPU worker: what a notebook gets)".into(),

@@ -181,6 +181,8 @@ pub struct RemoteBackend {
     /// /dev/shm refused one: then copies use the socket).
     shared: RefCell<Option<SharedBuf>>,
     shared_failed: std::cell::Cell<bool>,
+    /// How long a call spins for the worker's answer before it blocks.
+    spin: Duration,
     /// Sizes of downloads in flight (large ones come back through shared memory).
     downloads: std::collections::HashMap<u64, usize>,
     watch: Arc<Watch>,
@@ -207,6 +209,7 @@ impl RemoteBackend {
             shared: RefCell::new(None),
             shared_failed: std::cell::Cell::new(false),
             downloads: std::collections::HashMap::new(),
+            spin: wire::spin_time(200),
             watch,
         })
     }
@@ -224,6 +227,9 @@ impl RemoteBackend {
         };
         self.watch.set(cancel.cloned());
         let sent = wire::write_frame(&mut worker.writer, request, payload);
+        if sent.is_ok() && worker.reader.buffer().is_empty() {
+            wire::spin_until_readable(worker.reader.get_ref(), self.spin);
+        }
         let got = sent.and_then(|()| wire::read_frame::<Reply>(&mut worker.reader));
         self.watch.set(None);
         match got {

@@ -95,7 +95,12 @@ pub fn main(args: &[String]) -> i32 {
         }
     };
     let mut shared: Option<SharedBuf> = None;
+    // After an answer the next call often follows at once (%time, loops of launches).
+    let spin = wire::spin_time(100);
     loop {
+        if reader.buffer().is_empty() {
+            wire::spin_until_readable(reader.get_ref(), spin);
+        }
         let (request, payload): (Request, Vec<u8>) = match wire::read_frame(&mut reader) {
             Ok(m) => m,
             Err(_) => return 0, // the Jupyter kernel closed the socket (or went away)
