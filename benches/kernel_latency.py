@@ -8,8 +8,8 @@ Prints one table per group:
   2. CUDA cells: execute_request → idle for a trivial `%launch`, a `%%cuda` cache hit and a
      cache miss; beside them, with --numba, the same tutorial steps in IPython with Numba's CUDA
      simulator (NUMBA_ENABLE_CUDASIM=1) through the same client (issue 4).
-  3. nb: put+get of 100 MB from a Rust cell, and `nb::exec` of a trivial launch vs the same
-     magic line (issue 6).
+  3. nb: put+get of 100 MB from a Rust cell beside %load/%save of the same 100 MB as .npy in
+     /dev/shm, and `nb::exec` of a trivial launch vs the same magic line as a cell (issue 6).
 Numbers are medians of wall time seen by the client (jupyter_client), on this machine, now.
 """
 
@@ -246,11 +246,24 @@ nb::free("big").unwrap();
         if m["msg_type"] == "status" and m["content"]["execution_state"] == "idle":
             break
     magic = [run(kc, "%launch noop[1, 32](0)")[0] for _ in range(args.runs)]
+    # The magic-line way to move 100 MB in and out of the Jupyter kernel: %load / %save of a .npy
+    # file in /dev/shm (RAM, no disk), timed per cell by the client; median of 3.
+    shm = tempfile.mkdtemp(prefix="nbcuda-bench-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    npy = os.path.join(shm, "big.npy")
+    try:
+        run(kc, f"%array big = arange({n}, f32)")
+        save = [run(kc, f"%save big {npy}")[0] for _ in range(3)]
+        load = [run(kc, f"%load big = {npy}")[0] for _ in range(3)]
+        run(kc, "%free big")
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
     km.shutdown_kernel(now=True)
     mb = n * 4 / 1e6
-    print("\n3. nb crate (Rust cells)")
-    print(f"put 100 MB: {mb / fig[0]:8.0f} MB/s   get 100 MB: {mb / fig[1]:8.0f} MB/s")
-    print(f"nb::exec(\"%launch noop…\") inside a cell: {ms(fig[2])}   the same magic line as a cell: {ms(statistics.median(magic))}")
+    print("\n3. nb crate (Rust cells) beside magic lines, 100 MB f32 array")
+    print(f"{'':34} {'nb (inside a Rust cell)':>24} {'magic line (cell, client)':>27}")
+    print(f"{'into the Jupyter kernel':34} {f'put {mb / fig[0]:6.0f} MB/s':>24} {f'%load .npy {mb / statistics.median(load):6.0f} MB/s':>27}")
+    print(f"{'out of the Jupyter kernel':34} {f'get {mb / fig[1]:6.0f} MB/s':>24} {f'%save .npy {mb / statistics.median(save):6.0f} MB/s':>27}")
+    print(f"{'%launch noop[1, 32](0) latency':34} {'nb::exec ' + ms(fig[2]).strip():>24} {'as a cell ' + ms(statistics.median(magic)).strip():>27}")
 
 
 def main() -> None:
