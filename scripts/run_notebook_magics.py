@@ -55,7 +55,7 @@ def run(path: Path) -> tuple[int, int, list[str], float]:
 
 
 def main() -> int:
-    paths = [Path(p) for p in sys.argv[1:]] or sorted((ROOT / "notebooks").glob("0*.ipynb"))
+    paths = [Path(p) for p in sys.argv[1:]] or sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb"))
     print("| notebook | magic cells run | Rust cells skipped | errors | seconds (incl. kernel start) |")
     print("|---|---|---|---|---|")
     for p in paths:
