@@ -291,6 +291,45 @@ impl RemoteBackend {
         Some(r)
     }
 
+    /// Host → device: a plain copy (`stream` None) or an asynchronous one on `Some(stream)`;
+    /// large ones through the shared buffer.
+    fn send_bytes(
+        &self,
+        dst: DevPtr,
+        data: &[u8],
+        stream: Option<Option<StreamId>>,
+    ) -> Result<(), GpuError> {
+        let shared = self.with_shared(data.len(), |buf| {
+            buf.as_mut_slice()[..data.len()].copy_from_slice(data);
+            let (path, len, bytes) = (
+                buf.path().to_string_lossy().into_owned(),
+                buf.len(),
+                data.len(),
+            );
+            let request = match stream {
+                None => Request::HtodShared {
+                    dst,
+                    path,
+                    len,
+                    bytes,
+                },
+                Some(stream) => Request::HtodAsyncShared {
+                    dst,
+                    stream,
+                    path,
+                    len,
+                    bytes,
+                },
+            };
+            self.call(&request, &[], None).map(|_| ())
+        });
+        let request = match stream {
+            None => Request::Htod(dst),
+            Some(stream) => Request::HtodAsync { dst, stream },
+        };
+        shared.unwrap_or_else(|| self.call(&request, data, None).map(|_| ()))
+    }
+
     fn simple(&self, request: Request) -> Result<Answer, GpuError> {
         self.call(&request, &[], None).map(|(a, _)| a)
     }
@@ -378,20 +417,7 @@ impl Backend for RemoteBackend {
     }
 
     fn htod(&mut self, dst: DevPtr, data: &[u8]) -> Result<(), GpuError> {
-        let shared = self.with_shared(data.len(), |buf| {
-            buf.as_mut_slice()[..data.len()].copy_from_slice(data);
-            let request = Request::HtodShared {
-                dst,
-                path: buf.path().to_string_lossy().into_owned(),
-                len: buf.len(),
-                bytes: data.len(),
-            };
-            self.call(&request, &[], None).map(|_| ())
-        });
-        match shared {
-            Some(r) => r,
-            None => self.call(&Request::Htod(dst), data, None).map(|_| ()),
-        }
+        self.send_bytes(dst, data, None)
     }
 
     fn dtoh(&self, src: DevPtr, out: &mut [u8]) -> Result<(), GpuError> {
@@ -429,23 +455,7 @@ impl Backend for RemoteBackend {
         data: &[u8],
         stream: Option<StreamId>,
     ) -> Result<(), GpuError> {
-        let shared = self.with_shared(data.len(), |buf| {
-            buf.as_mut_slice()[..data.len()].copy_from_slice(data);
-            let request = Request::HtodAsyncShared {
-                dst,
-                stream,
-                path: buf.path().to_string_lossy().into_owned(),
-                len: buf.len(),
-                bytes: data.len(),
-            };
-            self.call(&request, &[], None).map(|_| ())
-        });
-        match shared {
-            Some(r) => r,
-            None => self
-                .call(&Request::HtodAsync { dst, stream }, data, None)
-                .map(|_| ()),
-        }
+        self.send_bytes(dst, data, Some(stream))
     }
 
     fn dtoh_async(
