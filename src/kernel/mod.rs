@@ -295,6 +295,10 @@ impl NbHost for ArrayHost {
             .collect()
     }
 
+    fn backend(&self) -> String {
+        lock(&self.magics).backend_name().to_string()
+    }
+
     fn display(&self, data: MimeBundle, metadata: serde_json::Map<String, serde_json::Value>) {
         let sink = lock(&self.sink).clone();
         if let Some(sink) = sink {

@@ -34,6 +34,8 @@ pub trait NbHost: Send + Sync + 'static {
     fn free(&self, name: &str) -> Result<(), HostError>;
     /// (name, dtype, shape), sorted by name.
     fn list(&self) -> Vec<(String, String, Vec<usize>)>;
+    /// Where the arrays live: `"cuda"` (a GPU) or `"ptxsim"`.
+    fn backend(&self) -> String;
     /// Show a display (image, table, animation) in the running cell, if any.
     fn display(&self, data: MimeBundle, metadata: Metadata);
 }
@@ -253,6 +255,7 @@ pub fn handle(host: &dyn NbHost, header: &Value, payload: &[u8]) -> (Value, Vec<
                 host.free(str_of(header, "name")?)?;
                 Ok((json!({"ok": true}), Vec::new()))
             }
+            "backend" => Ok((json!({"ok": true, "backend": host.backend()}), Vec::new())),
             "list" => {
                 let rows: Vec<Value> = host
                     .list()
@@ -323,6 +326,9 @@ mod tests {
         }
         fn list(&self) -> Vec<(String, String, Vec<usize>)> {
             Vec::new()
+        }
+        fn backend(&self) -> String {
+            "ptxsim".into()
         }
         fn display(&self, data: MimeBundle, _: Metadata) {
             if let Ok(mut v) = self.0.lock() {

@@ -128,8 +128,12 @@ assert!(names.contains(&"tmp1".to_string()));
 nb::free("tmp1").unwrap();
 assert!(nb::get::<i32>("tmp1").is_err());
 println!("listed and freed");
+println!("backend={}", nb::backend().unwrap());
 """)
     assert "listed and freed" in ex.stream()
+    # nb::backend() names where the arrays live, as %device does.
+    want = "cuda" if "backend: cuda" in ok(kc, "%device").text() else "ptxsim"
+    assert f"backend={want}" in ex.stream(), ex.describe()
     assert "1" in ex.text() and "3" in ex.text()
 
 

@@ -327,6 +327,18 @@ pub fn free(name: &str) -> Result<()> {
     request(json!({"op": "free", "name": name}), &[]).map(|_| ())
 }
 
+/// Where the arrays live: `"cuda"` on a GPU, `"ptxsim"` on the CPU simulator (follows
+/// `%backend`). Lets a Rust cell skip or size GPU-only work:
+/// `if nb::backend()? == "cuda" { ... }`.
+pub fn backend() -> Result<String> {
+    let (reply, _) = request(json!({"op": "backend"}), &[])?;
+    Ok(reply
+        .get("backend")
+        .and_then(Value::as_str)
+        .unwrap_or("ptxsim")
+        .to_string())
+}
+
 /// The device arrays, sorted by name.
 pub fn list() -> Result<Vec<ArrayInfo>> {
     let (reply, _) = request(json!({"op": "list"}), &[])?;
