@@ -69,7 +69,10 @@ fn request(kernel: &str, grid: u32, block: u32, args: Vec<LaunchArg>) -> LaunchR
 }
 
 fn worker_state() -> (DeviceState, u32) {
-    std::env::set_var("NBCUDA_GPU_WORKER", env!("CARGO_BIN_EXE_nbcuda"));
+    // Once, before any test of this file spawns a worker (setenv races with other threads).
+    static WORKER_PROGRAM: std::sync::Once = std::sync::Once::new();
+    WORKER_PROGRAM
+        .call_once(|| std::env::set_var("NBCUDA_GPU_WORKER", env!("CARGO_BIN_EXE_nbcuda")));
     let remote = RemoteBackend::spawn(0, true).expect("a ptxsim worker starts");
     let pid = remote.worker_pid().expect("the worker has a process");
     (DeviceState::with_backend(Box::new(remote), None), pid)
