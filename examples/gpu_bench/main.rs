@@ -160,24 +160,27 @@ fn request(
     }
 }
 
-const NOOP: &str = "extern \"C\" __global__ void noop(int x) { if (x == 12345) asm(\"trap;\"); }\n";
-
-fn launch_overhead(rows: &mut Vec<(String, String)>) -> Res<()> {
-    const N: usize = 2000;
-    // Raw cudarc: the safe API on the primary context, a CUBIN from NVRTC, launch + synchronize.
-    let gpu = CudaBackend::new(0)?;
-    let arch = gpu.gpu().arch();
-    drop(gpu);
+/// `src` compiled by NVRTC to a CUBIN for GPU 0's architecture.
+fn cubin_for_gpu0(src: &str) -> Res<Vec<u8>> {
+    let arch = CudaBackend::new(0)?.gpu().arch();
     let compiled = Compiler::new(None)
         .compile(&CompileInput {
-            source: NOOP,
+            source: src,
             options: &CudaOptions::default(),
             first_line: 1,
             name_expressions: vec![],
             target: Target::Cubin { arch },
         })
         .map_err(|e| e.message)?;
-    let cubin = compiled.cubin.ok_or("NVRTC gave no CUBIN")?;
+    Ok(compiled.cubin.ok_or("NVRTC gave no CUBIN")?)
+}
+
+const NOOP: &str = "extern \"C\" __global__ void noop(int x) { if (x == 12345) asm(\"trap;\"); }\n";
+
+fn launch_overhead(rows: &mut Vec<(String, String)>) -> Res<()> {
+    const N: usize = 2000;
+    // Raw cudarc: the safe API on the primary context, a CUBIN from NVRTC, launch + synchronize.
+    let cubin = cubin_for_gpu0(NOOP)?;
     let ctx = cudarc::driver::CudaContext::new(0).map_err(|e| format!("{e:?}"))?;
     let stream = ctx.default_stream();
     let module = ctx

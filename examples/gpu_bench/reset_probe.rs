@@ -5,9 +5,6 @@
 //! prints which work on the machine's driver.
 
 use cudarc::driver::sys::{self, CUresult};
-use nbcuda::compile::{CompileInput, Compiler, Target};
-use nbcuda::gpu::cuda::CudaBackend;
-use nbcuda::gpu::CudaOptions;
 use std::ffi::{c_void, CString};
 
 const SRC: &str = "extern \"C\" __global__ void poke(float* a, long long off) { a[off] = 1.0f; }\n\
@@ -65,19 +62,7 @@ unsafe fn work(cubin: &[u8], kernel: &str, ptr: sys::CUdeviceptr, off: i64) -> C
 }
 
 pub fn run(strategy: u32) -> Result<(), String> {
-    let gpu = CudaBackend::new(0)?;
-    let arch = gpu.gpu().arch();
-    drop(gpu);
-    let compiled = Compiler::new(None)
-        .compile(&CompileInput {
-            source: SRC,
-            options: &CudaOptions::default(),
-            first_line: 1,
-            name_expressions: vec![],
-            target: Target::Cubin { arch },
-        })
-        .map_err(|e| e.message)?;
-    let cubin = compiled.cubin.ok_or("NVRTC gave no CUBIN")?;
+    let cubin = super::cubin_for_gpu0(SRC)?;
     // SAFETY: raw driver calls on device 0's primary context, in this thread only.
     unsafe {
         let mut dev: sys::CUdevice = 0;

@@ -93,9 +93,6 @@ pub struct CudaBackend {
     ctx: sys::CUcontext,
     /// References to the primary context this backend holds (one, plus one per rebuild).
     primary_refs: u32,
-    /// `ctx` is a context of our own (`cuCtxCreate`), made when the primary context could not be
-    /// rebuilt after a fault; destroyed on drop.
-    own_ctx: bool,
     driver_version: i32,
     modules: HashMap<ModuleId, Module>,
     streams: HashMap<StreamId, Stream>,
@@ -251,7 +248,6 @@ impl CudaBackend {
             device,
             ctx,
             primary_refs: 1,
-            own_ctx: false,
             driver_version,
             modules: HashMap::new(),
             streams: HashMap::new(),
@@ -364,18 +360,15 @@ impl CudaBackend {
         (r, text)
     }
 
-    /// A usable context after a sticky fault: the primary context reset (it stays retained:
-    /// a reset does not release it) and retained afresh; where the driver refuses that, a
-    /// context of our own. The dead context is made non-current first.
+    /// A usable context after a sticky fault: the primary context reset (it stays retained: a
+    /// reset does not release it) and retained afresh. Current drivers refuse this after an
+    /// illegal address (the process is poisoned), which is why the GPU normally lives in a
+    /// worker process (see `super::worker`); this is the in-process path's last try.
     fn rebuild_context(&mut self) -> Result<sys::CUcontext, String> {
         let text = |call: &str, r: CUresult| driver::error_text(call, DriverError(r));
         // SAFETY: the dead context's handles were dropped by `destroy_all`; nothing uses it.
         unsafe {
             let _ = sys::cuCtxSetCurrent(std::ptr::null_mut());
-            if self.own_ctx {
-                let _ = sys::cuCtxDestroy_v2(self.ctx);
-                self.own_ctx = false;
-            }
             let reset = sys::cuDevicePrimaryCtxReset_v2(self.device);
             let mut ctx: sys::CUcontext = std::ptr::null_mut();
             let retained = sys::cuDevicePrimaryCtxRetain(&mut ctx, self.device);
@@ -385,22 +378,11 @@ impl CudaBackend {
                     return Ok(ctx);
                 }
             }
-            let primary = format!(
+            Err(format!(
                 "{}, then {}",
                 text("cuDevicePrimaryCtxReset", reset),
                 text("cuDevicePrimaryCtxRetain", retained)
-            );
-            if !driver::has_symbol("cuCtxCreate_v2") || !driver::has_symbol("cuCtxDestroy_v2") {
-                return Err(primary);
-            }
-            let _ = sys::cuCtxSetCurrent(std::ptr::null_mut());
-            let mut own: sys::CUcontext = std::ptr::null_mut();
-            let created = sys::cuCtxCreate_v2(&mut own, 0, self.device);
-            if created != CUresult::CUDA_SUCCESS {
-                return Err(format!("{primary}; {}", text("cuCtxCreate", created)));
-            }
-            self.own_ctx = true;
-            Ok(own)
+            ))
         }
     }
 
@@ -531,12 +513,8 @@ impl CudaBackend {
 impl Drop for CudaBackend {
     fn drop(&mut self) {
         self.destroy_all();
-        // SAFETY: destroys the context we created, if any, and releases every reference to the
-        // primary context that `open` and `reset` took.
+        // SAFETY: releases every reference to the primary context that `open` and `reset` took.
         unsafe {
-            if self.own_ctx {
-                let _ = sys::cuCtxDestroy_v2(self.ctx);
-            }
             for _ in 0..self.primary_refs {
                 let _ = sys::cuDevicePrimaryCtxRelease_v2(self.device);
             }

@@ -106,20 +106,9 @@ impl DeviceState {
         let choice = switch::backend_choice_from_env();
         let (backend, note) =
             switch::default_backend(choice.as_deref(), switch::ordinal_from_env());
-        let check_on_copy = backend.name() != "ptxsim";
-        DeviceState {
-            backend,
-            compiler: Compiler::new(dir),
-            arrays: BTreeMap::new(),
-            freed: Vec::new(),
-            cells: Vec::new(),
-            streams: HashMap::new(),
-            check_on_copy,
-            backend_note: note,
-            notice: None,
-            lost: BTreeMap::new(),
-            downloads: Vec::new(),
-        }
+        let mut state = DeviceState::with_backend(backend, dir);
+        state.backend_note = note;
+        state
     }
 
     /// A device state on a given backend (tests, benchmarks: e.g. ptxsim in a worker process).

@@ -90,6 +90,20 @@ def execute(kc, code: str, timeout: float = CELL_TIMEOUT, **kwargs: Any) -> Exec
     return collect(kc, msg_id, timeout)
 
 
+def ok(kc, code: str, timeout: float = CELL_TIMEOUT) -> Execution:
+    """Runs a cell that must succeed."""
+    ex = execute(kc, code, timeout=timeout)
+    assert ex.status == "ok", ex.describe()
+    return ex
+
+
+def error(kc, code: str, timeout: float = CELL_TIMEOUT) -> Execution:
+    """Runs a cell that must fail."""
+    ex = execute(kc, code, timeout=timeout)
+    assert ex.status == "error", ex.describe()
+    return ex
+
+
 def collect(kc, msg_id: str, timeout: float = CELL_TIMEOUT) -> Execution:
     deadline = time.monotonic() + timeout
     reply = None

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from nbkernel import CELL_TIMEOUT, execute, has_cuda_device, start_kernel, stop_kernel
+from nbkernel import CELL_TIMEOUT, error, execute, has_cuda_device, ok, start_kernel, stop_kernel
 
 # A GPU machine may have no Rust toolchain: these tests use magic cells only (the Jupyter kernel
 # starts without evcxr's child), and one Rust cell where cargo is present.
@@ -83,18 +83,6 @@ __global__ void poke(float* a, long long offset) { a[offset] = 1.0f; }
 """
 
 ULPS = 4
-
-
-def ok(kc, code: str, timeout: float = CELL_TIMEOUT):
-    ex = execute(kc, code, timeout=timeout)
-    assert ex.status == "ok", ex.describe()
-    return ex
-
-
-def error(kc, code: str, timeout: float = CELL_TIMEOUT):
-    ex = execute(kc, code, timeout=timeout)
-    assert ex.status == "error", ex.describe()
-    return ex
 
 
 def load_npy(path: Path) -> tuple[tuple[int, ...], str, array.array]:

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from nbkernel import CELL_TIMEOUT, FIRST_CELL_TIMEOUT, execute
+from nbkernel import CELL_TIMEOUT, FIRST_CELL_TIMEOUT, error, execute, ok
 
 ADD_SCALE = r"""%%cuda
 __global__ void axpy(const float* x, float* y, float a, int n) {
@@ -23,18 +23,6 @@ __global__ void transpose_add(const double* m, double* out, int h, int w) {
     if (r < h && c < w) out[c * h + r] = m[r * w + c] + 1.0;
 }
 """
-
-
-def ok(kc, code: str, timeout: float = CELL_TIMEOUT):
-    ex = execute(kc, code, timeout=timeout)
-    assert ex.status == "ok", ex.describe()
-    return ex
-
-
-def error(kc, code: str, timeout: float = CELL_TIMEOUT):
-    ex = execute(kc, code, timeout=timeout)
-    assert ex.status == "error", ex.describe()
-    return ex
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,8 @@ import zlib
 import numpy as np
 import pytest
 
-from nbkernel import execute
+from nbkernel import execute, ok
+from pngio import decode_png
 
 VIRIDIS_LO = (0x44, 0x01, 0x54)
 VIRIDIS_HI = (0xFD, 0xE7, 0x25)
@@ -36,12 +37,6 @@ __global__ void bump(float* u, int n) {
 """
 
 
-def ok(kc, code: str):
-    ex = execute(kc, code)
-    assert ex.status == "ok", ex.describe()
-    return ex
-
-
 def displays(ex, mime: str) -> list[dict]:
     """Contents of display_data / update_display_data / execute_result carrying `mime`, in order."""
     return [
@@ -53,54 +48,11 @@ def displays(ex, mime: str) -> list[dict]:
 
 # ---------- PNG and GIF in plain Python ----------
 
-PNG_SIG = b"\x89PNG\r\n\x1a\n"
-
-
 def png_decode(data: bytes) -> np.ndarray:
-    """An 8-bit RGB or RGBA, non-interlaced PNG → (h, w, channels) uint8."""
-    assert data[:8] == PNG_SIG
-    pos, idat, header = 8, b"", None
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos : pos + 4])
-        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
-        pos += 12 + length
-        if kind == b"IHDR":
-            header = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat += body
-    assert header is not None
-    w, h, depth, color, _, _, interlace = header
-    assert depth == 8 and interlace == 0 and color in (2, 6), header
-    ch = 3 if color == 2 else 4
-    stride = w * ch
-    raw = zlib.decompress(idat)
-    assert len(raw) == h * (stride + 1)
-    out = np.zeros((h, stride), dtype=np.uint8)
-    prev = [0] * stride
-    for r in range(h):
-        kind = raw[r * (stride + 1)]
-        line = raw[r * (stride + 1) + 1 : (r + 1) * (stride + 1)]
-        cur = [0] * stride
-        for i in range(stride):
-            a = cur[i - ch] if i >= ch else 0
-            b = prev[i]
-            if kind == 0:
-                pred = 0
-            elif kind == 1:
-                pred = a
-            elif kind == 2:
-                pred = b
-            elif kind == 3:
-                pred = (a + b) // 2
-            else:
-                c = prev[i - ch] if i >= ch else 0
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-            cur[i] = (line[i] + pred) & 0xFF
-        out[r] = cur
-        prev = cur
-    return out.reshape(h, w, ch)
+    """An 8-bit RGB or RGBA PNG → (h, w, channels) uint8."""
+    img = decode_png(data)
+    assert img.ndim == 3 and img.shape[2] in (3, 4), img.shape
+    return img
 
 
 def png_of(content: dict) -> np.ndarray:

@@ -70,17 +70,6 @@ pub fn missing_symbols() -> Vec<&'static str> {
         .collect()
 }
 
-/// Whether `libcuda` exports `name` (an optional entry point, checked before calling it).
-pub fn has_symbol(name: &str) -> bool {
-    // SAFETY: only probes whether the library can be opened.
-    if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return false;
-    }
-    // SAFETY: the library is present; `get` only looks a symbol up.
-    let lib = unsafe { cudarc::driver::sys::culib() };
-    unsafe { lib.get::<unsafe extern "C" fn()>(name.as_bytes()) }.is_ok()
-}
-
 /// `CUDA_ERROR_ILLEGAL_ADDRESS` for a code (no driver call).
 pub fn error_name(code: CUresult) -> String {
     format!("{code:?}")
