@@ -310,14 +310,30 @@ pub fn get(t: FTy, v: u64) -> f64 {
     }
 }
 
-/// Encode `x` (already representable in `t`) as register bits.
+/// `x` rounded to f32 with round-to-odd: truncate, then set the last bit when inexact. An f32
+/// holds 13 more bits than an f16 and 16 more than a bf16, so rounding this result to nearest
+/// again gives the correctly rounded f16/bf16 (rounding f64 → f32 → f16 to nearest twice would
+/// not: a value just past a half-way point can land on it).
+fn f64_to_f32_round_to_odd(x: f64) -> f32 {
+    let t = x as f32;
+    if x.is_nan() || t as f64 == x {
+        return t;
+    }
+    let mut bits = t.to_bits();
+    if (t as f64).abs() > x.abs() {
+        bits -= 1; // one step toward zero: the truncated value
+    }
+    f32::from_bits(bits | 1)
+}
+
+/// Encode `x` as register bits of type `t`, rounding once to nearest (ties to even).
 #[inline(always)]
 pub fn put(t: FTy, x: f64) -> u64 {
     match t {
         FTy::F64 => x.to_bits(),
         FTy::F32 => (x as f32).to_bits() as u64,
-        FTy::F16 => f32_to_f16(x as f32) as u64,
-        FTy::BF16 => f32_to_bf16(x as f32) as u64,
+        FTy::F16 => f32_to_f16(f64_to_f32_round_to_odd(x)) as u64,
+        FTy::BF16 => f32_to_bf16(f64_to_f32_round_to_odd(x)) as u64,
     }
 }
 
@@ -390,6 +406,39 @@ mod tests {
             1.0f64.next_up()
         );
         assert_eq!(f64_arith(FOp::Fma, 1.0, 1.0, 1e-30, Rnd::Rn), 1.0);
+    }
+
+    /// Every positive finite f16 and bf16 `v` and its successor `w`: their midpoint rounds to
+    /// the even one, and a point a hair past the midpoint (below f32's resolution, the case
+    /// that double rounding through f32 gets wrong) rounds away from it. Found by a random
+    /// `__hfma` whose exact result sat 2^-36 past a half-way point.
+    #[test]
+    fn rounding_to_f16_and_bf16_is_single_rounding() {
+        for ty in [FTy::F16, FTy::BF16] {
+            for bits in 1u64..0x7BFF {
+                let (v, w) = (get(ty, bits), get(ty, bits + 1));
+                if !w.is_finite() {
+                    break;
+                }
+                let mid = (v + w) / 2.0;
+                let hair = (w - v) * 2f64.powi(-20);
+                let even = if bits & 1 == 0 { bits } else { bits + 1 };
+                assert_eq!(put(ty, mid), even, "{ty:?} midpoint of {v} and {w}");
+                assert_eq!(put(ty, mid + hair), bits + 1, "{ty:?} just above {mid}");
+                assert_eq!(put(ty, mid - hair), bits, "{ty:?} just below {mid}");
+                assert_eq!(
+                    put(ty, -(mid + hair)),
+                    (bits + 1) | 0x8000,
+                    "{ty:?} negative"
+                );
+            }
+        }
+        // The case from the failing random test: -0.0651855… + 2^-36 rounds to -0.065246….
+        let x = -0.0665283203125f64;
+        let y = 0.0013761520385742188f64;
+        let s = get(FTy::F16, put(FTy::F16, x + y));
+        let r = get(FTy::F16, put(FTy::F16, x.mul_add(y, s)));
+        assert_eq!(r, -0.06524658203125);
     }
 
     #[test]

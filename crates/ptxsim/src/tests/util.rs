@@ -20,11 +20,19 @@ impl Rng {
     }
 }
 
+/// A fresh seed per run, printed so that a failure can be replayed (`PTXSIM_TEST_SEED=…`).
 pub fn seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
-        | 1
+    let s = std::env::var("PTXSIM_TEST_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+                | 1
+        });
+    eprintln!("random seed {s} (replay with PTXSIM_TEST_SEED={s})");
+    s
 }
 
 pub fn upload_f32(dev: &Device, v: &[f32]) -> DevicePtr {
