@@ -2,12 +2,15 @@
 //! ptxsim, beside a single-threaded native Rust version of the same computation and, when a
 //! Python with Numba is given, Numba's CUDA simulator on the same inputs.
 //!
-//! Sizes: each kernel's problem is grown until one ptxsim launch takes at least 0.2 s. Numba's
-//! simulator runs a few thousand threads per second, so it gets a smaller problem built by the
-//! same generator with the same seed; all rates are per-thread rates (threads/s), so ratios
-//! compare rates, not times of different problem sizes. The native ratio is at the same size.
+//! Sizes: each kernel's problem is grown until one ptxsim launch takes at least 0.2 s; the
+//! native ratios are at that size. Numba's simulator runs a few thousand threads per second, so
+//! it gets a smaller problem, and ptxsim runs that same problem (same inputs) too: the Numba
+//! ratio is Numba's time / ptxsim's time on identical inputs. (Comparing per-thread rates of
+//! different sizes, as an earlier version did, misleads for kernels whose work per thread grows
+//! with the size, such as matrix multiply.)
 //!
-//! Usage: `cargo run --release -p ptxsim --example bench -- [--numba PYTHON] [--quick]`.
+//! Usage: `cargo run --release -p ptxsim --example bench -- [--numba PYTHON] [--quick]
+//! [--only NAME[,NAME...]]`.
 //! The last line printed is
 //! `ptxsim: min_ratio_vs_numba_sim=X max_ratio_vs_native=Y parallel_speedup=Z`.
 //! A benchmark, not a test: it reports what it measures and checks that the outputs agree.
@@ -40,6 +43,8 @@ struct Row {
     kernel_native_s: f64,
     agrees: bool,
     numba: Option<(u64, f64, bool)>,
+    /// ptxsim's best time on the Numba-sized problem.
+    sim_small_s: Option<f64>,
 }
 
 fn fixture(name: &str) -> Res<String> {
@@ -176,16 +181,24 @@ fn bench_case(dev: &Device, case: &Case, quick: bool) -> Res<Row> {
             && agrees(p.cmp, &out1, &want)
             && agrees(p.cmp, &want_k, &want),
         numba: None,
+        sim_small_s: None,
     })
 }
 
-/// Writes the Numba-sized problem of each case (inputs, launch shape, ptxsim's output).
-fn write_numba_inputs(dev: &Device, dir: &Path, all: &[Case]) -> Res<()> {
+/// Writes the Numba-sized problem of each case (inputs, launch shape, ptxsim's output) and
+/// returns ptxsim's best time on it (launches repeated for at least 0.1 s).
+fn write_numba_inputs(dev: &Device, dir: &Path, all: &[&Case]) -> Res<HashMap<String, f64>> {
+    let mut times = HashMap::new();
     for case in all {
         let module = dev.load_module(&fixture(case.fixture)?)?;
         let mut r = rng::Rng::seeded(SEED);
         let p = (case.build)(case.numba_threads, &mut r);
-        let (_, _, out) = run_sim(dev, &module, &p, 0, true)?;
+        let (mut best, _, out) = run_sim(dev, &module, &p, 0, true)?;
+        let t0 = Instant::now();
+        while t0.elapsed().as_secs_f64() < 0.1 {
+            best = best.min(run_sim(dev, &module, &p, 0, true)?.0);
+        }
+        times.insert(case.name.to_string(), best);
         let d = dir.join(case.name);
         std::fs::create_dir_all(&d)?;
         let mut meta = format!(
@@ -221,7 +234,7 @@ fn write_numba_inputs(dev: &Device, dir: &Path, all: &[Case]) -> Res<()> {
         std::fs::write(d.join("expected.bin"), &out)?;
         std::fs::write(d.join("meta.txt"), meta)?;
     }
-    Ok(())
+    Ok(times)
 }
 
 /// Runs the Numba script; returns case → (threads, seconds, agrees with ptxsim).
@@ -269,25 +282,42 @@ fn main() -> Res<()> {
         .position(|a| a == "--numba")
         .and_then(|i| args.get(i + 1))
         .cloned();
+    let only: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.split(',').map(str::to_string).collect());
     let dev = Device::new();
-    let all = cases::all();
+    let every = cases::all();
+    let all: Vec<&Case> = every
+        .iter()
+        .filter(|c| only.as_ref().is_none_or(|o| o.iter().any(|n| n == c.name)))
+        .collect();
+    if all.is_empty() {
+        return Err(format!(
+            "--only matches no case; the cases: {}",
+            every.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
+        )
+        .into());
+    }
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    println!("ptxsim benchmark: {} tutorial CUDA kernels, {cores} cores, rates in threads/s (per-thread rates, so ratios compare rates)", all.len());
+    println!("ptxsim benchmark: {} tutorial CUDA kernels, {cores} cores, rates in threads/s (native ratios at the big size, Numba ratios on Numba's size)", all.len());
     let mut rows = Vec::new();
-    for case in &all {
+    for case in all.iter().copied() {
         let row = bench_case(&dev, case, quick)?;
         rows.push(row);
     }
     let mut numba_note = String::from("Numba simulator: not run (no --numba PYTHON)");
     if let Some(py) = &numba_python {
         let dir = std::env::temp_dir().join(format!("ptxsim-bench-{}", std::process::id()));
-        write_numba_inputs(&dev, &dir, &all)?;
+        let small = write_numba_inputs(&dev, &dir, &all)?;
         match run_numba(py, &dir) {
             Ok(res) => {
                 for row in &mut rows {
                     row.numba = res.get(row.name).copied();
+                    row.sim_small_s = small.get(row.name).copied();
                 }
                 numba_note = format!(
                     "Numba simulator: {py}, sizes {:?} threads",
@@ -299,7 +329,7 @@ fn main() -> Res<()> {
         let _ = std::fs::remove_dir_all(&dir);
     }
     println!(
-        "{:<18} {:>9} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>9} {:>7} {:>5} {:>5}",
+        "{:<18} {:>9} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>9} {:>8} {:>8} {:>7} {:>5} {:>5}",
         "kernel",
         "threads",
         "sim s",
@@ -311,6 +341,8 @@ fn main() -> Res<()> {
         "x kern",
         "x idiom",
         "numba t/s",
+        "numba s",
+        "sim@n s",
         "x numba",
         "par",
         "agree"
@@ -325,16 +357,22 @@ fn main() -> Res<()> {
         max_idiom = max_idiom.max(vs_idiom);
         t1 += r.sim_1thread_s;
         t0 += r.sim_s;
-        let (numba_rate, vs_numba, numba_ok) = match r.numba {
-            Some((t, s, ok)) => {
-                let nr = rate(t, s);
-                min_numba = min_numba.min(sim_rate / nr);
-                (format!("{nr:.2e}"), format!("{:.0}", sim_rate / nr), ok)
+        let (numba_rate, numba_s, small_s, vs_numba, numba_ok) = match (r.numba, r.sim_small_s) {
+            (Some((t, s, ok)), Some(small)) => {
+                let ratio = s / small.max(1e-12);
+                min_numba = min_numba.min(ratio);
+                (
+                    format!("{:.2e}", rate(t, s)),
+                    format!("{s:.3}"),
+                    format!("{:.2e}", small),
+                    format!("{ratio:.0}"),
+                    ok,
+                )
             }
-            None => ("-".into(), "-".into(), true),
+            _ => ("-".into(), "-".into(), "-".into(), "-".into(), true),
         };
         println!(
-            "{:<18} {:>9} {:>6.3} {:>6.1} {:>9.2e} {:>9.2e} {:>9.2e} {:>9.2e} {:>7.1} {:>7.1} {:>9} {:>7} {:>5.2} {:>5}",
+            "{:<18} {:>9} {:>6.3} {:>6.1} {:>9.2e} {:>9.2e} {:>9.2e} {:>9.2e} {:>7.1} {:>7.1} {:>9} {:>8} {:>8} {:>7} {:>5.2} {:>5}",
             r.name,
             r.threads,
             r.sim_s,
@@ -346,6 +384,8 @@ fn main() -> Res<()> {
             vs_kern,
             vs_idiom,
             numba_rate,
+            numba_s,
+            small_s,
             vs_numba,
             r.sim_1thread_s / r.sim_s.max(1e-12),
             if r.agrees && numba_ok { "yes" } else { "NO" }
@@ -355,7 +395,7 @@ fn main() -> Res<()> {
     println!("sim: ptxsim, checker on (the default), best of 3 launches; Mwi/s: million warp-instructions/s; nochk: checker off");
     println!("kern: native Rust transliteration of the CUDA kernel (loops over blocks and threads, barrier phases, lane arrays), single-threaded");
     println!("idiom: idiomatic single-threaded native Rust for the same result (vectorisable loops); x kern / x idiom: ptxsim time / native time, same problem");
-    println!("x numba: ptxsim threads/s / Numba CUDA simulator threads/s (Numba on a smaller problem from the same generator and seed)");
+    println!("x numba: Numba CUDA simulator time / ptxsim time, both on the same smaller problem (same inputs, checked equal)");
     println!("par: ptxsim time with LaunchConfig.threads=1 / with threads=0 ({cores} cores)");
     println!("max ratio vs idiomatic native: {max_idiom:.1}");
     let x = if min_numba.is_finite() {
