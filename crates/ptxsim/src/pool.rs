@@ -1,9 +1,13 @@
-//! Runs a launch's blocks in parallel: one worker per OS thread (scoped threads), each taking
-//! the next block index from a shared atomic counter, then merges the outputs in block order.
+//! Runs a launch's blocks in parallel: one worker per OS thread, each taking the next block
+//! index from a shared atomic counter, then merges the outputs in block order.
 //!
-//! It owns no simulation logic: blocks are run by `exec::Worker`.
+//! Workers run on rayon's global pool (threads started once per process, so a small launch
+//! does not pay for starting threads); a launch that asks for more threads than the pool has
+//! gets scoped threads of its own. It owns no simulation logic: blocks are run by
+//! `exec::Worker`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use crate::exec::{BlockOut, Ctx, Fault, Worker, ABORT_MESSAGE};
 use crate::{CheckKind, CheckReport};
@@ -74,14 +78,36 @@ fn work_inner(ctx: &Ctx, next: &AtomicU64, nblocks: u64) -> WorkerResult {
     (outs, fault, wk.total)
 }
 
+/// The number of cores (read once: on Linux it reads cgroup files each time).
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// Run `nblocks` blocks on `threads` workers (0: one per core).
 pub fn run(ctx: &Ctx, nblocks: u64, threads: usize) -> Outcome {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = if threads == 0 { cores } else { threads };
+    let threads = if threads == 0 { cores() } else { threads };
     let threads = threads.clamp(1, 256).min(nblocks.max(1) as usize);
     let next = AtomicU64::new(0);
     let results: Vec<WorkerResult> = if threads == 1 {
         vec![work(ctx, &next, nblocks)]
+    } else if threads <= rayon::current_num_threads() {
+        // This thread works too; the others come from the pool.
+        let others = Mutex::new(Vec::with_capacity(threads - 1));
+        let mine = rayon::in_place_scope(|s| {
+            for _ in 1..threads {
+                s.spawn(|_| {
+                    let r = work(ctx, &next, nblocks);
+                    if let Ok(mut v) = others.lock() {
+                        v.push(r);
+                    }
+                });
+            }
+            work(ctx, &next, nblocks)
+        });
+        let mut v = others.into_inner().unwrap_or_default();
+        v.push(mine);
+        v
     } else {
         std::thread::scope(|s| {
             let handles: Vec<_> = (1..threads)
