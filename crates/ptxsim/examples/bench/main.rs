@@ -10,7 +10,9 @@
 //! with the size, such as matrix multiply.)
 //!
 //! Usage: `cargo run --release -p ptxsim --example bench -- [--numba PYTHON] [--quick]
-//! [--only NAME[,NAME...]]`.
+//! [--only NAME[,NAME...]]`. For profiling (e.g. under `valgrind --tool=callgrind`, whose
+//! instruction counts do not depend on the machine's load): `--profile NAME THREADS` runs one
+//! checked launch of that case at that size on one thread and prints its warp-instructions.
 //! The last line printed is
 //! `ptxsim: min_ratio_vs_numba_sim=X max_ratio_vs_native=Y parallel_speedup=Z`.
 //! A benchmark, not a test: it reports what it measures and checks that the outputs agree.
@@ -289,6 +291,25 @@ fn main() -> Res<()> {
         .map(|v| v.split(',').map(str::to_string).collect());
     let dev = Device::new();
     let every = cases::all();
+    if let Some(i) = args.iter().position(|a| a == "--profile") {
+        let name = args.get(i + 1).ok_or("--profile NAME THREADS")?;
+        let threads: u64 = args
+            .get(i + 2)
+            .and_then(|t| t.parse().ok())
+            .ok_or("--profile NAME THREADS: THREADS must be a number")?;
+        let case = every
+            .iter()
+            .find(|c| c.name == name)
+            .ok_or_else(|| format!("no case named {name}"))?;
+        let module = dev.load_module(&fixture(case.fixture)?)?;
+        let p = (case.build)(threads, &mut rng::Rng::seeded(SEED));
+        let (s, wi, _) = run_sim(&dev, &module, &p, 1, true)?;
+        println!(
+            "{name}: {} threads, {wi} warp-instructions, {s:.4} s",
+            p.threads()
+        );
+        return Ok(());
+    }
     let all: Vec<&Case> = every
         .iter()
         .filter(|c| only.as_ref().is_none_or(|o| o.iter().any(|n| n == c.name)))

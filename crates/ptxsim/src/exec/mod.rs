@@ -234,7 +234,10 @@ pub struct BlockOut {
 /// Runs blocks of one launch on the current thread.
 pub struct Worker<'a> {
     pub ctx: &'a Ctx<'a>,
-    warps: Vec<Warp>,
+    /// Boxed, so that taking the running warp out (to borrow it beside `self`) moves a pointer.
+    warps: Vec<Box<Warp>>,
+    /// Stands in `warps` for the warp taken out while it runs.
+    spare: Option<Box<Warp>>,
     /// The block's shared memory, as little-endian 64-bit words.
     shared: Vec<u64>,
     shadow: Shadow,
@@ -292,13 +295,13 @@ impl<'a> Worker<'a> {
                     };
                 }
             }
-            warps.push(Warp {
+            warps.push(Box::new(Warp {
                 regs,
                 local: vec![0u8; prog.local_bytes as usize * 32],
                 frames: vec![Vec::new(); 32],
                 idx: wi,
                 ..Warp::default()
-            });
+            }));
         }
         let slice = match ctx.budget {
             Some(b) => (b.clamp(1, SLICE as u64)) as u32,
@@ -307,6 +310,7 @@ impl<'a> Worker<'a> {
         Worker {
             ctx,
             warps,
+            spare: None,
             shared: vec![0u64; (ctx.shared_bytes as usize).div_ceil(8)],
             shadow: Shadow::new(if ctx.check {
                 ctx.shared_bytes as usize
@@ -492,9 +496,10 @@ impl<'a> Worker<'a> {
                     continue;
                 }
                 ran = true;
-                let mut w = std::mem::take(&mut self.warps[wi]);
+                let stand_in = self.spare.take().unwrap_or_default();
+                let mut w = std::mem::replace(&mut self.warps[wi], stand_in);
                 let r = self.run_warp_until_stop(&mut w);
-                self.warps[wi] = w;
+                self.spare = Some(std::mem::replace(&mut self.warps[wi], w));
                 r?;
             }
             if self.warps.iter().all(|w| w.done) {
