@@ -235,6 +235,7 @@ pub struct BlockOut {
 pub struct Worker<'a> {
     pub ctx: &'a Ctx<'a>,
     /// Boxed, so that taking the running warp out (to borrow it beside `self`) moves a pointer.
+    #[allow(clippy::vec_box)]
     warps: Vec<Box<Warp>>,
     /// Stands in `warps` for the warp taken out while it runs.
     spare: Option<Box<Warp>>,
