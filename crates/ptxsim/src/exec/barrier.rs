@@ -95,7 +95,7 @@ impl Worker<'_> {
         b.waiters.push((w.idx, m, inst.r[0]));
         w.at_bar |= m;
         w.bar_pc = pc;
-        alu::each(m, |l| w.lane_pc[l] = pc + 1);
+        super::set_lanes(&mut w.lane_pc, m, pc + 1);
         w.mask &= !m;
         if w.mask != 0 {
             w.pc = pc + 1;

@@ -113,12 +113,7 @@ pub struct Warp {
 impl Warp {
     /// Move the running group to the waiting set (at its PC) and pick the next group.
     pub fn repick(&mut self) -> bool {
-        let mut m = self.mask;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            self.lane_pc[l] = self.pc;
-            m &= m - 1;
-        }
+        set_lanes(&mut self.lane_pc, self.mask, self.pc);
         self.waiting |= self.mask;
         self.mask = 0;
         self.pick()
@@ -162,13 +157,12 @@ impl Warp {
         // Fast path: every waiting lane is at the same PC and depth (reconverged).
         let l0 = self.waiting.trailing_zeros() as usize;
         let (p0, d0) = (self.lane_pc[l0], self.depth[l0]);
-        let mut same = true;
+        // Lanes whose PC or depth differ from lane l0's (a branch-free loop that vectorises).
+        let mut differ = 0u32;
         for l in 0..32 {
-            if (self.waiting >> l) & 1 != 0 {
-                same &= self.lane_pc[l] == p0 && self.depth[l] == d0;
-            }
+            differ |= ((self.lane_pc[l] != p0) as u32 | (self.depth[l] != d0) as u32) << l;
         }
-        if same {
+        if differ & self.waiting == 0 {
             self.mask = self.waiting;
             self.waiting = 0;
             self.pc = p0;
@@ -204,8 +198,7 @@ impl Warp {
 
     /// Set every running lane's own PC (before changing them individually).
     pub fn spill_group(&mut self) {
-        let pc = self.pc;
-        alu::each(self.mask, |l| self.lane_pc[l] = pc);
+        set_lanes(&mut self.lane_pc, self.mask, self.pc);
         self.waiting |= self.mask;
         self.mask = 0;
     }
@@ -569,6 +562,14 @@ impl<'a> Worker<'a> {
         } else {
             Some(Stop::Done)
         }
+    }
+}
+
+/// `pcs[l] = pc` for the lanes in `m` (a branch-free loop that vectorises).
+#[inline(always)]
+pub fn set_lanes(pcs: &mut [u32; 32], m: u32, pc: u32) {
+    for (l, p) in pcs.iter_mut().enumerate() {
+        *p = if (m >> l) & 1 != 0 { pc } else { *p };
     }
 }
 
