@@ -20,9 +20,9 @@ impl Rng {
     }
 }
 
-/// A fresh seed per run, printed so that a failure can be replayed (`PTXSIM_TEST_SEED=…`).
+/// A fresh seed per run, printed so that a failure can be replayed (`PTXSIM_SEED=…`).
 pub fn seed() -> u64 {
-    let s = std::env::var("PTXSIM_TEST_SEED")
+    let s = std::env::var("PTXSIM_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| {
@@ -31,7 +31,7 @@ pub fn seed() -> u64 {
                 .map_or(1, |d| d.as_nanos() as u64)
                 | 1
         });
-    eprintln!("random seed {s} (replay with PTXSIM_TEST_SEED={s})");
+    eprintln!("random seed {s} (replay with PTXSIM_SEED={s})");
     s
 }
 
