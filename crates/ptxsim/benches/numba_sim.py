@@ -161,7 +161,7 @@ def run_case(d):
             bufs[f[1]] = np.fromfile(os.path.join(d, f[1] + ".bin"), dtype=f[2])
         elif f[0] == "arg":
             if f[1] == "buf":
-                args.append(bufs[f[2]])
+                args.append(f[2])  # the buffer's name: each launch gets fresh copies
             elif f[1] == "i32":
                 args.append(np.int32(int(f[2])))
             else:
@@ -178,10 +178,16 @@ def run_case(d):
         print(f"RESULT {name} {threads} 0 SKIP")
         return
     shmem = int(info["shmem"][0])
-    t0 = time.perf_counter()
-    kernel[grid, block, 0, shmem](*args)
-    secs = time.perf_counter() - t0
-    out = bufs[info["out"][0]]
+    # Best of two launches, each on fresh copies of the inputs (kernels with atomics add into
+    # their outputs), so that first-call costs do not count against Numba.
+    secs = math.inf
+    for _ in range(2):
+        fresh = {k: v.copy() for k, v in bufs.items()}
+        run_args = [fresh[a] if isinstance(a, str) else a for a in args]
+        t0 = time.perf_counter()
+        kernel[grid, block, 0, shmem](*run_args)
+        secs = min(secs, time.perf_counter() - t0)
+    out = fresh[info["out"][0]]
     expected = np.fromfile(os.path.join(d, "expected.bin"), dtype=out.dtype)
     if info["cmp"][0] == "exact":
         ok = np.array_equal(out, expected)

@@ -174,6 +174,25 @@ impl HostPtr<'_> {
             }
         }
     }
+    /// Atomically add `v` (wrapping) to the `size`-byte integer (4 or 8) at `off`; returns the
+    /// old value. One `lock xadd` instead of a compare-and-swap loop, which retries under
+    /// contention between workers.
+    #[inline(always)]
+    pub fn fetch_add(&self, off: usize, size: usize, v: u64) -> u64 {
+        if !self.ok(off, size) {
+            return 0;
+        }
+        // SAFETY: as in `load`.
+        unsafe {
+            let q = self.p.add(off);
+            if size == 4 {
+                AtomicU32::from_ptr(q as *mut u32).fetch_add(v as u32, Relaxed) as u64
+            } else {
+                AtomicU64::from_ptr(q as *mut u64).fetch_add(v, Relaxed)
+            }
+        }
+    }
+
     /// Atomically replace the `size`-byte value (2, 4 or 8) at `off` with `f(old)`; returns
     /// the old value.
     pub fn rmw(&self, off: usize, size: usize, f: &dyn Fn(u64) -> u64) -> u64 {

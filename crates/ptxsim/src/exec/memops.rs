@@ -696,7 +696,13 @@ impl<'a> Worker<'a> {
             if space == MemSpace::Global && a & (size as u64 - 1) == 0 {
                 if let Some(h) = g.translate(&mut self.cache[pc as usize % CACHES], a, size as u64)
                 {
-                    let old = h.rmw(0, size, &|o| atom_apply(op, bits, kind, o, b[l], c[l]));
+                    let int_add =
+                        op == AtomOp::Add && matches!(kind, AtomKind::U | AtomKind::S) && size >= 4;
+                    let old = if int_add {
+                        h.fetch_add(0, size, b[l])
+                    } else {
+                        h.rmw(0, size, &|o| atom_apply(op, bits, kind, o, b[l], c[l]))
+                    };
                     if i.r[0] != crate::ir::NONE {
                         w.regs[i.r[0] as usize][l] = old;
                     }

@@ -383,7 +383,20 @@ impl Worker<'_> {
                     to,
                     irnd,
                     ftz,
-                } => un(&mut w.regs, i, m, |a| float_to_int(a, from, to, irnd, ftz)),
+                } => {
+                    // f32 → 32-bit integer, truncating (`(int)x`, the common case): Rust's `as`
+                    // truncates, saturates and maps NaN to 0 exactly as PTX's cvt.rzi does; a
+                    // flushed subnormal truncates to 0 either way, so `.ftz` changes nothing.
+                    if from == FTy::F32 && to.bits == 32 && irnd == IRnd::Rzi {
+                        if to.signed {
+                            un(&mut w.regs, i, m, |a| f32v(a) as i32 as i64 as u64)
+                        } else {
+                            un(&mut w.regs, i, m, |a| f32v(a) as u32 as u64)
+                        }
+                    } else {
+                        un(&mut w.regs, i, m, |a| float_to_int(a, from, to, irnd, ftz))
+                    }
+                }
                 Op::CvtFF {
                     from,
                     to,

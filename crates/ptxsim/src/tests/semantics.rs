@@ -93,6 +93,57 @@ fn d(x: f64) -> u64 {
     x.to_bits()
 }
 
+/// `(int)x` and `(unsigned)x` of an f32 (cvt.rzi.{s32,u32}.f32, with and without .ftz): NaN
+/// gives 0, out-of-range values saturate, subnormals and -0 give 0, and the s32 result is
+/// sign-extended in a 64-bit view of the register.
+#[test]
+fn cvt_rzi_f32_to_32_bit_integers_saturates() {
+    let vals = [
+        2.7f32,
+        -2.7,
+        -0.0,
+        0.5,
+        -1.5,
+        3e9,
+        -3e9,
+        5e9,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        1e-40,
+        -1e-40,
+        2147483520.0,
+        -2147483648.0,
+        4294967040.0,
+    ];
+    let inputs: Vec<[u64; 3]> = vals.iter().map(|&v| [0, v.to_bits() as u64, 0]).collect();
+    let out = eval(
+        r#"
+    cvt.rzi.s32.f32 %r1, %fb; cvt.rzi.u32.f32 %r2, %fb;
+    cvt.rzi.ftz.s32.f32 %r3, %fb; cvt.rzi.ftz.u32.f32 %r4, %fb;
+    cvt.s64.s32 %o0, %r1; cvt.u64.u32 %o1, %r2; cvt.s64.s32 %o2, %r3; cvt.u64.u32 %o3, %r4;
+"#,
+        &inputs,
+    );
+    for (k, &v) in vals.iter().enumerate() {
+        let o = out[k];
+        let want_s = if v.is_nan() {
+            0
+        } else {
+            (v as f64).trunc().clamp(i32::MIN as f64, i32::MAX as f64) as i64
+        };
+        let want_u = if v.is_nan() {
+            0
+        } else {
+            (v as f64).trunc().clamp(0.0, u32::MAX as f64) as u64
+        };
+        assert_eq!(o[0] as i64, want_s, "cvt.rzi.s32.f32 {v}");
+        assert_eq!(o[1], want_u, "cvt.rzi.u32.f32 {v}");
+        assert_eq!(o[2] as i64, want_s, "cvt.rzi.ftz.s32.f32 {v}");
+        assert_eq!(o[3], want_u, "cvt.rzi.ftz.u32.f32 {v}");
+    }
+}
+
 #[test]
 fn cvt_rounding_modes_and_saturation() {
     let vals = [
