@@ -143,7 +143,9 @@ impl Warp {
         false
     }
 
-    /// Choose the deepest, lowest-PC group among the waiting lanes.
+    /// Choose the deepest, lowest-PC group among the waiting lanes. The common case (every
+    /// waiting lane at one PC and depth) is inlined into the callers; the rest is `pick_slow`.
+    #[inline(always)]
     pub fn pick(&mut self) -> bool {
         if self.waiting == 0 && self.sync_wait != 0 {
             // Nothing else can run: lanes waiting at collectives go on with whoever is there.
@@ -169,6 +171,12 @@ impl Warp {
             self.resched_pc = u32::MAX;
             return true;
         }
+        self.pick_slow()
+    }
+
+    /// `pick` when the waiting lanes are at different PCs or depths.
+    #[inline(never)]
+    fn pick_slow(&mut self) -> bool {
         let mut best_d = 0u16;
         let mut best_pc = u32::MAX;
         alu::each(self.waiting, |l| {

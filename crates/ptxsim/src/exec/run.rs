@@ -72,7 +72,21 @@ impl Worker<'_> {
                 Op::PNot => un(&mut w.regs, i, m, |a| (a & 1) ^ 1),
                 Op::CNot { bits } => un(&mut w.regs, i, m, |a| (alu::zext(a, bits) == 0) as u64),
                 Op::Shl { bits } => bin(&mut w.regs, i, m, |a, b| alu::shl(a, b, bits)),
-                Op::Shr { ty } => bin(&mut w.regs, i, m, |a, b| alu::shr(a, b, ty)),
+                Op::Shr { ty } => match (ty.bits, ty.signed) {
+                    // The common widths with the type fixed, so that the lane loop vectorises.
+                    (32, false) => bin(&mut w.regs, i, m, |a, b| {
+                        let s = b as u32;
+                        if s >= 32 {
+                            0
+                        } else {
+                            (a as u32 >> s) as u64
+                        }
+                    }),
+                    (32, true) => bin(&mut w.regs, i, m, |a, b| {
+                        ((a as i32) >> (b as u32).min(31)) as i64 as u64
+                    }),
+                    _ => bin(&mut w.regs, i, m, |a, b| alu::shr(a, b, ty)),
+                },
                 Op::MulHi(t) => bin(&mut w.regs, i, m, |a, b| alu::mul_hi(a, b, t)),
                 Op::MulWide(t) => {
                     if t.bits == 32 && !t.signed {

@@ -93,6 +93,34 @@ fn d(x: f64) -> u64 {
     x.to_bits()
 }
 
+/// shr.u32 and shr.s32 with shift amounts at and past the width: PTX clamps the amount, so
+/// logical shifts give 0 and arithmetic shifts give the sign fill.
+#[test]
+fn shr_32_bit_clamps_the_shift_amount() {
+    let values = [0x8000_0001u32, 0xFFFF_FFFF, 5, 0x7FFF_FFFF];
+    let shifts = [0u32, 1, 31, 32, 33, 100, u32::MAX];
+    let mut inputs = Vec::new();
+    for &v in &values {
+        for &s in &shifts {
+            inputs.push([v as u64, s as u64, 0]);
+        }
+    }
+    let out = eval(
+        r#"
+    shr.u32 %r1, %ia, %ib; shr.s32 %r2, %ia, %ib;
+    cvt.u64.u32 %o0, %r1; cvt.s64.s32 %o1, %r2;
+"#,
+        &inputs,
+    );
+    for (k, inp) in inputs.iter().enumerate() {
+        let (v, s) = (inp[0] as u32, inp[1] as u32);
+        let want_u = if s >= 32 { 0 } else { v >> s };
+        let want_s = (v as i32) >> s.min(31);
+        assert_eq!(out[k][0] as u32, want_u, "shr.u32 {v:#x} by {s}");
+        assert_eq!(out[k][1] as i64, want_s as i64, "shr.s32 {v:#x} by {s}");
+    }
+}
+
 /// `(int)x` and `(unsigned)x` of an f32 (cvt.rzi.{s32,u32}.f32, with and without .ftz): NaN
 /// gives 0, out-of-range values saturate, subnormals and -0 give 0, and the s32 result is
 /// sign-extended in a 64-bit view of the register.
