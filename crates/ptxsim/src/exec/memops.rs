@@ -688,6 +688,35 @@ impl<'a> Worker<'a> {
             return Ok(());
         }
         let g: &'a crate::mem::GlobalView = self.ctx.global;
+        let int_add = op == AtomOp::Add && matches!(kind, AtomKind::U | AtomKind::S) && size >= 4;
+        if int_add && space == MemSpace::Global && m != 0 {
+            // Every active lane adding to one address (a counter): one fetch_add of the sum,
+            // the lanes' old values as running sums in lane order. That is the execution in
+            // which the warp's additions happen back to back in lane order, one of those the
+            // GPU may choose; it spares a cache line bouncing between workers for each lane.
+            let a0 = base[m.trailing_zeros() as usize].wrapping_add(i.imm as u64);
+            let mut other = 0u32;
+            for l in 0..32 {
+                other |= ((base[l].wrapping_add(i.imm as u64) != a0) as u32) << l;
+            }
+            if other & m == 0 && a0 & (size as u64 - 1) == 0 {
+                if let Some(h) = g.translate(&mut self.cache[pc as usize % CACHES], a0, size as u64)
+                {
+                    let mut sum = 0u64;
+                    each(m, |l| sum = sum.wrapping_add(b[l]));
+                    let mut old = h.fetch_add(0, size, sum);
+                    if i.r[0] != crate::ir::NONE {
+                        let width = if size == 4 { u32::MAX as u64 } else { u64::MAX };
+                        let d = &mut w.regs[i.r[0] as usize];
+                        each(m, |l| {
+                            d[l] = old & width;
+                            old = old.wrapping_add(b[l]);
+                        });
+                    }
+                    return Ok(());
+                }
+            }
+        }
         let mut mm = m;
         while mm != 0 {
             let l = mm.trailing_zeros() as usize;
@@ -696,8 +725,6 @@ impl<'a> Worker<'a> {
             if space == MemSpace::Global && a & (size as u64 - 1) == 0 {
                 if let Some(h) = g.translate(&mut self.cache[pc as usize % CACHES], a, size as u64)
                 {
-                    let int_add =
-                        op == AtomOp::Add && matches!(kind, AtomKind::U | AtomKind::S) && size >= 4;
                     let old = if int_add {
                         h.fetch_add(0, size, b[l])
                     } else {
