@@ -696,8 +696,8 @@ impl<'a> Worker<'a> {
             // GPU may choose; it spares a cache line bouncing between workers for each lane.
             let a0 = base[m.trailing_zeros() as usize].wrapping_add(i.imm as u64);
             let mut other = 0u32;
-            for l in 0..32 {
-                other |= ((base[l].wrapping_add(i.imm as u64) != a0) as u32) << l;
+            for (l, &x) in base.iter().enumerate() {
+                other |= ((x.wrapping_add(i.imm as u64) != a0) as u32) << l;
             }
             if other & m == 0 && a0 & (size as u64 - 1) == 0 {
                 if let Some(h) = g.translate(&mut self.cache[pc as usize % CACHES], a0, size as u64)
