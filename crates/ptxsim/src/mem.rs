@@ -319,6 +319,107 @@ pub struct Cache<'a> {
     _life: PhantomData<&'a GlobalView>,
 }
 
+impl Cache<'_> {
+    /// Lanes of `m` whose access of `N` bytes at `addr[l] + extra` does not lie inside the
+    /// allocation this cache holds, or whose `addr[l]` is not aligned to `align` (a power of
+    /// two) and to N; all of `m` when `extra` is not a multiple of N. One branch-free pass that
+    /// vectorises.
+    #[inline(always)]
+    fn outside<const N: usize>(&self, addr: &[u64; 32], m: u32, extra: u64, align: u64) -> u32 {
+        let Some(lim) = self.len.checked_sub(extra.saturating_add(N as u64)) else {
+            return m;
+        };
+        if !extra.is_multiple_of(N as u64) {
+            return m;
+        }
+        // Aligned to `align` and, whatever the caller passed, to N (what the host access needs).
+        let mask = (align.max(1) - 1) | (N as u64 - 1);
+        let mut bad = 0u32;
+        for (l, &a) in addr.iter().enumerate() {
+            let off = a.wrapping_sub(self.base);
+            bad |= ((off > lim) as u32 | (a & mask != 0) as u32) << l;
+        }
+        bad & m
+    }
+
+    /// Whether the `total`-byte accesses at `addr[l]` of the lanes in `m` all lie inside the
+    /// cached allocation, with every `addr[l]` aligned to `align`.
+    #[inline(always)]
+    pub fn covers(&self, addr: &[u64; 32], m: u32, total: u64, align: u64) -> bool {
+        !self.p.is_null() && total > 0 && self.outside::<1>(addr, m, total - 1, align) == 0
+    }
+
+    /// Load the `N`-byte values (N = 1, 2, 4 or 8) at `addr[l] + extra` of the lanes in `m`
+    /// into `out[l]`, zero-extended, when every one lies inside the cached allocation and every
+    /// `addr[l]` is aligned to `align`; otherwise load nothing and return false (the caller
+    /// takes the checked path, which also refills the cache).
+    #[inline(always)]
+    pub fn load_lanes<const N: usize>(
+        &self,
+        addr: &[u64; 32],
+        m: u32,
+        extra: u64,
+        align: u64,
+        out: &mut [u64; 32],
+    ) -> bool {
+        if self.p.is_null() || self.outside::<N>(addr, m, extra, align) != 0 {
+            return false;
+        }
+        for l in 0..32 {
+            if (m >> l) & 1 != 0 {
+                let off = (addr[l] - self.base + extra) as usize;
+                // SAFETY: `outside` found [off, off+N) inside the cached allocation, which the
+                // lifetime keeps alive, and addr[l] + extra aligned to N; the host allocation is
+                // 16-aligned modulo the simulated address, so the host address is aligned too.
+                // Accesses are atomic, so concurrent accesses from other workers are not data
+                // races.
+                out[l] = unsafe {
+                    let q = self.p.add(off);
+                    match N {
+                        1 => AtomicU8::from_ptr(q).load(Relaxed) as u64,
+                        2 => AtomicU16::from_ptr(q as *mut u16).load(Relaxed) as u64,
+                        4 => AtomicU32::from_ptr(q as *mut u32).load(Relaxed) as u64,
+                        _ => AtomicU64::from_ptr(q as *mut u64).load(Relaxed),
+                    }
+                };
+            }
+        }
+        true
+    }
+
+    /// Store the low `N` bytes of `v[l]` at `addr[l] + extra` for the lanes in `m`, in lane
+    /// order, under the same conditions as `load_lanes`; false (storing nothing) otherwise.
+    #[inline(always)]
+    pub fn store_lanes<const N: usize>(
+        &self,
+        addr: &[u64; 32],
+        m: u32,
+        extra: u64,
+        align: u64,
+        v: &[u64; 32],
+    ) -> bool {
+        if self.p.is_null() || self.outside::<N>(addr, m, extra, align) != 0 {
+            return false;
+        }
+        for l in 0..32 {
+            if (m >> l) & 1 != 0 {
+                let off = (addr[l] - self.base + extra) as usize;
+                // SAFETY: as in `load_lanes`.
+                unsafe {
+                    let q = self.p.add(off);
+                    match N {
+                        1 => AtomicU8::from_ptr(q).store(v[l] as u8, Relaxed),
+                        2 => AtomicU16::from_ptr(q as *mut u16).store(v[l] as u16, Relaxed),
+                        4 => AtomicU32::from_ptr(q as *mut u32).store(v[l] as u32, Relaxed),
+                        _ => AtomicU64::from_ptr(q as *mut u64).store(v[l], Relaxed),
+                    }
+                }
+            }
+        }
+        true
+    }
+}
+
 impl Default for Cache<'_> {
     fn default() -> Self {
         Cache {

@@ -411,6 +411,36 @@ impl<'a> Worker<'a> {
         let total = (sz * n as usize) as u64;
         let generic = space == MemSpace::Generic;
         let mut addr = [0u64; 32];
+        // Fast path: every lane inside the allocation this instruction touched last time.
+        {
+            let base = &w.regs[i.r[4] as usize];
+            for l in 0..32 {
+                addr[l] = base[l].wrapping_add(i.imm as u64);
+            }
+            let c = &self.cache[pc as usize % CACHES];
+            let align = total.min(16);
+            // A vector access: all elements or none (a destination may be the address register).
+            let mut done = n == 1 || c.covers(&addr, m, total, align);
+            for k in 0..n as usize {
+                if !done {
+                    break;
+                }
+                let d = &mut w.regs[i.r[k] as usize];
+                let x = (k * sz) as u64;
+                done = match sz {
+                    4 => c.load_lanes::<4>(&addr, m, x, align, d),
+                    8 => c.load_lanes::<8>(&addr, m, x, align, d),
+                    2 => c.load_lanes::<2>(&addr, m, x, align, d),
+                    _ => c.load_lanes::<1>(&addr, m, x, align, d),
+                };
+                if done && sext {
+                    each(m, |l| d[l] = extend(d[l], size, true));
+                }
+            }
+            if done {
+                return Ok(());
+            }
+        }
         let span = self.global_span(w, i, m, pc, total, generic, &mut addr);
         if let Some((p, lo)) = span {
             // One loop per access size, so that the size is a constant inside the lane loop.
@@ -566,6 +596,27 @@ impl<'a> Worker<'a> {
         if matches!(space, MemSpace::Global | MemSpace::Generic) {
             let generic = space == MemSpace::Generic;
             let mut addr = [0u64; 32];
+            // Fast path: every lane inside the allocation this instruction touched last time.
+            let base = &w.regs[i.r[4] as usize];
+            for l in 0..32 {
+                addr[l] = base[l].wrapping_add(i.imm as u64);
+            }
+            let c = &self.cache[pc as usize % CACHES];
+            let align = total.min(16);
+            if c.covers(&addr, m, total, align) {
+                for k in 0..n as usize {
+                    let v = &w.regs[i.r[k] as usize];
+                    let x = (k * sz) as u64;
+                    let stored = match sz {
+                        4 => c.store_lanes::<4>(&addr, m, x, align, v),
+                        8 => c.store_lanes::<8>(&addr, m, x, align, v),
+                        2 => c.store_lanes::<2>(&addr, m, x, align, v),
+                        _ => c.store_lanes::<1>(&addr, m, x, align, v),
+                    };
+                    debug_assert!(stored, "covers() checked every element");
+                }
+                return Ok(());
+            }
             if let Some((p, lo)) = self.global_span(w, i, m, pc, total, generic, &mut addr) {
                 macro_rules! lanes {
                     ($sz:expr) => {

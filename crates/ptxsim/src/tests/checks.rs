@@ -193,3 +193,51 @@ fn assertion_failure_is_a_trap_naming_the_thread() {
         r.message
     );
 }
+
+/// A kernel where thread t of warp w loads a 16-byte vector at `p + t*16 + w*off` into the
+/// address register's own pair, so that a half-done vector load would corrupt the address
+/// reported.
+const VEC_LOAD_PTX: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry vload(.param .u64 p, .param .u64 off)
+{
+    .reg .b32 %t, %w;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [p];
+    ld.param.u64 %rd3, [off];
+    mov.u32 %t, %tid.x;
+    shr.u32 %w, %t, 5;
+    cvt.u64.u32 %rd4, %w;
+    mul.lo.u64 %rd3, %rd3, %rd4;
+    mul.wide.u32 %rd2, %t, 16;
+    add.u64 %rd1, %rd1, %rd2;
+    add.u64 %rd1, %rd1, %rd3;
+    ld.global.v2.u64 {%rd1, %rd2}, [%rd1];
+    ret;
+}
+"#;
+
+/// Warp 0 loads in bounds (filling the instruction's translation cache, the fast path), warp
+/// 1's last lane reaches 8 bytes past the end: the report names that lane and the address it
+/// used, unchanged by the elements other lanes loaded. Then warp 1 with an 8-byte offset:
+/// 16-byte vectors at 8-aligned addresses are misaligned, with the cache warm from warp 0.
+#[test]
+fn vector_loads_past_the_end_or_misaligned_after_in_bounds_warps() {
+    let dev = Device::new();
+    let m = dev.load_module(VEC_LOAD_PTX).unwrap();
+    let bytes = 64 * 16 - 8;
+    let p = dev.alloc(bytes).unwrap();
+    dev.write(p, 0, &vec![0xAB; bytes]).unwrap();
+    let mut c = cfg(1, 64);
+    c.threads = 1;
+    let r = fault(dev.launch(&m, "vload", &c, &[&p64(p), &0u64.to_le_bytes()]));
+    assert_eq!(r.kind, CheckKind::OutOfBounds, "{r:?}");
+    assert_eq!(r.thread, (63, 0, 0));
+    assert_eq!(r.address, p + 63 * 16);
+    let r = fault(dev.launch(&m, "vload", &c, &[&p64(p), &8u64.to_le_bytes()]));
+    assert_eq!(r.kind, CheckKind::Misaligned, "{r:?}");
+    assert_eq!(r.thread, (32, 0, 0));
+    assert_eq!(r.address, p + 32 * 16 + 8);
+}
