@@ -26,8 +26,9 @@ if ! bash install/setup.sh; then
 fi
 
 # 1. Rust: every crate of the workspace ----------------------------------------------------------
-echo "==> cargo test --release --workspace"
-cargo test --release --workspace 2>&1 | tee "$LOGS/cargo.log"
+echo "==> cargo test --release --workspace --no-fail-fast"
+# --no-fail-fast: one failing test binary must not hide the results of the others.
+cargo test --release --workspace --no-fail-fast 2>&1 | tee "$LOGS/cargo.log"
 cargo_rc=${PIPESTATUS[0]}
 read -r c_pass c_fail c_skip < <(
     sed -n 's/^test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed; \([0-9]*\) ignored.*/\1 \2 \3/p' \
