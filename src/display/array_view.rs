@@ -263,23 +263,16 @@ pub fn frames_bundle(
     hopts.title = None;
     let hf = heatmap_frames(&values, &titles, h, w, &hopts)?;
     let gif = encode_gif(&hf.rgba, hf.width, hf.height, fps)?;
-    let mut text = format!(
-        "{}animation of {count} frames ({h}×{w} {}) at {} fps, min {}, max {}",
+    let text = format!(
+        "{}animation of {count} frames ({h}×{w} {}) at {} fps, {}",
         o.title
             .as_ref()
             .map(|t| format!("{t}: "))
             .unwrap_or_default(),
         dtype.name(),
         fmt_sig(fps, 3),
-        fmt_sig(hf.stats.min, 6),
-        fmt_sig(hf.stats.max, 6)
+        hf.stats.range_text()
     );
-    if hf.stats.nan > 0 {
-        text.push_str(&format!(", {} NaN", hf.stats.nan));
-    }
-    if hf.stats.inf > 0 {
-        text.push_str(&format!(", {} Inf", hf.stats.inf));
-    }
     Ok((
         gif_bundle(&gif, &text),
         image_metadata("image/gif", hf.width, hf.height),

@@ -150,6 +150,19 @@ pub fn value_stats(values: &[f64]) -> ValueStats {
     ValueStats { min, max, nan, inf }
 }
 
+impl ValueStats {
+    /// `min 0.25, max 4, 3 NaN, 1 Inf` (the counts only when there are any): the value range
+    /// as every text summary of an image, plot or animation states it.
+    pub fn range_text(&self) -> String {
+        format!(
+            "min {}, max {}{}",
+            fmt_sig(self.min, 6),
+            fmt_sig(self.max, 6),
+            nonfinite_text(self)
+        )
+    }
+}
+
 /// `, 3 NaN, 1 Inf` (empty when all values are finite).
 fn nonfinite_text(s: &ValueStats) -> String {
     let mut t = String::new();
@@ -195,7 +208,7 @@ pub fn render_heatmap(
     let norm = color_norm(&stats, opts.vmin, opts.vmax);
     let body = heatmap_body(values, h, w, opts, &stats, norm)?;
     let mut summary = format!(
-        "{}{h}×{w}{}, min {}, max {}{}",
+        "{}{h}×{w}{}, {}",
         opts.title
             .as_ref()
             .map(|t| format!("{t}: "))
@@ -204,9 +217,7 @@ pub fn render_heatmap(
             .as_ref()
             .map(|d| format!(" {d}"))
             .unwrap_or_default(),
-        fmt_sig(stats.min, 6),
-        fmt_sig(stats.max, 6),
-        nonfinite_text(&stats)
+        stats.range_text()
     );
     if opts.vmin.is_some() || opts.vmax.is_some() {
         summary.push_str(&format!(

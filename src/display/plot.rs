@@ -140,19 +140,12 @@ pub fn line_plot(
         let i = ((y * PLOT_W + x) * 3) as usize;
         Rgba([buf[i], buf[i + 1], buf[i + 2], 255])
     });
-    let mut summary = format!(
-        "{}{n} values{}, min {}, max {}",
+    let summary = format!(
+        "{}{n} values{}, {}",
         title.map(|t| format!("{t}: ")).unwrap_or_default(),
         dtype.map(|d| format!(" {d}")).unwrap_or_default(),
-        fmt_sig(stats.min, 6),
-        fmt_sig(stats.max, 6)
+        stats.range_text()
     );
-    if stats.nan > 0 {
-        summary.push_str(&format!(", {} NaN", stats.nan));
-    }
-    if stats.inf > 0 {
-        summary.push_str(&format!(", {} Inf", stats.inf));
-    }
     finish(body, title.map(str::to_string), summary, true)
 }
 

@@ -273,20 +273,13 @@ impl Magics {
                 return Err(hctx.plain("ArgumentError", m));
             }
         };
-        let mut summary = format!(
-            "{name}: animation of {} frames ({h}×{w} {}, captured every {every} of {frames} runs) at {} fps, min {}, max {}",
+        let summary = format!(
+            "{name}: animation of {} frames ({h}×{w} {}, captured every {every} of {frames} runs) at {} fps, {}",
             values.len(),
             dtype.name(),
             fmt_sig(fps, 3),
-            fmt_sig(hf.stats.min, 6),
-            fmt_sig(hf.stats.max, 6)
+            hf.stats.range_text()
         );
-        if hf.stats.nan > 0 {
-            summary.push_str(&format!(", {} NaN", hf.stats.nan));
-        }
-        if hf.stats.inf > 0 {
-            summary.push_str(&format!(", {} Inf", hf.stats.inf));
-        }
         progress.finish(
             gif_bundle(&gif, &summary),
             image_metadata("image/gif", hf.width, hf.height),
