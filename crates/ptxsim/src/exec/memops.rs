@@ -443,25 +443,15 @@ impl<'a> Worker<'a> {
         }
         let span = self.global_span(w, i, m, pc, total, generic, &mut addr);
         if let Some((p, lo)) = span {
-            // One loop per access size, so that the size is a constant inside the lane loop.
-            macro_rules! lanes {
-                ($sz:expr) => {
-                    for k in 0..n as usize {
-                        let d = &mut w.regs[i.r[k] as usize];
-                        for l in 0..32 {
-                            if (m >> l) & 1 != 0 {
-                                let v = p.load((addr[l] - lo) as usize + k * $sz, $sz);
-                                d[l] = extend(v, size, sext);
-                            }
-                        }
+            // The first access of this instruction to an allocation (it fills the cache that
+            // the fast path above uses), or lanes spread over a span checked as a whole.
+            for k in 0..n as usize {
+                let d = &mut w.regs[i.r[k] as usize];
+                for l in 0..32 {
+                    if (m >> l) & 1 != 0 {
+                        d[l] = extend(p.load((addr[l] - lo) as usize + k * sz, sz), size, sext);
                     }
-                };
-            }
-            match sz {
-                4 => lanes!(4),
-                8 => lanes!(8),
-                2 => lanes!(2),
-                _ => lanes!(1),
+                }
             }
             return Ok(());
         }
@@ -618,23 +608,13 @@ impl<'a> Worker<'a> {
                 return Ok(());
             }
             if let Some((p, lo)) = self.global_span(w, i, m, pc, total, generic, &mut addr) {
-                macro_rules! lanes {
-                    ($sz:expr) => {
-                        for k in 0..n as usize {
-                            let v = &w.regs[i.r[k] as usize];
-                            for l in 0..32 {
-                                if (m >> l) & 1 != 0 {
-                                    p.store((addr[l] - lo) as usize + k * $sz, $sz, v[l]);
-                                }
-                            }
+                for k in 0..n as usize {
+                    let v = &w.regs[i.r[k] as usize];
+                    for l in 0..32 {
+                        if (m >> l) & 1 != 0 {
+                            p.store((addr[l] - lo) as usize + k * sz, sz, v[l]);
                         }
-                    };
-                }
-                match sz {
-                    4 => lanes!(4),
-                    8 => lanes!(8),
-                    2 => lanes!(2),
-                    _ => lanes!(1),
+                    }
                 }
                 return Ok(());
             }
