@@ -50,6 +50,8 @@
 mod check;
 mod exec;
 mod ir;
+mod jit;
+pub use jit::JitMode;
 mod lower;
 mod mem;
 mod parse;
@@ -138,6 +140,10 @@ pub struct LaunchConfig {
     pub instruction_budget: Option<u64>,
     /// Worker threads for blocks (0: one per core).
     pub threads: usize,
+    /// When to run the kernel's lane-local regions as compiled host code (default: `Auto`, once
+    /// the kernel has run enough; the environment variable `PTXSIM_JIT` = `0`/`off`/`always`
+    /// changes the default). Results and reports are the same either way.
+    pub jit: JitMode,
 }
 
 impl LaunchConfig {
@@ -150,6 +156,7 @@ impl LaunchConfig {
             cancel: None,
             instruction_budget: None,
             threads: 0,
+            jit: jit::mode_from_env(),
         }
     }
 }
@@ -209,6 +216,11 @@ pub struct LaunchReport {
     pub reports: Vec<CheckReport>,
     /// Warp-instructions executed.
     pub warp_instructions: u64,
+    /// Seconds this launch spent compiling the kernel's regions (0 when it used code compiled
+    /// before, or ran interpreted).
+    pub jit_compile_s: f64,
+    /// Whether compiled regions ran in this launch.
+    pub jit: bool,
 }
 
 /// Errors of parsing and lowering PTX.
@@ -280,6 +292,8 @@ pub struct Device {
 pub struct Module {
     kernels: Vec<KernelInfo>,
     programs: Vec<Arc<ir::Program>>,
+    /// Compiled regions of each program, made when it has run enough.
+    jit: Vec<jit::Lazy>,
     files: Vec<String>,
     target: String,
     version: String,
@@ -470,6 +484,7 @@ impl Device {
         }
         Ok(Module {
             kernels,
+            jit: programs.iter().map(|_| jit::Lazy::default()).collect(),
             programs,
             files: ast.files.iter().map(|(_, n)| n.clone()).collect(),
             target: ast.target.clone(),
@@ -565,7 +580,11 @@ impl Device {
             buf[p.offset..p.offset + p.size].copy_from_slice(bytes);
         }
         let view = self.heap().view();
+        let nblocks = gx as u64 * gy as u64 * gz as u64;
+        let lazy = &module.jit[idx];
+        let (jit, compile) = lazy.get(prog, nblocks.saturating_mul(nthreads), config.jit);
         let ctx = exec::Ctx {
+            jit,
             prog,
             files: &module.files,
             global: &view,
@@ -582,8 +601,8 @@ impl Device {
             budget: config.instruction_budget,
             executed: AtomicU64::new(0),
         };
-        let nblocks = gx as u64 * gy as u64 * gz as u64;
         let out = pool::run(&ctx, nblocks, config.threads);
+        lazy.ran(out.instructions);
         match out.fault {
             Some(report) => Err(LaunchError::Fault {
                 report: Box::new(report),
@@ -593,6 +612,8 @@ impl Device {
                 printf: out.printf,
                 reports: out.reports,
                 warp_instructions: out.instructions,
+                jit_compile_s: compile.as_secs_f64(),
+                jit: jit.is_some(),
             }),
         }
     }

@@ -477,6 +477,15 @@ impl GlobalView {
         None
     }
 
+    /// The live allocation holding all of `[addr, addr+size)`: its base address, length and host
+    /// bytes (for the JIT's per-instruction caches); `None` when there is none.
+    pub fn lookup(&self, addr: u64, size: u64) -> Option<(u64, u64, *mut u8)> {
+        let i = self.entries.partition_point(|e| e.base <= addr);
+        let e = *self.entries.get(i.checked_sub(1)?)?;
+        let off = addr - e.base;
+        (off < e.len && e.len - off >= size && size > 0).then_some((e.base, e.len, e.p))
+    }
+
     /// Describe a failed access of `size` bytes at `addr` (cold path).
     pub fn describe_miss(&self, addr: u64, size: u64) -> Miss {
         let i = self.entries.partition_point(|e| e.base <= addr);

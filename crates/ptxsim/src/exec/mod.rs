@@ -15,7 +15,9 @@ mod calls;
 mod cpu;
 pub mod float;
 mod fops;
+mod jit_run;
 mod memops;
+pub use memops::window;
 mod run;
 mod warpops;
 
@@ -38,6 +40,8 @@ pub const CACHES: usize = 8;
 /// Everything a launch shares between its workers (read-only apart from the atomics).
 pub struct Ctx<'a> {
     pub prog: &'a Program,
+    /// The program's compiled regions, when this launch uses them.
+    pub jit: Option<&'a crate::jit::Compiled>,
     pub files: &'a [String],
     pub global: &'a GlobalView,
     pub params: &'a [u8],
@@ -260,6 +264,9 @@ pub struct Worker<'a> {
     pub total: u64,
     /// (kind, pc) of non-fatal reports already made by this worker.
     reported: std::collections::HashSet<(CheckKind, u32)>,
+    /// Per PC, the compiled region to enter there (empty when the launch runs interpreted).
+    jit_at: &'a [Option<crate::jit::JitFn>],
+    jit_ctx: Option<Box<crate::jit::JitCtx>>,
 }
 
 impl<'a> Worker<'a> {
@@ -330,6 +337,10 @@ impl<'a> Worker<'a> {
             slice,
             total: 0,
             reported: Default::default(),
+            jit_at: ctx.jit.map_or(&[], |j| j.entries()),
+            jit_ctx: ctx
+                .jit
+                .map(|j| crate::jit::JitCtx::new(ctx.params, ctx.global, j.caches)),
         }
     }
 

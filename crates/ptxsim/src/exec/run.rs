@@ -17,10 +17,20 @@ impl Worker<'_> {
         let prog = self.ctx.prog;
         let code: &[Inst] = &prog.code;
         let mut pc = w.pc;
+        let mut skip_jit = u32::MAX;
         loop {
             if *fuel == 0 {
                 w.pc = pc;
                 return Ok(Stop::Yield);
+            }
+            if pc == skip_jit {
+                // The instruction compiled code stopped before: the interpreter executes it.
+                skip_jit = u32::MAX;
+            } else if let Some(f) = self.jit_fn(pc) {
+                w.pc = pc;
+                skip_jit = self.run_jit(w, f, fuel);
+                pc = w.pc;
+                continue;
             }
             *fuel -= 1;
             let Some(i) = code.get(pc as usize) else {

@@ -6,7 +6,7 @@ use crate::*;
 
 const PTX: &str = include_str!("ptx/control.ptx");
 
-fn divergent_ref(v: i32) -> i32 {
+pub(super) fn divergent_ref(v: i32) -> i32 {
     let mut acc: i32 = 0;
     for k in 0..(v & 15) {
         if k % 3 == 0 {

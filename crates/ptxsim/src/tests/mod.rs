@@ -10,6 +10,7 @@ mod control;
 mod cub;
 mod extra;
 mod half;
+mod jit;
 mod memory;
 mod robust;
 mod semantics;

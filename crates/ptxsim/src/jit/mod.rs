@@ -1,0 +1,368 @@
+//! The region compiler: turns the lane-local parts of a kernel into host code with Cranelift.
+//!
+//! A *region* is a maximal run of consecutive instructions that only touch the running lane's
+//! own registers and global memory: integer and common floating-point arithmetic, comparisons,
+//! conversions, global loads and stores, kernel-parameter loads and branches. Nothing in a region
+//! lets one lane see another lane's state (no shared memory, barriers, warp collectives, atomics
+//! or calls), so its lanes can run one after another instead of in lockstep, which is what the
+//! CUDA programming model allows since Volta (independent thread scheduling). Compiled code keeps
+//! a lane's registers in host registers for the whole region, loops included, and checks each
+//! global access against a per-instruction cache of the allocation it hit last.
+//!
+//! The interpreter enters a region when the running group reaches one of its instructions, runs
+//! each lane of the group through the compiled function and carries on with whatever PCs the lanes
+//! left at. Compiled code never reports anything: any access it cannot prove in bounds and
+//! aligned, any address outside global memory, ends the region *before* the instruction, and the
+//! interpreter executes that instruction with its full checker, so reports, faults and their
+//! thread, block and line are the interpreter's own.
+//!
+//! This module compiles and holds the code; `exec::jit_run` calls it. `call` holds the only
+//! unsafe code of the JIT (calling the compiled functions and the translation callback they use).
+//! It must not know about warps or the scheduler.
+
+mod call;
+mod emit;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use cranelift_codegen::ir::{AbiParam, Signature};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module};
+
+use crate::ir::{FTy, IRnd, Inst, IntTy, MemSpace, Op, Program, Rnd, NONE};
+
+pub use call::{JitCtx, JitFn};
+
+/// Regions without a loop inside that are shorter than this stay interpreted: entering compiled
+/// code costs about as much per lane as the interpreter spends on a few instructions per warp,
+/// and measured (callgrind, the benchmark kernels) straight-line regions of 8–31 instructions ran
+/// 1.0–1.8x slower compiled, those of 54 and 89 instructions 1.3–1.5x faster.
+const MIN_REGION: u32 = 40;
+
+/// When a launch uses compiled regions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JitMode {
+    /// Never: always interpret.
+    Off,
+    /// Once the kernel has run enough, or for a big launch (the default).
+    Auto,
+    /// From the first launch (for tests that compare compiled and interpreted runs).
+    Always,
+}
+
+/// The default mode, from the environment variable `PTXSIM_JIT`: `0` or `off`: `Off`;
+/// `always`: `Always`; anything else or unset: `Auto`.
+pub fn mode_from_env() -> JitMode {
+    static MODE: OnceLock<JitMode> = OnceLock::new();
+    *MODE.get_or_init(|| {
+        match std::env::var("PTXSIM_JIT")
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "0" | "off" => JitMode::Off,
+            "always" => JitMode::Always,
+            _ => JitMode::Auto,
+        }
+    })
+}
+
+/// Warp-instructions a kernel runs (over all its launches so far) before it is compiled, unless
+/// a single launch is big enough on its own (`BIG_LAUNCH` threads).
+/// Compiling a kernel takes 3–10 ms (Cranelift), about what the interpreter needs for 200,000
+/// warp-instructions or a launch of 65,536 threads of a short kernel.
+const TIER_INSTRUCTIONS: u64 = 200_000;
+const BIG_LAUNCH: u64 = 65_536;
+
+/// A kernel's compiled regions, made on demand.
+#[derive(Default)]
+pub struct Lazy {
+    code: OnceLock<Option<Compiled>>,
+    executed: AtomicU64,
+}
+
+impl Lazy {
+    /// The compiled code for a launch of `threads` threads, compiling it now when the kernel has
+    /// earned it; `None` when it has not yet, or when it could not be compiled. The second value
+    /// is the time spent compiling in this call.
+    pub fn get(
+        &self,
+        prog: &Program,
+        threads: u64,
+        mode: JitMode,
+    ) -> (Option<&Compiled>, Duration) {
+        if mode == JitMode::Off {
+            return (None, Duration::ZERO);
+        }
+        if let Some(c) = self.code.get() {
+            return (c.as_ref(), Duration::ZERO);
+        }
+        if mode == JitMode::Auto
+            && threads < BIG_LAUNCH
+            && self.executed.load(Ordering::Relaxed) < TIER_INSTRUCTIONS
+        {
+            return (None, Duration::ZERO);
+        }
+        let t = Instant::now();
+        let c = self.code.get_or_init(|| {
+            // Cranelift does not panic on valid input; if it ever did, the kernel stays
+            // interpreted.
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile(prog)))
+                .ok()
+                .flatten()
+        });
+        (c.as_ref(), t.elapsed())
+    }
+
+    /// Count warp-instructions a launch of this kernel ran (for the tiering rule).
+    pub fn ran(&self, warp_instructions: u64) {
+        self.executed
+            .fetch_add(warp_instructions, Ordering::Relaxed);
+    }
+}
+
+/// Compiled regions of one kernel.
+pub struct Compiled {
+    /// Per PC: the compiled function of the region holding it.
+    at: Vec<Option<JitFn>>,
+    /// Number of global-access caches the functions use (one per memory instruction).
+    pub caches: usize,
+    _module: call::CodeHolder,
+}
+
+impl Compiled {
+    /// Per PC: the function to enter there, if any.
+    pub fn entries(&self) -> &[Option<JitFn>] {
+        &self.at
+    }
+}
+
+/// Whether `i` can run inside a region (and so be compiled).
+fn supported(i: &Inst, prog: &Program) -> bool {
+    let regs_ok = i.r.iter().all(|&s| s == NONE || s < prog.nslots)
+        && (i.guard == NONE || i.guard < prog.nslots);
+    if !regs_ok {
+        return false;
+    }
+    let int_ok = |t: IntTy| matches!(t.bits, 8 | 16 | 32 | 64);
+    match i.op {
+        Op::Nop
+        | Op::Mov
+        | Op::Add
+        | Op::Sub
+        | Op::MulLo
+        | Op::MadLo
+        | Op::And
+        | Op::Or
+        | Op::Xor
+        | Op::Not
+        | Op::Neg
+        | Op::PNot
+        | Op::Selp
+        | Op::FAdd32
+        | Op::FSub32
+        | Op::FMul32
+        | Op::FFma32
+        | Op::FDiv32
+        | Op::FAdd64
+        | Op::FSub64
+        | Op::FMul64
+        | Op::FFma64
+        | Op::FDiv64
+        | Op::Bra => true,
+        Op::CNot { bits } | Op::Shl { bits } => matches!(bits, 8 | 16 | 32 | 64),
+        Op::Shr { ty } | Op::Min(ty) | Op::Max(ty) | Op::Abs(ty) => int_ok(ty),
+        Op::MulHi(t) => matches!(t.bits, 32 | 64),
+        Op::MulWide(t) | Op::MadWide(t) => t.bits == 32,
+        Op::Pack { n, bits } => {
+            (1..=4).contains(&n)
+                && matches!(bits, 8 | 16 | 32)
+                && i.r[1..=n as usize].iter().all(|&s| s != NONE)
+        }
+        Op::Unpack { n, bits } => {
+            (1..=4).contains(&n)
+                && matches!(bits, 8 | 16 | 32)
+                && i.r[5] != NONE
+                && i.r[..n as usize].iter().all(|&s| s != NONE)
+        }
+        Op::SetpI { ty, .. } => int_ok(ty),
+        Op::SetpF { ty, ftz, .. } => !ftz && matches!(ty, FTy::F32 | FTy::F64),
+        Op::CvtII { from, to, sat } => !sat && int_ok(from) && int_ok(to),
+        Op::CvtIF { from, to, rnd } => {
+            from.bits == 32 && rnd == Rnd::Rn && matches!(to, FTy::F32 | FTy::F64)
+        }
+        Op::CvtFI { from, to, irnd, .. } => {
+            irnd == IRnd::Rzi && matches!(from, FTy::F32 | FTy::F64) && matches!(to.bits, 32 | 64)
+        }
+        Op::CvtFF {
+            from,
+            to,
+            irnd,
+            ftz,
+            sat,
+            ..
+        } => from == FTy::F32 && to == FTy::F64 && irnd == IRnd::None && !ftz && !sat,
+        Op::Ld { space, size, n, .. } | Op::St { space, size, n } => {
+            matches!(space, MemSpace::Global | MemSpace::Generic)
+                && matches!(size, 1 | 2 | 4 | 8)
+                && matches!(n, 1 | 2 | 4)
+                && i.r[4] != NONE
+                && i.r[..n as usize].iter().all(|&s| s != NONE)
+        }
+        Op::LdK { size, n, .. } => {
+            matches!(size, 1 | 2 | 4 | 8)
+                && matches!(n, 1 | 2 | 4)
+                && i.imm >= 0
+                && (i.imm as u64).saturating_add(size as u64 * n as u64) <= prog.param_bytes as u64
+                && i.r[..n as usize].iter().all(|&s| s != NONE)
+        }
+        Op::Cvta { .. } => true,
+        _ => false,
+    }
+}
+
+/// The regions of `prog`: maximal runs of supported instructions, `[lo, hi)`.
+fn regions(prog: &Program) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    let mut lo = None;
+    for (pc, i) in prog.code.iter().enumerate() {
+        let pc = pc as u32;
+        match (supported(i, prog), lo) {
+            (true, None) => lo = Some(pc),
+            (false, Some(l)) => {
+                out.push((l, pc));
+                lo = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(l) = lo {
+        out.push((l, prog.code.len() as u32));
+    }
+    out.retain(|&(lo, hi)| {
+        // Short regions are only worth it when they loop.
+        hi - lo >= MIN_REGION
+            || prog.code[lo as usize..hi as usize]
+                .iter()
+                .enumerate()
+                .any(|(k, i)| {
+                    i.op == Op::Bra && (lo as u64..=lo as u64 + k as u64).contains(&(i.imm as u64))
+                })
+    });
+    out
+}
+
+/// `PTXSIM_JIT_DEBUG=1`: list each kernel's regions on stderr when it is compiled;
+/// `PTXSIM_JIT_DISASM=1`: also the machine code.
+fn debug() -> bool {
+    std::env::var_os("PTXSIM_JIT_DEBUG").is_some()
+}
+
+/// Compile every region of `prog`; `None` when Cranelift has no backend for this host or
+/// fails.
+pub fn compile(prog: &Program) -> Option<Compiled> {
+    let regions = regions(prog);
+    if debug() {
+        eprintln!(
+            "jit {}: {} instructions, regions {:?}",
+            prog.name,
+            prog.code.len(),
+            regions
+        );
+        for (pc, i) in prog.code.iter().enumerate() {
+            eprintln!(
+                "  {pc:4} {} {:?}",
+                if supported(i, prog) { "+" } else { "-" },
+                i.op
+            );
+        }
+    }
+    if regions.is_empty() {
+        return None;
+    }
+    let mut flags = settings::builder();
+    flags.set("opt_level", "speed").ok()?;
+    let isa = cranelift_native::builder()
+        .ok()?
+        .finish(settings::Flags::new(flags))
+        .ok()?;
+    let call_conv = isa.default_call_conv();
+    let mut module = JITModule::new(JITBuilder::with_isa(
+        isa,
+        cranelift_module::default_libcall_names(),
+    ));
+    let mut sig = Signature::new(call_conv);
+    let ptr = cranelift_codegen::ir::types::I64;
+    sig.params.push(AbiParam::new(ptr));
+    sig.params.push(AbiParam::new(ptr));
+    sig.params
+        .push(AbiParam::new(cranelift_codegen::ir::types::I32));
+    sig.returns
+        .push(AbiParam::new(cranelift_codegen::ir::types::I32));
+    let mut tsig = Signature::new(call_conv);
+    tsig.params.push(AbiParam::new(ptr));
+    tsig.params
+        .push(AbiParam::new(cranelift_codegen::ir::types::I32));
+    tsig.params.push(AbiParam::new(ptr));
+    tsig.params.push(AbiParam::new(ptr));
+    tsig.returns.push(AbiParam::new(ptr));
+
+    let mut ctx = module.make_context();
+    let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
+    let mut ids = Vec::new();
+    let mut caches = 0u32;
+    for (k, &(lo, hi)) in regions.iter().enumerate() {
+        ctx.func.signature = sig.clone();
+        let leaders = emit::region(
+            &mut ctx.func,
+            &mut fctx,
+            prog,
+            lo,
+            hi,
+            &tsig,
+            &mut caches,
+            module.target_config(),
+        );
+        let id = module
+            .declare_function(&format!("r{k}"), Linkage::Local, &sig)
+            .ok()?;
+        if std::env::var_os("PTXSIM_JIT_DISASM").is_some() {
+            ctx.set_disasm(true);
+        }
+        module.define_function(id, &mut ctx).ok()?;
+        if let Some(d) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+            eprintln!("{d}");
+        }
+        module.clear_context(&mut ctx);
+        ids.push((id, leaders));
+    }
+    module.finalize_definitions().ok()?;
+    let mut at = vec![None; prog.code.len()];
+    let mut instructions = 0;
+    for (&(lo, hi), (id, leaders)) in regions.iter().zip(&ids) {
+        let f = call::JitFn::from_code(module.get_finalized_function(*id));
+        for (slot, &leader) in at[lo as usize..hi as usize].iter_mut().zip(leaders) {
+            if leader {
+                *slot = Some(f);
+            }
+        }
+        instructions += (hi - lo) as usize;
+    }
+    if debug() {
+        eprintln!(
+            "jit {}: {} regions, {instructions} of {} instructions",
+            prog.name,
+            regions.len(),
+            prog.code.len()
+        );
+    }
+    Some(Compiled {
+        at,
+        caches: caches as usize,
+        _module: call::CodeHolder::new(module),
+    })
+}

@@ -1,0 +1,174 @@
+//! The region compiler against the interpreter: same results, same check reports, cancel and
+//! budget inside compiled loops, and the tiering rule. (The whole engine suite also runs with
+//! `PTXSIM_JIT=always` in `install/test.sh`.)
+
+use super::util::*;
+use crate::*;
+
+const CONTROL: &str = include_str!("ptx/control.ptx");
+const CHECKS: &str = include_str!("ptx/checks.ptx");
+
+/// A loop of global loads that only ends when `flag[0]` becomes non-zero: one compiled region.
+const SPIN: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry spin_jit(.param .u64 p) {
+  .reg .u64 %rd<3>;
+  .reg .u32 %r<4>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [p];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, 0;
+L1:
+  ld.volatile.global.u32 %r2, [%rd2];
+  add.u32 %r1, %r1, 1;
+  xor.b32 %r3, %r1, %r2;
+  setp.eq.u32 %p1, %r2, 0;
+  @%p1 bra L1;
+  st.global.u32 [%rd2+4], %r3;
+  ret;
+}
+"#;
+
+fn cfg(grid: u32, block: u32, jit: JitMode) -> LaunchConfig {
+    let mut c = LaunchConfig::new((grid, 1, 1), (block, 1, 1));
+    c.jit = jit;
+    c
+}
+
+#[test]
+fn compiled_divergent_loops_match_the_interpreter() {
+    let dev = Device::new();
+    let m = dev.load_module(CONTROL).unwrap();
+    let mut rng = Rng(seed());
+    let n = 3000 + rng.below(500) as usize;
+    let v: Vec<i32> = (0..n).map(|_| rng.next() as i32).collect();
+    let pi = upload_i32(&dev, &v);
+    let mut outs = Vec::new();
+    for mode in [JitMode::Off, JitMode::Always] {
+        let po = dev.alloc(n * 4).unwrap();
+        let r = dev
+            .launch(
+                &m,
+                "divergent",
+                &cfg((n as u32).div_ceil(96), 96, mode),
+                &[&p64(pi), &p64(po), &i32b(n as i32)],
+            )
+            .unwrap();
+        assert!(r.reports.is_empty(), "{:?}", r.reports);
+        assert_eq!(r.jit, mode == JitMode::Always);
+        outs.push((download_i32(&dev, po, n), r.warp_instructions));
+    }
+    assert_eq!(outs[0].0, outs[1].0);
+    // Compiled lanes are charged the most any lane ran, so the count can only be close.
+    let (a, b) = (outs[0].1 as f64, outs[1].1 as f64);
+    assert!(b > 0.5 * a && b < 1.5 * a, "interpreted {a}, compiled {b}");
+}
+
+#[test]
+fn faults_in_compiled_code_are_reported_by_the_interpreter() {
+    let dev = Device::new();
+    let m = dev.load_module(CHECKS).unwrap();
+    let n = 300usize;
+    let a = dev.alloc(n * 4).unwrap();
+    let out = dev.alloc(n * 4).unwrap();
+    let base = dev.alloc(256).unwrap();
+    let freed = dev.alloc(1024).unwrap();
+    dev.free(freed).unwrap();
+    let cases: Vec<(&str, u32, Vec<Vec<u8>>)> = vec![
+        (
+            "oob_read",
+            3,
+            vec![p64(a).to_vec(), p64(out).to_vec(), i32b(n as i32).to_vec()],
+        ),
+        ("misaligned", 1, vec![p64(base).to_vec(), p64(out).to_vec()]),
+        ("uaf", 1, vec![p64(freed).to_vec()]),
+    ];
+    for (k, grid, args) in cases {
+        let args: Vec<&[u8]> = args.iter().map(|v| v.as_slice()).collect();
+        let block = if k == "oob_read" { 128 } else { 32 };
+        let reports: Vec<CheckReport> = [JitMode::Off, JitMode::Always]
+            .into_iter()
+            .map(
+                |mode| match dev.launch(&m, k, &cfg(grid, block, mode), &args) {
+                    Err(LaunchError::Fault { report, .. }) => *report,
+                    other => panic!("{k}: expected a fault, got {other:?}"),
+                },
+            )
+            .collect();
+        assert_eq!(reports[0], reports[1], "{k}");
+    }
+}
+
+#[test]
+fn cancel_and_budget_stop_a_compiled_loop() {
+    let dev = Device::new();
+    let m = dev.load_module(SPIN).unwrap();
+    let flag = dev.alloc(8).unwrap();
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut c = cfg(2, 64, JitMode::Always);
+    c.cancel = Some(cancel.clone());
+    let c2 = cancel.clone();
+    let h = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        c2.store(true, std::sync::atomic::Ordering::Relaxed);
+        std::time::Instant::now()
+    });
+    let e = dev.launch(&m, "spin_jit", &c, &[&p64(flag)]).unwrap_err();
+    let stopped = std::time::Instant::now();
+    let raised = h.join().unwrap();
+    let LaunchError::Fault { report, .. } = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(report.kind, CheckKind::Cancelled);
+    assert!(stopped.duration_since(raised).as_secs_f64() < 1.0);
+
+    let mut c = cfg(1, 32, JitMode::Always);
+    c.instruction_budget = Some(20_000);
+    let e = dev.launch(&m, "spin_jit", &c, &[&p64(flag)]).unwrap_err();
+    let LaunchError::Fault { report, .. } = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(report.kind, CheckKind::BudgetExceeded);
+
+    // With the flag set, each lane stores 1 ^ flag after one iteration.
+    dev.write(flag, 0, &7u32.to_le_bytes()).unwrap();
+    let r = dev.launch(&m, "spin_jit", &c, &[&p64(flag)]).unwrap();
+    assert!(r.jit);
+    assert_eq!(download_u32(&dev, flag, 2), vec![7, 1 ^ 7]);
+}
+
+#[test]
+fn small_launches_are_compiled_once_the_kernel_has_run_enough() {
+    let dev = Device::new();
+    let m = dev.load_module(CONTROL).unwrap();
+    let n = 96usize;
+    let v: Vec<i32> = (0..n as i32).map(|i| i * 37 + 15).collect();
+    let (pi, po) = (upload_i32(&dev, &v), dev.alloc(n * 4).unwrap());
+    let args = [p64(pi).to_vec(), p64(po).to_vec(), i32b(n as i32).to_vec()];
+    let args: Vec<&[u8]> = args.iter().map(|v| v.as_slice()).collect();
+    let mut first_compiled = None;
+    for launch in 0..2000 {
+        let r = dev
+            .launch(&m, "divergent", &cfg(1, 96, JitMode::Auto), &args)
+            .unwrap();
+        if r.jit {
+            first_compiled = Some(launch);
+            break;
+        }
+    }
+    let first = first_compiled.expect("never compiled");
+    assert!(first > 0, "a 96-thread launch was compiled at once");
+    let out = download_i32(&dev, po, n);
+    let want: Vec<i32> = v
+        .iter()
+        .map(|&x| super::control::divergent_ref(x))
+        .collect();
+    assert_eq!(out, want);
+    // Off never compiles.
+    let r = dev
+        .launch(&m, "divergent", &cfg(1, 96, JitMode::Off), &args)
+        .unwrap();
+    assert!(!r.jit);
+}
