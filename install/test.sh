@@ -26,19 +26,29 @@ if ! bash install/setup.sh; then
 fi
 
 # 1. Rust: every crate of the workspace ----------------------------------------------------------
+# cargo_tests LOG ARGS...: run `cargo test ARGS`, add its counts to the totals.
+cargo_tests() {
+    local log="$1"
+    shift
+    cargo test "$@" 2>&1 | tee "$log"
+    local rc=${PIPESTATUS[0]} c_pass c_fail c_skip
+    read -r c_pass c_fail c_skip < <(
+        sed -n 's/^test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed; \([0-9]*\) ignored.*/\1 \2 \3/p' \
+            "$log" | awk '{p+=$1; f+=$2; s+=$3} END {print p+0, f+0, s+0}'
+    )
+    if [ "$rc" -ne 0 ] && [ "$c_fail" -eq 0 ]; then
+        echo "test.sh: cargo test exited $rc without a failed test (build error?): counted as 1 failure" >&2
+        c_fail=1
+    fi
+    passed=$((passed + c_pass)) failed=$((failed + c_fail)) skipped=$((skipped + c_skip))
+}
 echo "==> cargo test --release --workspace --no-fail-fast"
 # --no-fail-fast: one failing test binary must not hide the results of the others.
-cargo test --release --workspace --no-fail-fast 2>&1 | tee "$LOGS/cargo.log"
-cargo_rc=${PIPESTATUS[0]}
-read -r c_pass c_fail c_skip < <(
-    sed -n 's/^test result: [A-Za-z]*\. \([0-9]*\) passed; \([0-9]*\) failed; \([0-9]*\) ignored.*/\1 \2 \3/p' \
-        "$LOGS/cargo.log" | awk '{p+=$1; f+=$2; s+=$3} END {print p+0, f+0, s+0}'
-)
-if [ "$cargo_rc" -ne 0 ] && [ "$c_fail" -eq 0 ]; then
-    echo "test.sh: cargo test exited $cargo_rc without a failed test (build error?): counted as 1 failure" >&2
-    c_fail=1
-fi
-passed=$((passed + c_pass)) failed=$((failed + c_fail)) skipped=$((skipped + c_skip))
+cargo_tests "$LOGS/cargo.log" --release --workspace --no-fail-fast
+# The simulator's suite again with every kernel's regions compiled from the first launch (by
+# default only kernels that have run enough are), so that compiled code meets every test.
+echo "==> PTXSIM_JIT=always cargo test --release -p ptxsim --no-fail-fast"
+PTXSIM_JIT=always cargo_tests "$LOGS/cargo-jit.log" --release -p ptxsim --no-fail-fast
 
 # 2. Python: the Jupyter kernel through real Jupyter clients --------------------------------------
 echo "==> .venv/bin/python -m pytest tests/python -v"
