@@ -19,6 +19,31 @@ pub fn f32v(a: u64) -> f32 {
 pub fn f32b(x: f32) -> u64 {
     x.to_bits() as u64
 }
+/// The canonical NaNs that arithmetic produces (f32: the GPU's 0x7FFFFFFF; f64: as `fminmax`).
+pub const CANON_NAN32: u64 = 0x7FFF_FFFF;
+pub const CANON_NAN64: u64 = 0x7FF8_0000_0000_0000;
+
+/// An f32 arithmetic result as a register value, NaN made canonical (a NaN's payload would
+/// otherwise depend on which operand the host instruction favours).
+#[inline(always)]
+pub fn f32c(x: f32) -> u64 {
+    if x.is_nan() {
+        CANON_NAN32
+    } else {
+        x.to_bits() as u64
+    }
+}
+
+/// As `f32c`, for f64.
+#[inline(always)]
+pub fn f64c(x: f64) -> u64 {
+    if x.is_nan() {
+        CANON_NAN64
+    } else {
+        x.to_bits()
+    }
+}
+
 #[inline(always)]
 pub fn f64v(a: u64) -> f64 {
     f64::from_bits(a)
@@ -262,7 +287,7 @@ pub fn fminmax(ty: FTy, ftz: bool, nan: bool, is_max: bool, a: u64, b: u64) -> u
     if r.is_nan() {
         return match ty {
             FTy::F32 => 0x7FFF_FFFF,
-            FTy::F64 => 0x7FF8_0000_0000_0000,
+            FTy::F64 => CANON_NAN64,
             FTy::F16 | FTy::BF16 => 0x7FFF,
         };
     }

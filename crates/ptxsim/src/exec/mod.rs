@@ -17,6 +17,7 @@ pub mod float;
 mod fops;
 mod jit_run;
 mod memops;
+pub use fops::{CANON_NAN32, CANON_NAN64};
 pub use memops::window;
 mod run;
 mod warpops;

@@ -267,20 +267,20 @@ impl Worker<'_> {
                 Op::Dp4a { a_signed, b_signed } => tern(&mut w.regs, i, m, |a, b, c| {
                     alu::dp4a(a, b, c, a_signed, b_signed)
                 }),
-                Op::FAdd32 => bin(&mut w.regs, i, m, |a, b| f32b(f32v(a) + f32v(b))),
-                Op::FSub32 => bin(&mut w.regs, i, m, |a, b| f32b(f32v(a) - f32v(b))),
-                Op::FMul32 => bin(&mut w.regs, i, m, |a, b| f32b(f32v(a) * f32v(b))),
+                Op::FAdd32 => bin(&mut w.regs, i, m, |a, b| f32c(f32v(a) + f32v(b))),
+                Op::FSub32 => bin(&mut w.regs, i, m, |a, b| f32c(f32v(a) - f32v(b))),
+                Op::FMul32 => bin(&mut w.regs, i, m, |a, b| f32c(f32v(a) * f32v(b))),
                 Op::FFma32 => tern(&mut w.regs, i, m, |a, b, c| {
-                    f32b(f32v(a).mul_add(f32v(b), f32v(c)))
+                    f32c(f32v(a).mul_add(f32v(b), f32v(c)))
                 }),
-                Op::FDiv32 => bin(&mut w.regs, i, m, |a, b| f32b(f32v(a) / f32v(b))),
-                Op::FAdd64 => bin(&mut w.regs, i, m, |a, b| f64b(f64v(a) + f64v(b))),
-                Op::FSub64 => bin(&mut w.regs, i, m, |a, b| f64b(f64v(a) - f64v(b))),
-                Op::FMul64 => bin(&mut w.regs, i, m, |a, b| f64b(f64v(a) * f64v(b))),
+                Op::FDiv32 => bin(&mut w.regs, i, m, |a, b| f32c(f32v(a) / f32v(b))),
+                Op::FAdd64 => bin(&mut w.regs, i, m, |a, b| f64c(f64v(a) + f64v(b))),
+                Op::FSub64 => bin(&mut w.regs, i, m, |a, b| f64c(f64v(a) - f64v(b))),
+                Op::FMul64 => bin(&mut w.regs, i, m, |a, b| f64c(f64v(a) * f64v(b))),
                 Op::FFma64 => tern(&mut w.regs, i, m, |a, b, c| {
-                    f64b(f64v(a).mul_add(f64v(b), f64v(c)))
+                    f64c(f64v(a).mul_add(f64v(b), f64v(c)))
                 }),
-                Op::FDiv64 => bin(&mut w.regs, i, m, |a, b| f64b(f64v(a) / f64v(b))),
+                Op::FDiv64 => bin(&mut w.regs, i, m, |a, b| f64c(f64v(a) / f64v(b))),
                 Op::FArith {
                     op,
                     ty,

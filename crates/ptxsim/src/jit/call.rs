@@ -2,7 +2,7 @@
 //! writes, the translation callback it calls on a cache miss, and the one unsafe call into it.
 //!
 //! Layout contract with `emit` (offsets in bytes, all fields 8 bytes): `JitCtx` = caches,
-//! params, translate, global, fuel, interp; `CacheEnt` = base, span, host.
+//! params, translate, global, fuel, interp; `CacheEnt` = base, units, host.
 
 use cranelift_jit::JITModule;
 
@@ -17,17 +17,18 @@ pub(super) const CTX_INTERP: i32 = 40;
 /// Size of a `CacheEnt` and offsets of its fields.
 pub(super) const ENT_SIZE: i64 = 24;
 pub(super) const ENT_BASE: i32 = 0;
-pub(super) const ENT_SPAN: i32 = 8;
+pub(super) const ENT_UNITS: i32 = 8;
 pub(super) const ENT_HOST: i32 = 16;
 
-/// One memory instruction's last translation: accesses at `base + off` with `off < span` are
-/// inside the allocation, whose byte `off` is at host address `host + off`. `span` is 0 when
-/// the entry is empty.
+/// One memory instruction's last translation, for accesses of `total` bytes aligned to
+/// `align = min(total, 16)`: an access at `base + off` is inside the allocation and aligned when
+/// `off.rotate_right(log2(align)) < units`, and its bytes are at host address `host + off`.
+/// `units` is 0 when the entry is empty.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct CacheEnt {
     base: u64,
-    span: u64,
+    units: u64,
     host: u64,
 }
 
@@ -65,19 +66,25 @@ impl JitCtx {
 }
 
 /// Fill cache `idx` for an access of `total` bytes at `addr` and return the host address, or 0
-/// when the bytes are not all inside one live allocation (the interpreter then decides).
+/// when the bytes are not all inside one live allocation or `addr` is not aligned to
+/// `min(total, 16)` (the interpreter then decides).
 extern "C" fn translate(ctx: *mut JitCtx, idx: u32, addr: u64, total: u64) -> u64 {
     // SAFETY: compiled code passes the context it was called with (`run_lane`'s `ctx`, a live
     // exclusive borrow), and `global` points to the launch's view, which outlives the launch.
     let ctx = unsafe { &mut *ctx };
     let global = unsafe { &*ctx.global };
+    let align = total.clamp(1, 16);
+    if !addr.is_multiple_of(align) {
+        return 0;
+    }
     let Some((base, len, host)) = global.lookup(addr, total) else {
         return 0;
     };
     if let Some(e) = ctx.cache_store.get_mut(idx as usize) {
+        // Allocations start 256-aligned, so an offset is aligned exactly when the address is.
         *e = CacheEnt {
             base,
-            span: len - total + 1,
+            units: (len - total) / align + 1,
             host: host as u64,
         };
     }

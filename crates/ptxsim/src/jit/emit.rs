@@ -40,6 +40,8 @@ pub(super) fn leaders(code: &[Inst], lo: u32) -> Vec<bool> {
 }
 
 use super::call::*;
+use super::live::{dests, Live};
+use crate::exec::{CANON_NAN32, CANON_NAN64};
 use crate::ir::{BoolOp, Cmp, FTy, Inst, IntTy, Op, Program, Slot, NONE};
 
 struct Em<'a, 'b> {
@@ -47,6 +49,10 @@ struct Em<'a, 'b> {
     b: FunctionBuilder<'b>,
     /// Slot values known in the current straight-line run (reset at leaders).
     known: HashMap<Slot, Value>,
+    /// Slots written in the current run and not yet stored to the lane's registers, in order.
+    dirty: Vec<Slot>,
+    /// Instructions of the current run not yet taken from the fuel.
+    pending: i64,
     leaders: Vec<bool>,
     consts: HashMap<Slot, u64>,
     regs: Value,
@@ -60,28 +66,11 @@ struct Em<'a, 'b> {
     hi: u32,
     tsig: cranelift_codegen::ir::SigRef,
     next_cache: &'a mut u32,
+    live: &'a Live,
 }
 
-/// Slots an instruction writes.
-fn dests(i: &Inst) -> Vec<Slot> {
-    let mut d = Vec::new();
-    match i.op {
-        Op::Ld { n, .. } | Op::LdK { n, .. } | Op::Unpack { n, .. } => {
-            d.extend_from_slice(&i.r[..n as usize])
-        }
-        Op::St { .. } | Op::Bra | Op::Nop => {}
-        Op::SetpI { .. } | Op::SetpF { .. } => {
-            d.push(i.r[0]);
-            d.push(i.r[4]);
-        }
-        _ => d.push(i.r[0]),
-    }
-    d.retain(|&s| s != NONE);
-    d
-}
-
-#[allow(clippy::too_many_arguments)]
 /// Returns the leaders (see `leaders`), the PCs where the function may be entered.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn region(
     func: &mut Function,
     fctx: &mut FunctionBuilderContext,
@@ -90,6 +79,7 @@ pub(super) fn region(
     hi: u32,
     tsig: &Signature,
     next_cache: &mut u32,
+    live: &Live,
     frontend: cranelift_codegen::isa::TargetFrontendConfig,
 ) -> Vec<bool> {
     let code = &prog.code[lo as usize..hi as usize];
@@ -144,6 +134,8 @@ pub(super) fn region(
     let mut em = Em {
         b,
         known: HashMap::new(),
+        dirty: Vec::new(),
+        pending: 0,
         leaders,
         consts,
         regs,
@@ -157,6 +149,7 @@ pub(super) fn region(
         hi,
         tsig,
         next_cache,
+        live,
     };
     for (k, i) in code.iter().enumerate() {
         em.inst(lo + k as u32, i);
@@ -219,6 +212,22 @@ fn to_f32(b: &mut FunctionBuilder, x: Value) -> Value {
 fn from_f32(b: &mut FunctionBuilder, x: Value) -> Value {
     let y = b.ins().bitcast(I32, MemFlagsData::new(), x);
     b.ins().uextend(I64, y)
+}
+
+/// An f32 arithmetic result, NaN made canonical (as `fops::f32c`).
+fn from_f32c(b: &mut FunctionBuilder, x: Value) -> Value {
+    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    let v = from_f32(b, x);
+    let c = b.ins().iconst(I64, CANON_NAN32 as i64);
+    b.ins().select(nan, c, v)
+}
+
+/// As `from_f32c`, for f64.
+fn from_f64c(b: &mut FunctionBuilder, x: Value) -> Value {
+    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    let v = from_f64(b, x);
+    let c = b.ins().iconst(I64, CANON_NAN64 as i64);
+    b.ins().select(nan, c, v)
 }
 
 fn to_f64(b: &mut FunctionBuilder, x: Value) -> Value {
@@ -287,13 +296,42 @@ impl Em<'_, '_> {
         v
     }
 
-    /// Write slot `s`: the lane's register at once, and the value for later instructions of the
-    /// same straight-line run.
+    /// Write slot `s`: the value for later instructions of the same straight-line run; the
+    /// lane's register is written when the run ends (`flush`).
     fn set(&mut self, s: Slot, x: Value) {
-        self.b
-            .ins()
-            .store(MemFlagsData::trusted(), x, self.regs, (s as i32) * 256);
         self.known.insert(s, x);
+        if !self.dirty.contains(&s) {
+            self.dirty.push(s);
+        }
+    }
+
+    /// Store the slots written so far in this run that are live at `pc` (where control goes
+    /// next), and take the run's instructions from the fuel: before anything that leaves the
+    /// run.
+    fn flush(&mut self, pc: u32) {
+        self.store_dirty(pc);
+        self.dirty.clear();
+        self.take_fuel();
+        self.pending = 0;
+    }
+
+    fn store_dirty(&mut self, pc: u32) {
+        for &s in &self.dirty {
+            if self.live.live(pc, s) {
+                let x = self.known[&s];
+                self.b
+                    .ins()
+                    .store(MemFlagsData::trusted(), x, self.regs, (s as i32) * 256);
+            }
+        }
+    }
+
+    fn take_fuel(&mut self) {
+        if self.pending > 0 {
+            let f = self.b.use_var(self.fuel);
+            let f = self.b.ins().iadd_imm_s(f, -self.pending);
+            self.b.def_var(self.fuel, f);
+        }
     }
 
     fn exit_args(&mut self, pc: u32, interp: u32) -> [BlockArg; 2] {
@@ -309,6 +347,9 @@ impl Em<'_, '_> {
         let blk = self.b.create_block();
         self.b.set_cold_block(blk);
         self.b.switch_to_block(blk);
+        // The run's state so far goes out with the lane (the run goes on on the hot path).
+        self.store_dirty(pc);
+        self.take_fuel();
         let args = self.exit_args(pc, interp);
         self.b.ins().jump(self.exit, &args);
         if let Some(c) = cur {
@@ -319,6 +360,7 @@ impl Em<'_, '_> {
 
     /// Leave the region here (see `exit_block`).
     fn exit_at(&mut self, pc: u32, interp: u32) {
+        self.flush(pc);
         let args = self.exit_args(pc, interp);
         self.b.ins().jump(self.exit, &args);
     }
@@ -340,26 +382,21 @@ impl Em<'_, '_> {
         self.b.ins().brif(ok, target, &[], out, &[]);
     }
 
-    /// Continue at the next block when `cond` (i8) is false, else run the rest of the current
-    /// instruction in a new block.
-    fn unless_exit(&mut self, bad: Value, pc: u32) {
-        let cont = self.b.create_block();
-        let out = self.exit_block(pc, 1);
-        self.b.ins().brif(bad, out, &[], cont, &[]);
-        self.b.switch_to_block(cont);
-    }
-
     fn inst(&mut self, pc: u32, i: &Inst) {
         let k = (pc - self.lo) as usize;
         let next = self.blocks[k + 1];
         self.b.switch_to_block(self.blocks[k]);
         if self.leaders[k] {
+            // Every jump to a leader flushed first (`dirty` is empty).
             self.known.clear();
         }
-        let f = self.b.use_var(self.fuel);
-        let f = self.b.ins().iadd_imm_s(f, -1);
-        self.b.def_var(self.fuel, f);
-        let saved = (i.guard != NONE).then(|| {
+        self.pending += 1;
+        let guarded = i.guard != NONE;
+        if guarded || i.op == Op::Bra {
+            // Both ways out of a guard, and a branch, leave with everything stored.
+            self.flush(pc);
+        }
+        let saved = guarded.then(|| {
             let g = self.get(i.guard);
             let g = self.b.ins().band_imm_s(g, 1);
             let body = self.b.create_block();
@@ -375,6 +412,9 @@ impl Em<'_, '_> {
             self.goto(pc, i.imm as u32);
         } else {
             self.op(pc, i);
+            if guarded || k + 1 == self.leaders.len() || self.leaders[k + 1] {
+                self.flush(pc + 1);
+            }
             self.b.ins().jump(next, &[]);
         }
         if let Some(mut known) = saved {
@@ -563,7 +603,7 @@ impl Em<'_, '_> {
                     Op::FMul32 => self.b.ins().fmul(x, y),
                     _ => self.b.ins().fdiv(x, y),
                 };
-                let v = from_f32(&mut self.b, v);
+                let v = from_f32c(&mut self.b, v);
                 self.set(d, v);
             }
             Op::FFma32 => {
@@ -574,7 +614,7 @@ impl Em<'_, '_> {
                     to_f32(&mut self.b, z),
                 );
                 let v = self.b.ins().fma(x, y, z);
-                let v = from_f32(&mut self.b, v);
+                let v = from_f32c(&mut self.b, v);
                 self.set(d, v);
             }
             Op::FAdd64 | Op::FSub64 | Op::FMul64 | Op::FDiv64 => {
@@ -586,7 +626,7 @@ impl Em<'_, '_> {
                     Op::FMul64 => self.b.ins().fmul(x, y),
                     _ => self.b.ins().fdiv(x, y),
                 };
-                let v = from_f64(&mut self.b, v);
+                let v = from_f64c(&mut self.b, v);
                 self.set(d, v);
             }
             Op::FFma64 => {
@@ -597,7 +637,7 @@ impl Em<'_, '_> {
                     to_f64(&mut self.b, z),
                 );
                 let v = self.b.ins().fma(x, y, z);
-                let v = from_f64(&mut self.b, v);
+                let v = from_f64c(&mut self.b, v);
                 self.set(d, v);
             }
             Op::SetpI { cmp, ty, bop, cneg } => {
@@ -770,23 +810,27 @@ impl Em<'_, '_> {
     }
 
     /// The host address of the `total`-byte global access of `i`, after checking that it is
-    /// aligned and inside one allocation; otherwise the lane leaves the region before `i`.
+    /// aligned and inside one allocation (the instruction's cache entry, else `translate`);
+    /// otherwise the lane leaves the region before `i`.
     fn global_addr(&mut self, pc: u32, i: &Inst, total: u64) -> Value {
         let base = self.get(i.r[4]);
         let addr = self.b.ins().iadd_imm_s(base, i.imm);
-        let align = total.min(16);
-        if align > 1 {
-            let low = self.b.ins().band_imm_s(addr, align as i64 - 1);
-            self.unless_exit(low, pc);
-        }
         let ci = *self.next_cache;
         *self.next_cache += 1;
         let fl = MemFlagsData::trusted();
         let ent = self.b.ins().iadd_imm_s(self.caches, ci as i64 * ENT_SIZE);
         let cb = self.b.ins().load(I64, fl, ent, ENT_BASE);
-        let span = self.b.ins().load(I64, fl, ent, ENT_SPAN);
+        let units = self.b.ins().load(I64, fl, ent, ENT_UNITS);
         let off = self.b.ins().isub(addr, cb);
-        let hit = self.b.ins().icmp(IntCC::UnsignedLessThan, off, span);
+        // Rotating the offset right by log2(alignment) keeps an aligned offset's value in
+        // alignment units and sends a misaligned one past any limit: one compare checks both.
+        let align = total.min(16);
+        let rot = if align > 1 {
+            self.b.ins().rotr_imm_s(off, align.trailing_zeros() as i64)
+        } else {
+            off
+        };
+        let hit = self.b.ins().icmp(IntCC::UnsignedLessThan, rot, units);
         let hit_blk = self.b.create_block();
         let miss_blk = self.b.create_block();
         let join = self.b.create_block();

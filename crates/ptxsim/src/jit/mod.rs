@@ -22,6 +22,7 @@
 
 mod call;
 mod emit;
+mod live;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -49,7 +50,8 @@ pub enum JitMode {
     Off,
     /// Once the kernel has run enough, or for a big launch (the default).
     Auto,
-    /// From the first launch (for tests that compare compiled and interpreted runs).
+    /// From the first launch, every region however short (for tests that compare compiled and
+    /// interpreted runs).
     Always,
 }
 
@@ -111,9 +113,11 @@ impl Lazy {
         let c = self.code.get_or_init(|| {
             // Cranelift does not panic on valid input; if it ever did, the kernel stays
             // interpreted.
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| compile(prog)))
-                .ok()
-                .flatten()
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                compile(prog, mode == JitMode::Always)
+            }))
+            .ok()
+            .flatten()
         });
         (c.as_ref(), t.elapsed())
     }
@@ -226,7 +230,7 @@ fn supported(i: &Inst, prog: &Program) -> bool {
 }
 
 /// The regions of `prog`: maximal runs of supported instructions, `[lo, hi)`.
-fn regions(prog: &Program) -> Vec<(u32, u32)> {
+fn regions(prog: &Program, every: bool) -> Vec<(u32, u32)> {
     let mut out = Vec::new();
     let mut lo = None;
     for (pc, i) in prog.code.iter().enumerate() {
@@ -245,7 +249,8 @@ fn regions(prog: &Program) -> Vec<(u32, u32)> {
     }
     out.retain(|&(lo, hi)| {
         // Short regions are only worth it when they loop.
-        hi - lo >= MIN_REGION
+        every
+            || hi - lo >= MIN_REGION
             || prog.code[lo as usize..hi as usize]
                 .iter()
                 .enumerate()
@@ -262,10 +267,11 @@ fn debug() -> bool {
     std::env::var_os("PTXSIM_JIT_DEBUG").is_some()
 }
 
-/// Compile every region of `prog`; `None` when Cranelift has no backend for this host or
-/// fails.
-pub fn compile(prog: &Program) -> Option<Compiled> {
-    let regions = regions(prog);
+/// Compile the regions of `prog` that pay (`every`: all of them, however short, so that tests
+/// meet compiled code everywhere it can run); `None` when there are none, or when Cranelift has
+/// no backend for this host or fails.
+pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
+    let regions = regions(prog, every);
     if debug() {
         eprintln!(
             "jit {}: {} instructions, regions {:?}",
@@ -311,6 +317,7 @@ pub fn compile(prog: &Program) -> Option<Compiled> {
     tsig.params.push(AbiParam::new(ptr));
     tsig.returns.push(AbiParam::new(ptr));
 
+    let live = live::analyze(prog);
     let mut ctx = module.make_context();
     let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
     let mut ids = Vec::new();
@@ -325,6 +332,7 @@ pub fn compile(prog: &Program) -> Option<Compiled> {
             hi,
             &tsig,
             &mut caches,
+            &live,
             module.target_config(),
         );
         let id = module

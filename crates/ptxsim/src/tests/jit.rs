@@ -172,3 +172,87 @@ fn small_launches_are_compiled_once_the_kernel_has_run_enough() {
         .unwrap();
     assert!(!r.jit);
 }
+
+/// A 64-bit input for `jit_ops.ptx`: raw bits, small integers, ordinary f32 and f64 values, and
+/// the special values (NaN payloads, infinities, zeros of both signs, subnormals, extremes).
+fn operand(rng: &mut Rng) -> u64 {
+    const SPECIAL32: [u32; 10] = [
+        0x7FC0_0000,
+        0xFFC0_1234,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x8000_0000,
+        0x0000_0001,
+        0x807F_FFFF,
+        0x4F00_0000,
+        0xCF00_0001,
+        0xFFFF_FFFF,
+    ];
+    const SPECIAL64: [u64; 6] = [
+        0x7FF8_0000_0000_0001,
+        0xFFF0_0000_0000_0000,
+        0x8000_0000_0000_0000,
+        0x0000_0000_0000_0001,
+        0x43E0_0000_0000_0000,
+        0xC3F0_0000_0000_0001,
+    ];
+    match rng.below(6) {
+        0 => rng.next(),
+        1 => (rng.below(201) as i64 - 100) as u64,
+        2 => {
+            let lo = ((rng.f32() * 1000.0).to_bits()) as u64;
+            let hi = ((rng.f32() * 3.0e9).to_bits()) as u64;
+            hi << 32 | lo
+        }
+        3 => (rng.f32() as f64 * 1.0e12).to_bits(),
+        4 => {
+            let s = SPECIAL32[rng.below(10) as usize] as u64;
+            (rng.next() & 0xFFFF_FFFF_0000_0000) | s
+        }
+        _ => SPECIAL64[rng.below(6) as usize],
+    }
+}
+
+#[test]
+fn every_compiled_operation_matches_the_interpreter() {
+    let dev = Device::new();
+    let m = dev.load_module(include_str!("ptx/jit_ops.ptx")).unwrap();
+    let mut rng = Rng(seed());
+    let n = 1000 + rng.below(300) as usize;
+    let input: Vec<u8> = (0..4 * n)
+        .flat_map(|_| operand(&mut rng).to_le_bytes())
+        .collect();
+    let pin = dev.alloc(input.len()).unwrap();
+    dev.write(pin, 0, &input).unwrap();
+    let mut outs = Vec::new();
+    for mode in [JitMode::Off, JitMode::Always] {
+        let pout = dev.alloc(512 * n).unwrap();
+        let r = dev
+            .launch(
+                &m,
+                "ops",
+                &cfg((n as u32).div_ceil(128), 128, mode),
+                &[&p64(pin), &p64(pout), &(n as u32).to_le_bytes()],
+            )
+            .unwrap();
+        assert_eq!(r.jit, mode == JitMode::Always);
+        let mut out = vec![0u8; 512 * n];
+        dev.read(pout, 0, &mut out).unwrap();
+        outs.push(out);
+    }
+    for t in 0..n {
+        for slot in 0..64 {
+            let at = t * 512 + slot * 8;
+            let (a, b) = (&outs[0][at..at + 8], &outs[1][at..at + 8]);
+            assert_eq!(
+                a,
+                b,
+                "thread {t}, output byte offset {}: interpreted {:02x?}, compiled {:02x?}, inputs {:02x?}",
+                slot * 8,
+                a,
+                b,
+                &input[t * 32..t * 32 + 32]
+            );
+        }
+    }
+}
