@@ -46,6 +46,13 @@
 //!   the host's libm (within PTX's documented error); every IEEE rounding mode is exact.
 //! - `%clock`/`%clock64` count simulated work (4 per warp-instruction), `%globaltimer` is the
 //!   host's wall clock in ns.
+//! - f32/f64 add, sub, mul, div and fma that give NaN give the canonical NaN (f32: 0x7FFFFFFF,
+//!   as on the GPU; f64: 0x7FF8000000000000), whatever the operands' payloads.
+//! - Once a kernel has run enough, its lane-local loops and long straight-line stretches run as
+//!   host code compiled with Cranelift (`jit`; `LaunchConfig::jit`, `PTXSIM_JIT`), one lane after
+//!   another, which the CUDA model allows (threads of a warp are not in lockstep since Volta).
+//!   Results, printf and check reports are those of the interpreter; the instruction count of
+//!   such a stretch is that of its longest lane.
 
 mod check;
 mod exec;

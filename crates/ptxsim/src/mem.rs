@@ -1,5 +1,5 @@
 //! Simulated global memory: allocations, the freed-block record, the generic address map, and
-//! the only unsafe code of the crate (raw access to allocation bytes).
+//! the crate's unsafe access to allocation bytes (besides compiled code, `jit::call`).
 //!
 //! Every allocation is its own zero-filled host buffer placed in the simulated address space
 //! with a red zone around it, so that an access past its end lands in no allocation. Addresses

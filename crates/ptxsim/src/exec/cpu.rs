@@ -4,8 +4,8 @@
 //! vectors and `mul_add` is a library call per lane. The hot loop is therefore compiled a
 //! second time for x86-64-v3 (AVX2, FMA, BMI, LZCNT, POPCNT) and chosen at run time; results
 //! are identical (IEEE operations, including the fused multiply-add, are exact either way).
-//! This is the only unsafe code outside `mem`: calling a function compiled for CPU features the
-//! CPU was checked to have.
+//! Besides `mem` and `jit::call`, this is the only unsafe code: calling a function compiled for
+//! CPU features the CPU was checked to have.
 
 use super::{Fault, Stop, Warp, Worker};
 

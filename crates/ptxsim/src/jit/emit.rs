@@ -1,11 +1,12 @@
 //! Cranelift IR for one region, one lane at a time.
 //!
-//! Every slot the region touches is a Cranelift variable, loaded from the lane's registers on
-//! entry and, when the region writes it, stored back at the single exit block. Constant slots
-//! become immediates. Each PTX instruction is one block (guards branch around the body); entry
-//! at any instruction of the region goes through a jump table. Each operation computes exactly
-//! the 64-bit value that the interpreter's lane loop computes (`exec::run`), so that the rest of
-//! the program cannot tell which of the two ran.
+//! Each PTX instruction is one block (guards branch around the body). Within a straight-line
+//! run (from a leader to the next branch, guard or leader) slot values stay in SSA values: read
+//! from the lane's registers at first use, written back when the run ends, and then only the
+//! slots that are live there (`live`). Constant slots become immediates. Entry at a leader goes
+//! through a jump table; everything leaves through one exit block that stores the fuel and the
+//! reason. Each operation computes exactly the 64-bit value that the interpreter's lane loop
+//! computes (`exec::run`), so that the rest of the program cannot tell which of the two ran.
 
 use std::collections::HashMap;
 
