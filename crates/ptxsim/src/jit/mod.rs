@@ -271,6 +271,10 @@ fn debug() -> bool {
 /// meet compiled code everywhere it can run); `None` when there are none, or when Cranelift has
 /// no backend for this host or fails.
 pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
+    // Slot offsets in compiled code are 32-bit immediates (slot * 256 bytes).
+    if prog.nslots >= 1 << 22 {
+        return None;
+    }
     let regions = regions(prog, every);
     if debug() {
         eprintln!(
@@ -341,7 +345,12 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         if std::env::var_os("PTXSIM_JIT_DISASM").is_some() {
             ctx.set_disasm(true);
         }
-        module.define_function(id, &mut ctx).ok()?;
+        if let Err(e) = module.define_function(id, &mut ctx) {
+            if debug() {
+                eprintln!("jit {}: region [{lo}, {hi}) not compiled: {e:?}", prog.name);
+            }
+            return None;
+        }
         if let Some(d) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
             eprintln!("{d}");
         }
