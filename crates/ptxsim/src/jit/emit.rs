@@ -595,50 +595,43 @@ impl Em<'_, '_> {
                     self.set(r[k], v);
                 }
             }
-            Op::FAdd32 | Op::FSub32 | Op::FMul32 | Op::FDiv32 => {
-                let (x, y) = (a!(), bb!());
-                let (x, y) = (to_f32(&mut self.b, x), to_f32(&mut self.b, y));
-                let v = match i.op {
-                    Op::FAdd32 => self.b.ins().fadd(x, y),
-                    Op::FSub32 => self.b.ins().fsub(x, y),
-                    Op::FMul32 => self.b.ins().fmul(x, y),
-                    _ => self.b.ins().fdiv(x, y),
+            Op::FAdd32
+            | Op::FSub32
+            | Op::FMul32
+            | Op::FDiv32
+            | Op::FFma32
+            | Op::FAdd64
+            | Op::FSub64
+            | Op::FMul64
+            | Op::FDiv64
+            | Op::FFma64 => {
+                use Op::*;
+                let wide = matches!(i.op, FAdd64 | FSub64 | FMul64 | FDiv64 | FFma64);
+                let float = |b: &mut FunctionBuilder, x| {
+                    if wide {
+                        to_f64(b, x)
+                    } else {
+                        to_f32(b, x)
+                    }
                 };
-                let v = from_f32c(&mut self.b, v);
-                self.set(d, v);
-            }
-            Op::FFma32 => {
-                let (x, y, z) = (a!(), bb!(), c!());
-                let (x, y, z) = (
-                    to_f32(&mut self.b, x),
-                    to_f32(&mut self.b, y),
-                    to_f32(&mut self.b, z),
-                );
-                let v = self.b.ins().fma(x, y, z);
-                let v = from_f32c(&mut self.b, v);
-                self.set(d, v);
-            }
-            Op::FAdd64 | Op::FSub64 | Op::FMul64 | Op::FDiv64 => {
                 let (x, y) = (a!(), bb!());
-                let (x, y) = (to_f64(&mut self.b, x), to_f64(&mut self.b, y));
+                let (x, y) = (float(&mut self.b, x), float(&mut self.b, y));
                 let v = match i.op {
-                    Op::FAdd64 => self.b.ins().fadd(x, y),
-                    Op::FSub64 => self.b.ins().fsub(x, y),
-                    Op::FMul64 => self.b.ins().fmul(x, y),
-                    _ => self.b.ins().fdiv(x, y),
+                    FAdd32 | FAdd64 => self.b.ins().fadd(x, y),
+                    FSub32 | FSub64 => self.b.ins().fsub(x, y),
+                    FMul32 | FMul64 => self.b.ins().fmul(x, y),
+                    FDiv32 | FDiv64 => self.b.ins().fdiv(x, y),
+                    _ => {
+                        let z = c!();
+                        let z = float(&mut self.b, z);
+                        self.b.ins().fma(x, y, z)
+                    }
                 };
-                let v = from_f64c(&mut self.b, v);
-                self.set(d, v);
-            }
-            Op::FFma64 => {
-                let (x, y, z) = (a!(), bb!(), c!());
-                let (x, y, z) = (
-                    to_f64(&mut self.b, x),
-                    to_f64(&mut self.b, y),
-                    to_f64(&mut self.b, z),
-                );
-                let v = self.b.ins().fma(x, y, z);
-                let v = from_f64c(&mut self.b, v);
+                let v = if wide {
+                    from_f64c(&mut self.b, v)
+                } else {
+                    from_f32c(&mut self.b, v)
+                };
                 self.set(d, v);
             }
             Op::SetpI { cmp, ty, bop, cneg } => {

@@ -106,23 +106,16 @@ fn cancel_and_budget_stop_a_compiled_loop() {
     let dev = Device::new();
     let m = dev.load_module(SPIN).unwrap();
     let flag = dev.alloc(8).unwrap();
-    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let mut c = cfg(2, 64, JitMode::Always);
-    c.cancel = Some(cancel.clone());
-    let c2 = cancel.clone();
-    let h = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        c2.store(true, std::sync::atomic::Ordering::Relaxed);
-        std::time::Instant::now()
-    });
-    let e = dev.launch(&m, "spin_jit", &c, &[&p64(flag)]).unwrap_err();
-    let stopped = std::time::Instant::now();
-    let raised = h.join().unwrap();
-    let LaunchError::Fault { report, .. } = e else {
-        panic!("{e:?}")
-    };
+    let (report, secs) = launch_cancelled_after(
+        &dev,
+        &m,
+        "spin_jit",
+        cfg(2, 64, JitMode::Always),
+        &[&p64(flag)],
+        std::time::Duration::from_millis(200),
+    );
     assert_eq!(report.kind, CheckKind::Cancelled);
-    assert!(stopped.duration_since(raised).as_secs_f64() < 1.0);
+    assert!(secs < 1.0, "stopped {secs} s after the cancel");
 
     let mut c = cfg(1, 32, JitMode::Always);
     c.instruction_budget = Some(20_000);

@@ -100,3 +100,30 @@ pub fn run(
     assert!(r.reports.is_empty(), "{k}: {:#?}", r.reports);
     r
 }
+
+/// Launch `k` with a cancel flag that another thread raises `after` the start, expecting the
+/// launch to stop with a fault: returns the report and the seconds from raising the flag to the
+/// launch's return.
+pub fn launch_cancelled_after(
+    dev: &Device,
+    m: &crate::Module,
+    k: &str,
+    mut cfg: crate::LaunchConfig,
+    args: &[&[u8]],
+    after: std::time::Duration,
+) -> (crate::CheckReport, f64) {
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    cfg.cancel = Some(cancel.clone());
+    let h = std::thread::spawn(move || {
+        std::thread::sleep(after);
+        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        std::time::Instant::now()
+    });
+    let e = dev.launch(m, k, &cfg, args).unwrap_err();
+    let stopped = std::time::Instant::now();
+    let raised = h.join().unwrap();
+    let crate::LaunchError::Fault { report, .. } = e else {
+        panic!("{k}: {e:?}")
+    };
+    (*report, stopped.duration_since(raised).as_secs_f64())
+}
