@@ -296,6 +296,12 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
     }
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").ok()?;
+    // Cranelift's IR verifier roughly doubles compile time; the tests run it (debug builds and
+    // `PTXSIM_JIT=always` runs compile every region of every test kernel with it on).
+    let verify = cfg!(debug_assertions) || mode_from_env() == JitMode::Always;
+    flags
+        .set("enable_verifier", if verify { "true" } else { "false" })
+        .ok()?;
     let isa = cranelift_native::builder()
         .ok()?
         .finish(settings::Flags::new(flags))
