@@ -310,15 +310,20 @@ impl Em<'_, '_> {
     /// next), and take the run's instructions from the fuel: before anything that leaves the
     /// run.
     fn flush(&mut self, pc: u32) {
-        self.store_dirty(pc);
+        self.flush_to(&[pc]);
+    }
+
+    /// `flush` where control goes on at any of `pcs`.
+    fn flush_to(&mut self, pcs: &[u32]) {
+        self.store_dirty(pcs);
         self.dirty.clear();
         self.take_fuel();
         self.pending = 0;
     }
 
-    fn store_dirty(&mut self, pc: u32) {
+    fn store_dirty(&mut self, pcs: &[u32]) {
         for &s in &self.dirty {
-            if self.live.live(pc, s) {
+            if pcs.iter().any(|&pc| self.live.live(pc, s)) {
                 let x = self.known[&s];
                 self.b
                     .ins()
@@ -349,7 +354,7 @@ impl Em<'_, '_> {
         self.b.set_cold_block(blk);
         self.b.switch_to_block(blk);
         // The run's state so far goes out with the lane (the run goes on on the hot path).
-        self.store_dirty(pc);
+        self.store_dirty(&[pc]);
         self.take_fuel();
         let args = self.exit_args(pc, interp);
         self.b.ins().jump(self.exit, &args);
@@ -393,8 +398,18 @@ impl Em<'_, '_> {
         }
         self.pending += 1;
         let guarded = i.guard != NONE;
-        if guarded || i.op == Op::Bra {
-            // Both ways out of a guard, and a branch, leave with everything stored.
+        if i.op == Op::Bra {
+            // Whichever way the branch goes, the slots live there are stored (the guard itself
+            // is read from this run's values).
+            let target = i.imm as u32;
+            if guarded {
+                self.flush_to(&[target, pc + 1]);
+            } else {
+                self.flush_to(&[target]);
+            }
+        } else if guarded {
+            // Both ways out of a guard leave with everything stored, the instruction's own
+            // operands included (a memory access may leave them to the interpreter).
             self.flush(pc);
         }
         let saved = guarded.then(|| {

@@ -249,3 +249,52 @@ fn every_compiled_operation_matches_the_interpreter() {
         }
     }
 }
+
+/// A guarded generic load of shared memory inside a compiled region: compiled code leaves that
+/// access to the interpreter, which must find its address register written back although
+/// nothing reads it afterwards.
+const GUARDED_GENERIC: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry gshared(.param .u64 pout) {
+  .reg .pred %p<3>;
+  .reg .b32 %r<10>;
+  .reg .b64 %rd<10>;
+  .shared .align 4 .b8 buf[512];
+  ld.param.u64 %rd1, [pout];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  mov.u64 %rd4, buf;
+  add.s64 %rd5, %rd4, %rd3;
+  mul.lo.s32 %r2, %r1, 3;
+  st.shared.u32 [%rd5], %r2;
+  bar.sync 0;
+  cvta.shared.u64 %rd6, %rd4;
+  xor.b32 %r3, %r1, 1;
+  mul.wide.u32 %rd7, %r3, 4;
+  add.s64 %rd8, %rd6, %rd7;
+  setp.lt.u32 %p1, %r1, 1000;
+  mov.u32 %r4, 7;
+  @%p1 ld.u32 %r4, [%rd8];
+  add.s64 %rd9, %rd2, %rd3;
+  st.global.u32 [%rd9], %r4;
+  ret;
+}
+"#;
+
+#[test]
+fn accesses_left_to_the_interpreter_see_the_compiled_registers() {
+    let dev = Device::new();
+    let m = dev.load_module(GUARDED_GENERIC).unwrap();
+    for mode in [JitMode::Off, JitMode::Always] {
+        let out = dev.alloc(128 * 4).unwrap();
+        let r = dev
+            .launch(&m, "gshared", &cfg(1, 128, mode), &[&p64(out)])
+            .unwrap();
+        assert_eq!(r.jit, mode == JitMode::Always);
+        let want: Vec<u32> = (0..128u32).map(|t| 3 * (t ^ 1)).collect();
+        assert_eq!(download_u32(&dev, out, 128), want, "{mode:?}");
+    }
+}
