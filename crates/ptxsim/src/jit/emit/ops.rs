@@ -1,0 +1,548 @@
+//! What each compiled operation computes: the Cranelift IR of one PTX instruction's body for
+//! one lane, bit-exact with the interpreter's lane loop (`exec::run`, `exec::fops`, `exec::alu`),
+//! and the checked global access. The run and region structure around it is `emit`'s.
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::types::{F32, F64, I32, I64};
+use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::FunctionBuilder;
+
+use super::super::call::*;
+use super::Em;
+use crate::exec::{CANON_NAN32, CANON_NAN64};
+use crate::ir::{BoolOp, Cmp, FTy, Inst, IntTy, Op, NONE};
+
+/// Sign-extend the low `bits` bits of `x` (as `alu::sext`).
+fn sext(b: &mut FunctionBuilder, x: Value, bits: u8) -> Value {
+    if bits >= 64 {
+        return x;
+    }
+    let s = 64 - bits as i64;
+    let y = b.ins().ishl_imm_s(x, s);
+    b.ins().sshr_imm_s(y, s)
+}
+
+/// Zero-extend the low `bits` bits of `x` (as `alu::zext`).
+fn zext(b: &mut FunctionBuilder, x: Value, bits: u8) -> Value {
+    if bits >= 64 {
+        return x;
+    }
+    b.ins().band_imm_s(x, ((1u128 << bits) - 1) as i64)
+}
+
+/// `alu::ext` truncated to 64 bits (bits ≥ 8 here).
+fn ext(b: &mut FunctionBuilder, x: Value, t: IntTy) -> Value {
+    if t.signed {
+        sext(b, x, t.bits)
+    } else {
+        zext(b, x, t.bits)
+    }
+}
+
+fn to_f32(b: &mut FunctionBuilder, x: Value) -> Value {
+    let y = b.ins().ireduce(I32, x);
+    b.ins().bitcast(F32, MemFlagsData::new(), y)
+}
+
+fn from_f32(b: &mut FunctionBuilder, x: Value) -> Value {
+    let y = b.ins().bitcast(I32, MemFlagsData::new(), x);
+    b.ins().uextend(I64, y)
+}
+
+/// An f32 arithmetic result, NaN made canonical (as `fops::f32c`).
+fn from_f32c(b: &mut FunctionBuilder, x: Value) -> Value {
+    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    let v = from_f32(b, x);
+    let c = b.ins().iconst(I64, CANON_NAN32 as i64);
+    b.ins().select(nan, c, v)
+}
+
+/// As `from_f32c`, for f64.
+fn from_f64c(b: &mut FunctionBuilder, x: Value) -> Value {
+    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    let v = from_f64(b, x);
+    let c = b.ins().iconst(I64, CANON_NAN64 as i64);
+    b.ins().select(nan, c, v)
+}
+
+fn to_f64(b: &mut FunctionBuilder, x: Value) -> Value {
+    b.ins().bitcast(F64, MemFlagsData::new(), x)
+}
+
+fn from_f64(b: &mut FunctionBuilder, x: Value) -> Value {
+    b.ins().bitcast(I64, MemFlagsData::new(), x)
+}
+
+/// A boolean (i8 0/1) as a 0/1 register value.
+fn b64(b: &mut FunctionBuilder, c: Value) -> Value {
+    b.ins().uextend(I64, c)
+}
+
+fn int_cc(cmp: Cmp, signed: bool) -> Option<IntCC> {
+    use IntCC::*;
+    Some(match (cmp, signed) {
+        (Cmp::Eq | Cmp::Equ, _) => Equal,
+        (Cmp::Ne | Cmp::Neu, _) => NotEqual,
+        (Cmp::Lt | Cmp::Ltu, true) => SignedLessThan,
+        (Cmp::Le | Cmp::Leu, true) => SignedLessThanOrEqual,
+        (Cmp::Gt | Cmp::Gtu, true) => SignedGreaterThan,
+        (Cmp::Ge | Cmp::Geu, true) => SignedGreaterThanOrEqual,
+        (Cmp::Lt | Cmp::Ltu, false) => UnsignedLessThan,
+        (Cmp::Le | Cmp::Leu, false) => UnsignedLessThanOrEqual,
+        (Cmp::Gt | Cmp::Gtu, false) => UnsignedGreaterThan,
+        (Cmp::Ge | Cmp::Geu, false) => UnsignedGreaterThanOrEqual,
+        (Cmp::Num | Cmp::Nan, _) => return None,
+    })
+}
+
+fn float_cc(cmp: Cmp) -> FloatCC {
+    use FloatCC::*;
+    match cmp {
+        Cmp::Eq => Equal,
+        Cmp::Ne => OrderedNotEqual,
+        Cmp::Lt => LessThan,
+        Cmp::Le => LessThanOrEqual,
+        Cmp::Gt => GreaterThan,
+        Cmp::Ge => GreaterThanOrEqual,
+        Cmp::Equ => UnorderedOrEqual,
+        Cmp::Neu => NotEqual,
+        Cmp::Ltu => UnorderedOrLessThan,
+        Cmp::Leu => UnorderedOrLessThanOrEqual,
+        Cmp::Gtu => UnorderedOrGreaterThan,
+        Cmp::Geu => UnorderedOrGreaterThanOrEqual,
+        Cmp::Num => Ordered,
+        Cmp::Nan => Unordered,
+    }
+}
+
+impl Em<'_, '_> {
+    /// The body of instruction `i` at `pc` (its guard is `emit`'s).
+    pub(super) fn op(&mut self, pc: u32, i: &Inst) {
+        let r = i.r;
+        macro_rules! a {
+            () => {
+                self.get(r[1])
+            };
+        }
+        macro_rules! bb {
+            () => {
+                self.get(r[2])
+            };
+        }
+        macro_rules! c {
+            () => {
+                self.get(r[3])
+            };
+        }
+        let d = r[0];
+        match i.op {
+            Op::Nop | Op::Bra => {}
+            Op::Mov => {
+                let x = a!();
+                self.set(d, x);
+            }
+            Op::Add | Op::Sub | Op::MulLo | Op::And | Op::Or | Op::Xor => {
+                let (x, y) = (a!(), bb!());
+                let v = match i.op {
+                    Op::Add => self.b.ins().iadd(x, y),
+                    Op::Sub => self.b.ins().isub(x, y),
+                    Op::MulLo => self.b.ins().imul(x, y),
+                    Op::And => self.b.ins().band(x, y),
+                    Op::Or => self.b.ins().bor(x, y),
+                    _ => self.b.ins().bxor(x, y),
+                };
+                self.set(d, v);
+            }
+            Op::MadLo => {
+                let (x, y, z) = (a!(), bb!(), c!());
+                let p = self.b.ins().imul(x, y);
+                let v = self.b.ins().iadd(p, z);
+                self.set(d, v);
+            }
+            Op::Not => {
+                let x = a!();
+                let v = self.b.ins().bnot(x);
+                self.set(d, v);
+            }
+            Op::Neg => {
+                let x = a!();
+                let v = self.b.ins().ineg(x);
+                self.set(d, v);
+            }
+            Op::PNot => {
+                let x = a!();
+                let y = self.b.ins().band_imm_s(x, 1);
+                let v = self.b.ins().bxor_imm_s(y, 1);
+                self.set(d, v);
+            }
+            Op::CNot { bits } => {
+                let x = a!();
+                let z = zext(&mut self.b, x, bits);
+                let c = self.b.ins().icmp_imm_s(IntCC::Equal, z, 0);
+                let v = b64(&mut self.b, c);
+                self.set(d, v);
+            }
+            Op::Shl { bits } => {
+                let (x, y) = (a!(), bb!());
+                let s = self.b.ins().band_imm_s(y, 0xFFFF_FFFF);
+                let big =
+                    self.b
+                        .ins()
+                        .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, s, bits as i64);
+                let sh = self.b.ins().ishl(x, s);
+                let zero = self.b.ins().iconst(I64, 0);
+                let v = self.b.ins().select(big, zero, sh);
+                self.set(d, v);
+            }
+            Op::Shr { ty } => {
+                let (x, y) = (a!(), bb!());
+                let s = self.b.ins().band_imm_s(y, 0xFFFF_FFFF);
+                let v = if ty.signed {
+                    let e = sext(&mut self.b, x, ty.bits);
+                    let lim = (ty.bits as i64 - 1).min(63);
+                    let limv = self.b.ins().iconst(I64, lim);
+                    let s = self.b.ins().umin(s, limv);
+                    self.b.ins().sshr(e, s)
+                } else {
+                    let e = zext(&mut self.b, x, ty.bits);
+                    let big = self.b.ins().icmp_imm_s(
+                        IntCC::UnsignedGreaterThanOrEqual,
+                        s,
+                        ty.bits as i64,
+                    );
+                    let sh = self.b.ins().ushr(e, s);
+                    let zero = self.b.ins().iconst(I64, 0);
+                    self.b.ins().select(big, zero, sh)
+                };
+                self.set(d, v);
+            }
+            Op::MulHi(t) => {
+                let (x, y) = (a!(), bb!());
+                let v = if t.bits == 64 {
+                    if t.signed {
+                        self.b.ins().smulhi(x, y)
+                    } else {
+                        self.b.ins().umulhi(x, y)
+                    }
+                } else {
+                    let (x, y) = (ext(&mut self.b, x, t), ext(&mut self.b, y, t));
+                    let p = self.b.ins().imul(x, y);
+                    if t.signed {
+                        self.b.ins().sshr_imm_s(p, 32)
+                    } else {
+                        self.b.ins().ushr_imm_s(p, 32)
+                    }
+                };
+                self.set(d, v);
+            }
+            Op::MulWide(t) | Op::MadWide(t) => {
+                let (x, y) = (a!(), bb!());
+                let (x, y) = (ext(&mut self.b, x, t), ext(&mut self.b, y, t));
+                let mut v = self.b.ins().imul(x, y);
+                if matches!(i.op, Op::MadWide(_)) {
+                    let z = c!();
+                    v = self.b.ins().iadd(v, z);
+                }
+                self.set(d, v);
+            }
+            Op::Min(t) | Op::Max(t) => {
+                let (x, y) = (a!(), bb!());
+                let (ex, ey) = (ext(&mut self.b, x, t), ext(&mut self.b, y, t));
+                let cc = match (i.op, t.signed) {
+                    (Op::Min(_), true) => IntCC::SignedLessThanOrEqual,
+                    (Op::Min(_), false) => IntCC::UnsignedLessThanOrEqual,
+                    (_, true) => IntCC::SignedGreaterThanOrEqual,
+                    (_, false) => IntCC::UnsignedGreaterThanOrEqual,
+                };
+                let c = self.b.ins().icmp(cc, ex, ey);
+                let v = self.b.ins().select(c, x, y);
+                self.set(d, v);
+            }
+            Op::Abs(t) => {
+                let x = a!();
+                let e = sext(&mut self.b, x, t.bits);
+                let v = self.b.ins().iabs(e);
+                self.set(d, v);
+            }
+            Op::Pack { n, bits } => {
+                let mut acc = self.b.ins().iconst(I64, 0);
+                for k in 0..n as usize {
+                    let x = self.get(r[k + 1]);
+                    let z = zext(&mut self.b, x, bits);
+                    let s = self.b.ins().ishl_imm_s(z, (k as u32 * bits as u32) as i64);
+                    acc = self.b.ins().bor(acc, s);
+                }
+                self.set(d, acc);
+            }
+            Op::Unpack { n, bits } => {
+                let x = self.get(r[5]);
+                let mut parts = Vec::new();
+                for k in 0..n as usize {
+                    let s = self.b.ins().ushr_imm_s(x, (k as u32 * bits as u32) as i64);
+                    parts.push(zext(&mut self.b, s, bits));
+                }
+                for (k, v) in parts.into_iter().enumerate() {
+                    self.set(r[k], v);
+                }
+            }
+            Op::FAdd32
+            | Op::FSub32
+            | Op::FMul32
+            | Op::FDiv32
+            | Op::FFma32
+            | Op::FAdd64
+            | Op::FSub64
+            | Op::FMul64
+            | Op::FDiv64
+            | Op::FFma64 => {
+                use Op::*;
+                let wide = matches!(i.op, FAdd64 | FSub64 | FMul64 | FDiv64 | FFma64);
+                let float = |b: &mut FunctionBuilder, x| {
+                    if wide {
+                        to_f64(b, x)
+                    } else {
+                        to_f32(b, x)
+                    }
+                };
+                let (x, y) = (a!(), bb!());
+                let (x, y) = (float(&mut self.b, x), float(&mut self.b, y));
+                let v = match i.op {
+                    FAdd32 | FAdd64 => self.b.ins().fadd(x, y),
+                    FSub32 | FSub64 => self.b.ins().fsub(x, y),
+                    FMul32 | FMul64 => self.b.ins().fmul(x, y),
+                    FDiv32 | FDiv64 => self.b.ins().fdiv(x, y),
+                    _ => {
+                        let z = c!();
+                        let z = float(&mut self.b, z);
+                        self.b.ins().fma(x, y, z)
+                    }
+                };
+                let v = if wide {
+                    from_f64c(&mut self.b, v)
+                } else {
+                    from_f32c(&mut self.b, v)
+                };
+                self.set(d, v);
+            }
+            Op::SetpI { cmp, ty, bop, cneg } => {
+                let (x, y) = (a!(), bb!());
+                let t = match int_cc(cmp, ty.signed) {
+                    Some(cc) => {
+                        let (ex, ey) = (ext(&mut self.b, x, ty), ext(&mut self.b, y, ty));
+                        let c = self.b.ins().icmp(cc, ex, ey);
+                        b64(&mut self.b, c)
+                    }
+                    None => self.b.ins().iconst(I64, (cmp == Cmp::Num) as i64),
+                };
+                self.write_setp(i, t, bop, cneg);
+            }
+            Op::SetpF {
+                cmp, ty, bop, cneg, ..
+            } => {
+                let (x, y) = (a!(), bb!());
+                let (x, y) = if ty == FTy::F32 {
+                    (to_f32(&mut self.b, x), to_f32(&mut self.b, y))
+                } else {
+                    (to_f64(&mut self.b, x), to_f64(&mut self.b, y))
+                };
+                let c = self.b.ins().fcmp(float_cc(cmp), x, y);
+                let t = b64(&mut self.b, c);
+                self.write_setp(i, t, bop, cneg);
+            }
+            Op::Selp => {
+                let (x, y, z) = (a!(), bb!(), c!());
+                let c = self.b.ins().band_imm_s(z, 1);
+                let v = self.b.ins().select(c, x, y);
+                self.set(d, v);
+            }
+            Op::CvtII { from, to, .. } => {
+                let x = a!();
+                let e = ext(&mut self.b, x, from);
+                let v = ext(&mut self.b, e, to);
+                self.set(d, v);
+            }
+            Op::CvtIF { from, to, .. } => {
+                let x = a!();
+                let x = self.b.ins().ireduce(I32, x);
+                let fty = if to == FTy::F32 { F32 } else { F64 };
+                let f = if from.signed {
+                    self.b.ins().fcvt_from_sint(fty, x)
+                } else {
+                    self.b.ins().fcvt_from_uint(fty, x)
+                };
+                let v = if to == FTy::F32 {
+                    from_f32(&mut self.b, f)
+                } else {
+                    from_f64(&mut self.b, f)
+                };
+                self.set(d, v);
+            }
+            Op::CvtFI { from, to, .. } => {
+                let x = a!();
+                let f = if from == FTy::F32 {
+                    to_f32(&mut self.b, x)
+                } else {
+                    to_f64(&mut self.b, x)
+                };
+                let ity = if to.bits == 32 { I32 } else { I64 };
+                let n = if to.signed {
+                    self.b.ins().fcvt_to_sint_sat(ity, f)
+                } else {
+                    self.b.ins().fcvt_to_uint_sat(ity, f)
+                };
+                let v = match (to.bits, to.signed) {
+                    (32, true) => self.b.ins().sextend(I64, n),
+                    (32, false) => self.b.ins().uextend(I64, n),
+                    _ => n,
+                };
+                self.set(d, v);
+            }
+            Op::CvtFF { .. } => {
+                let x = a!();
+                let f = to_f32(&mut self.b, x);
+                let g = self.b.ins().fpromote(F64, f);
+                let v = from_f64(&mut self.b, g);
+                self.set(d, v);
+            }
+            Op::Cvta { to, space } => {
+                let x = a!();
+                let win = crate::exec::window(space) as i64;
+                let v = self
+                    .b
+                    .ins()
+                    .iadd_imm_s(x, if to { win.wrapping_neg() } else { win });
+                self.set(d, v);
+            }
+            Op::LdK { size, n, sext: sx } => {
+                for (k, &slot) in r[..n as usize].iter().enumerate() {
+                    let off = (i.imm as u64 + (k * size as usize) as u64) as i32;
+                    let v = self.load(self.params, off, size, sx);
+                    self.set(slot, v);
+                }
+            }
+            Op::Ld {
+                size, n, sext: sx, ..
+            } => {
+                let host = self.global_addr(pc, i, size as u64 * n as u64);
+                let mut vals = Vec::new();
+                for k in 0..n as usize {
+                    vals.push(self.load(host, (k * size as usize) as i32, size, sx));
+                }
+                for (k, v) in vals.into_iter().enumerate() {
+                    self.set(r[k], v);
+                }
+            }
+            Op::St { size, n, .. } => {
+                let host = self.global_addr(pc, i, size as u64 * n as u64);
+                let fl = MemFlagsData::trusted();
+                for (k, &slot) in r[..n as usize].iter().enumerate() {
+                    let v = self.get(slot);
+                    let off = (k * size as usize) as i32;
+                    match size {
+                        1 => self.b.ins().istore8(fl, v, host, off),
+                        2 => self.b.ins().istore16(fl, v, host, off),
+                        4 => self.b.ins().istore32(fl, v, host, off),
+                        _ => self.b.ins().store(fl, v, host, off),
+                    };
+                }
+            }
+            // `supported` admits nothing else.
+            _ => self.exit_at(pc, 1),
+        }
+    }
+
+    /// `setp` results: d ← t bop c, r[4] ← !t bop c (t, c are 0/1 values).
+    fn write_setp(&mut self, i: &Inst, t: Value, bop: BoolOp, cneg: bool) {
+        let c = if i.r[3] != NONE {
+            let c = self.get(i.r[3]);
+            let c = self.b.ins().band_imm_s(c, 1);
+            if cneg {
+                self.b.ins().bxor_imm_s(c, 1)
+            } else {
+                c
+            }
+        } else {
+            self.b.ins().iconst(I64, 0)
+        };
+        let nt = self.b.ins().bxor_imm_s(t, 1);
+        let combine = |b: &mut FunctionBuilder, x: Value| match bop {
+            BoolOp::None => x,
+            BoolOp::And => b.ins().band(x, c),
+            BoolOp::Or => b.ins().bor(x, c),
+            BoolOp::Xor => b.ins().bxor(x, c),
+        };
+        let p = combine(&mut self.b, t);
+        let q = combine(&mut self.b, nt);
+        self.set(i.r[0], p);
+        if i.r[4] != NONE {
+            self.set(i.r[4], q);
+        }
+    }
+
+    /// Load `size` bytes at `base + off`, zero- or sign-extended to 64 bits.
+    fn load(&mut self, base: Value, off: i32, size: u8, sx: bool) -> Value {
+        let fl = MemFlagsData::trusted();
+        match (size, sx) {
+            (1, false) => self.b.ins().uload8(I64, fl, base, off),
+            (1, true) => self.b.ins().sload8(I64, fl, base, off),
+            (2, false) => self.b.ins().uload16(I64, fl, base, off),
+            (2, true) => self.b.ins().sload16(I64, fl, base, off),
+            (4, false) => self.b.ins().uload32(fl, base, off),
+            (4, true) => self.b.ins().sload32(fl, base, off),
+            _ => self.b.ins().load(I64, fl, base, off),
+        }
+    }
+
+    /// The host address of the `total`-byte global access of `i`, after checking that it is
+    /// aligned and inside one allocation (the instruction's cache entry, else `translate`);
+    /// otherwise the lane leaves the region before `i`.
+    fn global_addr(&mut self, pc: u32, i: &Inst, total: u64) -> Value {
+        let base = self.get(i.r[4]);
+        let addr = self.b.ins().iadd_imm_s(base, i.imm);
+        let ci = *self.next_cache;
+        *self.next_cache += 1;
+        let fl = MemFlagsData::trusted();
+        let ent = self.b.ins().iadd_imm_s(self.caches, ci as i64 * ENT_SIZE);
+        let cb = self.b.ins().load(I64, fl, ent, ENT_BASE);
+        let units = self.b.ins().load(I64, fl, ent, ENT_UNITS);
+        let off = self.b.ins().isub(addr, cb);
+        // Rotating the offset right by log2(alignment) keeps an aligned offset's value in
+        // alignment units and sends a misaligned one past any limit: one compare checks both.
+        let align = total.min(16);
+        let rot = if align > 1 {
+            self.b.ins().rotr_imm_s(off, align.trailing_zeros() as i64)
+        } else {
+            off
+        };
+        let hit = self.b.ins().icmp(IntCC::UnsignedLessThan, rot, units);
+        let hit_blk = self.b.create_block();
+        let miss_blk = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.append_block_param(join, I64);
+        self.b.set_cold_block(miss_blk);
+        self.b.ins().brif(hit, hit_blk, &[], miss_blk, &[]);
+
+        self.b.switch_to_block(hit_blk);
+        let h = self.b.ins().load(I64, fl, ent, ENT_HOST);
+        let host = self.b.ins().iadd(h, off);
+        self.b.ins().jump(join, &[BlockArg::Value(host)]);
+
+        self.b.switch_to_block(miss_blk);
+        let fp = self.b.ins().load(I64, fl, self.ctx, CTX_TRANSLATE);
+        let idx = self.b.ins().iconst(I32, ci as i64);
+        let tot = self.b.ins().iconst(I64, total as i64);
+        let call = self
+            .b
+            .ins()
+            .call_indirect(self.tsig, fp, &[self.ctx, idx, addr, tot]);
+        let host = self.b.inst_results(call)[0];
+        let bad = self.b.ins().icmp_imm_s(IntCC::Equal, host, 0);
+        let out = self.exit_block(pc, 1);
+        self.b
+            .ins()
+            .brif(bad, out, &[], join, &[BlockArg::Value(host)]);
+
+        self.b.switch_to_block(join);
+        self.b.block_params(join)[0]
+    }
+}
