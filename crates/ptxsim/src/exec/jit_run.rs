@@ -25,26 +25,15 @@ impl Worker<'_> {
         };
         let pc = w.pc;
         let m = w.mask;
-        let mut pcs = [0u32; 32];
-        let mut interp = 0u32;
-        let mut most = 0u32;
-        let mut starved = false;
-        let mut mm = m;
-        while mm != 0 {
-            let l = mm.trailing_zeros() as usize;
-            mm &= mm - 1;
-            ctx.fuel = *fuel as i64;
-            ctx.interp = 0;
-            pcs[l] = f.run_lane(&mut w.regs, l, ctx, pc);
-            interp |= ((ctx.interp & 1) as u32) << l;
-            most = most.max((*fuel as i64 - ctx.fuel).clamp(0, u32::MAX as i64) as u32);
-            starved |= ctx.fuel <= 0;
-        }
-        *fuel = if starved {
+        ctx.fuel = *fuel as i64;
+        f.run_lanes(&mut w.regs, m, ctx, pc);
+        let most = ctx.most.clamp(0, u32::MAX as i64) as u32;
+        *fuel = if ctx.starved != 0 {
             0
         } else {
             fuel.saturating_sub(most)
         };
+        let (pcs, interp) = (ctx.pcs, ctx.interp);
         let p0 = pcs[m.trailing_zeros() as usize & 31];
         let mut differ = 0u32;
         for (l, &p) in pcs.iter().enumerate() {

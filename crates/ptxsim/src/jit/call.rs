@@ -2,7 +2,9 @@
 //! writes, the translation callback it calls on a cache miss, and the one unsafe call into it.
 //!
 //! Layout contract with `emit` (offsets in bytes, all fields 8 bytes): `JitCtx` = caches,
-//! params, translate, global, fuel, interp; `CacheEnt` = base, units, host.
+//! params, translate, global, fuel, most, interp (u32), starved (u32), pcs ([u32; 32]), left
+//! (u32);
+//! `CacheEnt` = base, units, host.
 
 use cranelift_jit::JITModule;
 
@@ -13,12 +15,34 @@ pub(super) const CTX_CACHES: i32 = 0;
 pub(super) const CTX_PARAMS: i32 = 8;
 pub(super) const CTX_TRANSLATE: i32 = 16;
 pub(super) const CTX_FUEL: i32 = 32;
-pub(super) const CTX_INTERP: i32 = 40;
+pub(super) const CTX_MOST: i32 = 40;
+pub(super) const CTX_INTERP: i32 = 48;
+pub(super) const CTX_STARVED: i32 = 52;
+pub(super) const CTX_PCS: i32 = 56;
+pub(super) const CTX_LEFT: i32 = 184;
 /// Size of a `CacheEnt` and offsets of its fields.
 pub(super) const ENT_SIZE: i64 = 24;
 pub(super) const ENT_BASE: i32 = 0;
 pub(super) const ENT_UNITS: i32 = 8;
 pub(super) const ENT_HOST: i32 = 16;
+
+// The offsets above are the layouts below (checked at compile time).
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(JitCtx, caches) == CTX_CACHES as usize);
+    assert!(offset_of!(JitCtx, params) == CTX_PARAMS as usize);
+    assert!(offset_of!(JitCtx, translate) == CTX_TRANSLATE as usize);
+    assert!(offset_of!(JitCtx, fuel) == CTX_FUEL as usize);
+    assert!(offset_of!(JitCtx, most) == CTX_MOST as usize);
+    assert!(offset_of!(JitCtx, interp) == CTX_INTERP as usize);
+    assert!(offset_of!(JitCtx, starved) == CTX_STARVED as usize);
+    assert!(offset_of!(JitCtx, pcs) == CTX_PCS as usize);
+    assert!(offset_of!(JitCtx, left) == CTX_LEFT as usize);
+    assert!(offset_of!(CacheEnt, base) == ENT_BASE as usize);
+    assert!(offset_of!(CacheEnt, units) == ENT_UNITS as usize);
+    assert!(offset_of!(CacheEnt, host) == ENT_HOST as usize);
+    assert!(std::mem::size_of::<CacheEnt>() == ENT_SIZE as usize);
+};
 
 /// One memory instruction's last translation, for accesses of `total` bytes aligned to
 /// `align = min(total, 16)`: an access at `base + off` is inside the allocation and aligned when
@@ -39,10 +63,18 @@ pub struct JitCtx {
     params: *const u8,
     translate: usize,
     global: *const GlobalView,
-    /// In: instructions the lane may run; out: what is left (may go slightly negative).
+    /// In: instructions each lane may run.
     pub fuel: i64,
-    /// Out: 1 when the lane stopped before an instruction the interpreter must execute.
-    pub interp: u64,
+    /// Out: the most instructions any lane ran (may exceed `fuel` by a straight-line run).
+    pub most: i64,
+    /// Out: the lanes that stopped before an instruction the interpreter must execute.
+    pub interp: u32,
+    /// Out: non-zero when a lane ran out of fuel.
+    pub starved: u32,
+    /// Out: the PC each lane stopped at.
+    pub pcs: [u32; 32],
+    /// The lanes not run yet (compiled code's own).
+    left: u32,
     /// The cache entries `caches` points to.
     cache_store: Vec<CacheEnt>,
 }
@@ -57,7 +89,11 @@ impl JitCtx {
             translate: translate as *const () as usize,
             global,
             fuel: 0,
+            most: 0,
             interp: 0,
+            starved: 0,
+            pcs: [0; 32],
+            left: 0,
             cache_store: vec![CacheEnt::default(); caches.max(1)],
         });
         c.caches = c.cache_store.as_mut_ptr();
@@ -69,7 +105,7 @@ impl JitCtx {
 /// when the bytes are not all inside one live allocation or `addr` is not aligned to
 /// `min(total, 16)` (the interpreter then decides).
 extern "C" fn translate(ctx: *mut JitCtx, idx: u32, addr: u64, total: u64) -> u64 {
-    // SAFETY: compiled code passes the context it was called with (`run_lane`'s `ctx`, a live
+    // SAFETY: compiled code passes the context it was called with (`run_lanes`' `ctx`, a live
     // exclusive borrow), and `global` points to the launch's view, which outlives the launch.
     let ctx = unsafe { &mut *ctx };
     let global = unsafe { &*ctx.global };
@@ -91,35 +127,35 @@ extern "C" fn translate(ctx: *mut JitCtx, idx: u32, addr: u64, total: u64) -> u6
     host as u64 + (addr - base)
 }
 
-/// A compiled region: `fn(lane registers, context, entry pc) -> exit pc`.
+/// A compiled region: `fn(registers of lane 0, context, entry pc, lanes)`, which runs each lane
+/// of the mask from the entry PC until it leaves the region and reports in the context.
 #[derive(Clone, Copy, Debug)]
-pub struct JitFn(unsafe extern "C" fn(*mut u64, *mut JitCtx, u32) -> u32);
+pub struct JitFn(unsafe extern "C" fn(*mut u64, *mut JitCtx, u32, u32));
 
 impl JitFn {
     pub(super) fn from_code(p: *const u8) -> JitFn {
-        // SAFETY: `p` is a function Cranelift compiled for the signature (i64, i64, i32) -> i32
-        // in the host's default calling convention, which is this type's.
+        // SAFETY: `p` is a function Cranelift compiled for the signature (i64, i64, i32, i32) in
+        // the host's default calling convention, which is this type's.
         JitFn(unsafe {
-            std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64, *mut JitCtx, u32) -> u32>(
+            std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64, *mut JitCtx, u32, u32)>(
                 p,
             )
         })
     }
 
-    /// Run lane `lane` of the register file `regs` (slot-major, 32 lanes a slot) from `pc`
-    /// until it leaves the region; returns the PC it stopped at.
+    /// Run the lanes `mask` of the register file `regs` (slot-major, 32 lanes a slot) from `pc`
+    /// until each leaves the region; `ctx` then holds where each stopped and the fuel used.
     #[inline(always)]
-    pub fn run_lane(self, regs: &mut [[u64; 32]], lane: usize, ctx: &mut JitCtx, pc: u32) -> u32 {
-        let base = regs.as_mut_ptr() as *mut u64;
+    pub fn run_lanes(self, regs: &mut [[u64; 32]], mask: u32, ctx: &mut JitCtx, pc: u32) {
         // SAFETY: the code was compiled from the program these registers belong to: it only
-        // touches slots below the program's slot count (checked at compile time), lane `lane`
-        // (< 32) of each, the context's fields, cache entries below the count it was compiled
-        // with, the parameter bytes at offsets checked at compile time, and global memory at
-        // host addresses that a cache entry or `translate` found inside a live allocation of
-        // the launch's view. Global bytes may be accessed by other workers at the same time:
-        // the compiled code uses plain machine loads and stores, which on the hosts Cranelift
-        // supports are what relaxed atomics compile to.
-        unsafe { (self.0)(base.add(lane & 31), ctx, pc) }
+        // touches slots below the program's slot count (checked at compile time), lanes of
+        // `mask` (< 32) of each, the context's fields, cache entries below the count it was
+        // compiled with, the parameter bytes at offsets checked at compile time, and global
+        // memory at host addresses that a cache entry or `translate` found inside a live
+        // allocation of the launch's view. Global bytes may be accessed by other workers at the
+        // same time: the compiled code uses plain machine loads and stores, which on the hosts
+        // Cranelift supports are what relaxed atomics compile to.
+        unsafe { (self.0)(regs.as_mut_ptr() as *mut u64, ctx, pc, mask) }
     }
 }
 

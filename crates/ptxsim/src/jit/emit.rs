@@ -107,16 +107,41 @@ pub(super) fn region(
         .collect();
     let leaders = leaders(code, lo);
 
+    // entry: the context's fields, then the lane loop. lane_head(m): the next lane of mask m,
+    // its registers, its fuel, and the jump to its entry PC. done: the group's results.
     b.switch_to_block(entry);
-    let regs = b.block_params(entry)[0];
+    let regs0 = b.block_params(entry)[0];
     let ctx = b.block_params(entry)[1];
     let pc_in = b.block_params(entry)[2];
+    let mask = b.block_params(entry)[3];
     let fl = MemFlagsData::trusted();
     let fuel = b.declare_var(I64);
     let f0 = b.ins().load(I64, fl, ctx, CTX_FUEL);
-    b.def_var(fuel, f0);
     let caches = b.ins().load(I64, fl, ctx, CTX_CACHES);
     let params = b.ins().load(I64, fl, ctx, CTX_PARAMS);
+    // The group's results accumulate in the context, so that nothing of the lane loop but the
+    // lane's registers stays live through the region's code.
+    let zero64 = b.ins().iconst(I64, 0);
+    let zero32 = b.ins().iconst(I32, 0);
+    b.ins().store(fl, zero64, ctx, CTX_MOST);
+    b.ins().store(fl, zero32, ctx, CTX_INTERP);
+    b.ins().store(fl, zero32, ctx, CTX_STARVED);
+    b.ins().store(fl, mask, ctx, CTX_LEFT);
+    let lane_head = b.create_block();
+    let lane = b.create_block();
+    let done = b.create_block();
+    b.ins().jump(lane_head, &[]);
+
+    b.switch_to_block(lane_head);
+    let m = b.ins().load(I32, fl, ctx, CTX_LEFT);
+    b.ins().brif(m, lane, &[], done, &[]);
+
+    b.switch_to_block(lane);
+    let l = b.ins().ctz(m);
+    let l64 = b.ins().uextend(I64, l);
+    let byte = b.ins().ishl_imm_s(l64, 3);
+    let regs = b.ins().iadd(regs0, byte);
+    b.def_var(fuel, f0);
     let idx = b.ins().iadd_imm_s(pc_in, -(lo as i64));
     let bad_entry = b.create_block();
     // Entry is possible at leaders only (elsewhere the interpreter goes on to the next leader).
@@ -165,15 +190,38 @@ pub(super) fn region(
     em.b.ins()
         .jump(em.exit, &[BlockArg::Value(pc_in), BlockArg::Value(one)]);
 
-    // The exit: store the fuel and the reason; return the PC.
+    // The exit: this lane's PC and reason, the fuel it used; on to the next lane.
     em.b.switch_to_block(exit);
     let pc_out = em.b.block_params(exit)[0];
     let interp = em.b.block_params(exit)[1];
+    let m = em.b.ins().load(I32, fl, ctx, CTX_LEFT);
+    let l = em.b.ins().ctz(m);
+    let l64 = em.b.ins().uextend(I64, l);
     let f = em.b.use_var(fuel);
-    em.b.ins().store(fl, f, ctx, CTX_FUEL);
-    let interp64 = em.b.ins().uextend(I64, interp);
-    em.b.ins().store(fl, interp64, ctx, CTX_INTERP);
-    em.b.ins().return_(&[pc_out]);
+    let f0 = em.b.ins().load(I64, fl, ctx, CTX_FUEL);
+    let used = em.b.ins().isub(f0, f);
+    let before = em.b.ins().load(I64, fl, ctx, CTX_MOST);
+    let now = em.b.ins().smax(before, used);
+    em.b.ins().store(fl, now, ctx, CTX_MOST);
+    let out = em.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, f, 0);
+    let out = em.b.ins().uextend(I32, out);
+    let st = em.b.ins().load(I32, fl, ctx, CTX_STARVED);
+    let st = em.b.ins().bor(st, out);
+    em.b.ins().store(fl, st, ctx, CTX_STARVED);
+    let bit = em.b.ins().ishl(interp, l);
+    let acc = em.b.ins().load(I32, fl, ctx, CTX_INTERP);
+    let acc = em.b.ins().bor(acc, bit);
+    em.b.ins().store(fl, acc, ctx, CTX_INTERP);
+    let at = em.b.ins().ishl_imm_s(l64, 2);
+    let at = em.b.ins().iadd(ctx, at);
+    em.b.ins().store(fl, pc_out, at, CTX_PCS);
+    let rest = em.b.ins().iadd_imm_s(m, -1);
+    let rest = em.b.ins().band(m, rest);
+    em.b.ins().store(fl, rest, ctx, CTX_LEFT);
+    em.b.ins().jump(lane_head, &[]);
+
+    em.b.switch_to_block(done);
+    em.b.ins().return_(&[]);
     em.b.seal_all_blocks();
     let leaders = std::mem::take(&mut em.leaders);
     em.b.finalize(frontend);

@@ -38,10 +38,11 @@ use crate::ir::{FTy, IRnd, Inst, IntTy, MemSpace, Op, Program, Rnd, NONE};
 pub use call::{JitCtx, JitFn};
 
 /// Regions without a loop inside that are shorter than this stay interpreted: entering compiled
-/// code costs about as much per lane as the interpreter spends on a few instructions per warp,
-/// and measured (callgrind, the benchmark kernels) straight-line regions of 8–31 instructions ran
-/// 1.0–1.8x slower compiled, those of 54 and 89 instructions 1.3–1.5x faster.
-const MIN_REGION: u32 = 40;
+/// code costs each lane about what the interpreter spends per warp on a few instructions.
+/// Measured (callgrind, the benchmark kernels, one launch of 65,536 threads): regions of 4–17
+/// instructions between barriers ran 1.2–1.3x slower compiled; straight-line regions of 21 and
+/// 31 instructions 1.15–1.3x faster, of 54 and 89 instructions 1.6–1.8x faster.
+const MIN_REGION: u32 = 20;
 
 /// When a launch uses compiled regions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -311,21 +312,18 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         isa,
         cranelift_module::default_libcall_names(),
     ));
+    use cranelift_codegen::ir::types::{I32, I64};
+    // A region: (registers of lane 0, context, entry pc, lanes). `translate` (call.rs):
+    // (context, cache index, address, bytes) -> host address.
     let mut sig = Signature::new(call_conv);
-    let ptr = cranelift_codegen::ir::types::I64;
-    sig.params.push(AbiParam::new(ptr));
-    sig.params.push(AbiParam::new(ptr));
-    sig.params
-        .push(AbiParam::new(cranelift_codegen::ir::types::I32));
-    sig.returns
-        .push(AbiParam::new(cranelift_codegen::ir::types::I32));
+    for t in [I64, I64, I32, I32] {
+        sig.params.push(AbiParam::new(t));
+    }
     let mut tsig = Signature::new(call_conv);
-    tsig.params.push(AbiParam::new(ptr));
-    tsig.params
-        .push(AbiParam::new(cranelift_codegen::ir::types::I32));
-    tsig.params.push(AbiParam::new(ptr));
-    tsig.params.push(AbiParam::new(ptr));
-    tsig.returns.push(AbiParam::new(ptr));
+    for t in [I64, I32, I64, I64] {
+        tsig.params.push(AbiParam::new(t));
+    }
+    tsig.returns.push(AbiParam::new(I64));
 
     let live = live::analyze(prog);
     let mut ctx = module.make_context();
