@@ -6,12 +6,13 @@
 //! lets one lane see another lane's state (no shared memory, barriers, warp collectives, atomics
 //! or calls), so its lanes can run one after another instead of in lockstep, which is what the
 //! CUDA programming model allows since Volta (independent thread scheduling). Compiled code keeps
-//! a lane's registers in host registers for the whole region, loops included, and checks each
-//! global access against a per-instruction cache of the allocation it hit last.
+//! a lane's values in host registers through each straight-line run and writes back only the
+//! registers still live where the run ends (`live`); it checks each global access against a
+//! per-instruction cache of the allocation it hit last.
 //!
-//! The interpreter enters a region when the running group reaches one of its instructions, runs
-//! each lane of the group through the compiled function and carries on with whatever PCs the lanes
-//! left at. Compiled code never reports anything: any access it cannot prove in bounds and
+//! The interpreter enters a region when the running group reaches one of its leaders (the
+//! region's start, branch targets), runs the group's lanes one after another through the compiled
+//! function and carries on with whatever PCs the lanes stopped at. Compiled code never reports anything: any access it cannot prove in bounds and
 //! aligned, any address outside global memory, ends the region *before* the instruction, and the
 //! interpreter executes that instruction with its full checker, so reports, faults and their
 //! thread, block and line are the interpreter's own.
@@ -76,7 +77,7 @@ pub fn mode_from_env() -> JitMode {
 
 /// Warp-instructions a kernel runs (over all its launches so far) before it is compiled, unless
 /// a single launch is big enough on its own (`BIG_LAUNCH` threads).
-/// Compiling a kernel takes 3–10 ms (Cranelift), about what the interpreter needs for 200,000
+/// Compiling a kernel takes 2–8 ms (Cranelift), about what the interpreter needs for 200,000
 /// warp-instructions or a launch of 65,536 threads of a short kernel.
 const TIER_INSTRUCTIONS: u64 = 200_000;
 const BIG_LAUNCH: u64 = 65_536;
@@ -132,7 +133,7 @@ impl Lazy {
 
 /// Compiled regions of one kernel.
 pub struct Compiled {
-    /// Per PC: the compiled function of the region holding it.
+    /// Per PC: the compiled function to enter there (at the leaders of each region).
     at: Vec<Option<JitFn>>,
     /// Number of global-access caches the functions use (one per memory instruction).
     pub caches: usize,
