@@ -223,9 +223,6 @@ pub struct LaunchReport {
     pub reports: Vec<CheckReport>,
     /// Warp-instructions executed.
     pub warp_instructions: u64,
-    /// Seconds this launch spent compiling the kernel's regions (0 when it used code compiled
-    /// before, or ran interpreted).
-    pub jit_compile_s: f64,
     /// Whether compiled regions ran in this launch.
     pub jit: bool,
 }
@@ -589,7 +586,7 @@ impl Device {
         let view = self.heap().view();
         let nblocks = gx as u64 * gy as u64 * gz as u64;
         let lazy = &module.jit[idx];
-        let (jit, compile) = lazy.get(prog, nblocks.saturating_mul(nthreads), config.jit);
+        let jit = lazy.get(prog, nblocks.saturating_mul(nthreads), config.jit);
         let ctx = exec::Ctx {
             jit,
             prog,
@@ -619,7 +616,6 @@ impl Device {
                 printf: out.printf,
                 reports: out.reports,
                 warp_instructions: out.instructions,
-                jit_compile_s: compile.as_secs_f64(),
                 jit: jit.is_some(),
             }),
         }

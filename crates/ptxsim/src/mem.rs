@@ -461,29 +461,26 @@ impl GlobalView {
         addr: u64,
         size: u64,
     ) -> Option<HostPtr<'a>> {
-        let i = self.entries.partition_point(|e| e.base <= addr);
-        let e = *self.entries.get(i.checked_sub(1)?)?;
-        let off = addr - e.base;
-        if off < e.len && e.len - off >= size {
-            c.base = e.base;
-            c.len = e.len;
-            c.p = e.p;
-            return Some(HostPtr {
-                p: e.p.wrapping_add(off as usize),
-                len: (e.len - off) as usize,
-                _life: PhantomData,
-            });
-        }
-        None
+        let (base, len, p) = self.lookup(addr, size)?;
+        c.base = base;
+        c.len = len;
+        c.p = p;
+        let off = addr - base;
+        Some(HostPtr {
+            p: p.wrapping_add(off as usize),
+            len: (len - off) as usize,
+            _life: PhantomData,
+        })
     }
 
     /// The live allocation holding all of `[addr, addr+size)`: its base address, length and host
-    /// bytes (for the JIT's per-instruction caches); `None` when there is none.
+    /// bytes (for `translate`'s cache and the JIT's per-instruction caches); `None` when there is
+    /// none.
     pub fn lookup(&self, addr: u64, size: u64) -> Option<(u64, u64, *mut u8)> {
         let i = self.entries.partition_point(|e| e.base <= addr);
         let e = *self.entries.get(i.checked_sub(1)?)?;
         let off = addr - e.base;
-        (off < e.len && e.len - off >= size && size > 0).then_some((e.base, e.len, e.p))
+        (off < e.len && e.len - off >= size).then_some((e.base, e.len, e.p))
     }
 
     /// Describe a failed access of `size` bytes at `addr` (cold path).
