@@ -3,8 +3,9 @@
 //!
 //! Layout contract with `emit` (offsets in bytes, all fields 8 bytes): `JitCtx` = caches,
 //! params, translate, global, fuel, most, interp (u32), starved (u32), pcs ([u32; 32]), left
-//! (u32);
-//! `CacheEnt` = base, units, host.
+//! (u32), the first `INLINE_PARAM_BYTES` parameter bytes, the first `INLINE_CACHES` cache
+//! entries; `CacheEnt` = base, units, host. Keeping the common parameters and caches inside the
+//! context leaves compiled code one pointer to keep in a register besides the lane's registers.
 
 use cranelift_jit::JITModule;
 
@@ -20,6 +21,12 @@ pub(super) const CTX_INTERP: i32 = 48;
 pub(super) const CTX_STARVED: i32 = 52;
 pub(super) const CTX_PCS: i32 = 56;
 pub(super) const CTX_LEFT: i32 = 184;
+pub(super) const CTX_INLINE_PARAMS: i32 = 192;
+pub(super) const CTX_INLINE_CACHES: i32 = CTX_INLINE_PARAMS + INLINE_PARAM_BYTES as i32;
+/// Parameter bytes copied into the context (loads past them go through `params`).
+pub(super) const INLINE_PARAM_BYTES: usize = 1024;
+/// Cache entries inside the context; entry `k >= INLINE_CACHES` is `caches[k - INLINE_CACHES]`.
+pub(super) const INLINE_CACHES: usize = 64;
 /// Size of a `CacheEnt` and offsets of its fields.
 pub(super) const ENT_SIZE: i64 = 24;
 pub(super) const ENT_BASE: i32 = 0;
@@ -38,6 +45,8 @@ const _: () = {
     assert!(offset_of!(JitCtx, starved) == CTX_STARVED as usize);
     assert!(offset_of!(JitCtx, pcs) == CTX_PCS as usize);
     assert!(offset_of!(JitCtx, left) == CTX_LEFT as usize);
+    assert!(offset_of!(JitCtx, inline_params) == CTX_INLINE_PARAMS as usize);
+    assert!(offset_of!(JitCtx, inline_caches) == CTX_INLINE_CACHES as usize);
     assert!(offset_of!(CacheEnt, base) == ENT_BASE as usize);
     assert!(offset_of!(CacheEnt, units) == ENT_UNITS as usize);
     assert!(offset_of!(CacheEnt, host) == ENT_HOST as usize);
@@ -75,7 +84,11 @@ pub struct JitCtx {
     pub pcs: [u32; 32],
     /// The lanes not run yet (compiled code's own).
     left: u32,
-    /// The cache entries `caches` points to.
+    /// The first parameter bytes (8-aligned).
+    inline_params: [u64; INLINE_PARAM_BYTES / 8],
+    /// The first cache entries.
+    inline_caches: [CacheEnt; INLINE_CACHES],
+    /// The other cache entries, which `caches` points to.
     cache_store: Vec<CacheEnt>,
 }
 
@@ -94,9 +107,16 @@ impl JitCtx {
             starved: 0,
             pcs: [0; 32],
             left: 0,
-            cache_store: vec![CacheEnt::default(); caches.max(1)],
+            inline_params: [0; INLINE_PARAM_BYTES / 8],
+            inline_caches: [CacheEnt::default(); INLINE_CACHES],
+            cache_store: vec![CacheEnt::default(); caches.saturating_sub(INLINE_CACHES).max(1)],
         });
         c.caches = c.cache_store.as_mut_ptr();
+        for (w, chunk) in c.inline_params.iter_mut().zip(params.chunks(8)) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            *w = u64::from_le_bytes(b);
+        }
         c
     }
 }
@@ -116,7 +136,13 @@ extern "C" fn translate(ctx: *mut JitCtx, idx: u32, addr: u64, total: u64) -> u6
     let Some((base, len, host)) = global.lookup(addr, total) else {
         return 0;
     };
-    if let Some(e) = ctx.cache_store.get_mut(idx as usize) {
+    let idx = idx as usize;
+    let e = if idx < INLINE_CACHES {
+        ctx.inline_caches.get_mut(idx)
+    } else {
+        ctx.cache_store.get_mut(idx - INLINE_CACHES)
+    };
+    if let Some(e) = e {
         // Allocations start 256-aligned, so an offset is aligned exactly when the address is.
         *e = CacheEnt {
             base,

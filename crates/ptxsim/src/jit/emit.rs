@@ -1,11 +1,11 @@
 //! Cranelift IR for one region, one lane at a time.
 //!
-//! Each PTX instruction is one block (guards branch around the body). Within a straight-line
-//! run (from a leader to the next branch, guard or leader) slot values stay in SSA values: read
-//! from the lane's registers at first use, written back when the run ends, and then only the
-//! slots that are live there (`live`). Constant slots become immediates. Entry at a leader goes
-//! through a jump table; everything leaves through one exit block that stores the fuel and the
-//! reason. Each operation computes exactly the 64-bit value that the interpreter's lane loop
+//! Each PTX instruction is one block (guards branch around the body). Every register slot the
+//! region uses is a Cranelift variable, so its values stay in SSA form (host registers) through
+//! the whole region, loops included: entry at a leader (through a jump table) loads the slots
+//! live there, and each way out of the region stores the slots the region writes that are live
+//! where the lane goes (`live`). Constant slots become immediates. Everything leaves through one
+//! exit block that stores the fuel and the reason. Each operation computes exactly the 64-bit value that the interpreter's lane loop
 //! computes (`exec::run`), so that the rest of the program cannot tell which of the two ran; the
 //! operations themselves are in `ops`.
 
@@ -44,27 +44,28 @@ pub(super) fn leaders(code: &[Inst], lo: u32) -> Vec<bool> {
 }
 
 use super::call::*;
-use super::live::{dests, Live};
+use super::live::{dests, sources, Live};
 use crate::ir::{Inst, Op, Program, Slot, NONE};
 
 struct Em<'a, 'b> {
     // (see `region`)
     b: FunctionBuilder<'b>,
-    /// Slot values known in the current straight-line run (reset at leaders).
-    known: HashMap<Slot, Value>,
-    /// Slots written in the current run and not yet stored to the lane's registers, in order.
-    dirty: Vec<Slot>,
+    /// The variable of each slot the region uses (constants aside).
+    vars: HashMap<Slot, Variable>,
+    /// Slots the region writes, sorted: what an exit may have to store.
+    written: Vec<Slot>,
     /// Instructions of the current run not yet taken from the fuel.
     pending: i64,
     leaders: Vec<bool>,
     consts: HashMap<Slot, u64>,
     regs: Value,
     ctx: Value,
-    caches: Value,
-    params: Value,
     fuel: Variable,
     exit: Block,
     blocks: Vec<Block>,
+    /// Cold exits made by `exit_block`, filled in once their branch exists (`fill_exits`):
+    /// (block, pc, interp, instructions not yet taken from the fuel).
+    exits: Vec<(Block, u32, u32, i64)>,
     lo: u32,
     hi: u32,
     tsig: cranelift_codegen::ir::SigRef,
@@ -105,6 +106,14 @@ pub(super) fn region(
         .filter(|(s, _)| written.binary_search(s).is_err())
         .copied()
         .collect();
+    let mut used: Vec<Slot> = code
+        .iter()
+        .flat_map(|i| sources(i).into_iter().chain(dests(i)))
+        .filter(|s| !consts.contains_key(s))
+        .collect();
+    used.sort_unstable();
+    used.dedup();
+    let vars: HashMap<Slot, Variable> = used.iter().map(|&s| (s, b.declare_var(I64))).collect();
     let leaders = leaders(code, lo);
 
     // entry: the context's fields, then the lane loop. lane_head(m): the next lane of mask m,
@@ -117,8 +126,6 @@ pub(super) fn region(
     let fl = MemFlagsData::trusted();
     let fuel = b.declare_var(I64);
     let f0 = b.ins().load(I64, fl, ctx, CTX_FUEL);
-    let caches = b.ins().load(I64, fl, ctx, CTX_CACHES);
-    let params = b.ins().load(I64, fl, ctx, CTX_PARAMS);
     // The group's results accumulate in the context, so that nothing of the lane loop but the
     // lane's registers stays live through the region's code.
     let zero64 = b.ins().iconst(I64, 0);
@@ -135,6 +142,8 @@ pub(super) fn region(
     b.switch_to_block(lane_head);
     let m = b.ins().load(I32, fl, ctx, CTX_LEFT);
     b.ins().brif(m, lane, &[], done, &[]);
+    b.seal_block(lane);
+    b.seal_block(done);
 
     b.switch_to_block(lane);
     let l = b.ins().ctz(m);
@@ -144,35 +153,46 @@ pub(super) fn region(
     b.def_var(fuel, f0);
     let idx = b.ins().iadd_imm_s(pc_in, -(lo as i64));
     let bad_entry = b.create_block();
-    // Entry is possible at leaders only (elsewhere the interpreter goes on to the next leader).
-    let targets: Vec<_> = (0..code.len())
-        .map(|k| {
-            if leaders[k] {
-                b.func.dfg.block_call(blocks[k], &[])
-            } else {
-                b.func.dfg.block_call(bad_entry, &[])
-            }
-        })
+    // Entry is possible at leaders only (elsewhere the interpreter goes on to the next leader);
+    // each leader has a block that loads the slots live there.
+    let entries: Vec<Option<Block>> = leaders
+        .iter()
+        .map(|&l| l.then(|| b.create_block()))
+        .collect();
+    let targets: Vec<_> = entries
+        .iter()
+        .map(|e| b.func.dfg.block_call(e.unwrap_or(bad_entry), &[]))
         .collect();
     let one = b.ins().iconst(I32, 1);
     let default = b.func.dfg.block_call(bad_entry, &[]);
     let jt = b.create_jump_table(JumpTableData::new(default, &targets));
     b.ins().br_table(idx, jt);
+    for (k, e) in entries.iter().enumerate() {
+        let Some(e) = *e else { continue };
+        b.switch_to_block(e);
+        b.seal_block(e);
+        for &s in &used {
+            if live.live(lo + k as u32, s) {
+                let v = b.ins().load(I64, fl, regs, (s as i32) * 256);
+                b.def_var(vars[&s], v);
+            }
+        }
+        b.ins().jump(blocks[k], &[]);
+    }
 
     let mut em = Em {
         b,
-        known: HashMap::new(),
-        dirty: Vec::new(),
+        vars,
+        written,
         pending: 0,
         leaders,
         consts,
         regs,
         ctx,
-        caches,
-        params,
         fuel,
         exit,
         blocks,
+        exits: Vec::new(),
         lo,
         hi,
         tsig,
@@ -187,6 +207,7 @@ pub(super) fn region(
     em.exit_at(hi, 0);
     // An entry PC that is not a leader (the caller only enters at leaders).
     em.b.switch_to_block(bad_entry);
+    em.b.seal_block(bad_entry);
     em.b.ins()
         .jump(em.exit, &[BlockArg::Value(pc_in), BlockArg::Value(one)]);
 
@@ -230,48 +251,25 @@ pub(super) fn region(
 
 impl Em<'_, '_> {
     fn get(&mut self, s: Slot) -> Value {
-        if let Some(&v) = self.known.get(&s) {
-            return v;
+        if let Some(&c) = self.consts.get(&s) {
+            return self.b.ins().iconst(I64, c as i64);
         }
-        let v = match self.consts.get(&s) {
-            Some(&c) => self.b.ins().iconst(I64, c as i64),
-            None => self
-                .b
-                .ins()
-                .load(I64, MemFlagsData::trusted(), self.regs, (s as i32) * 256),
-        };
-        self.known.insert(s, v);
-        v
+        let v = self.vars[&s];
+        self.b.use_var(v)
     }
 
-    /// Write slot `s`: the value for later instructions of the same straight-line run; the
-    /// lane's register is written when the run ends (`flush`).
+    /// Write slot `s` (the lane's register is written when the lane leaves the region).
     fn set(&mut self, s: Slot, x: Value) {
-        self.known.insert(s, x);
-        if !self.dirty.contains(&s) {
-            self.dirty.push(s);
-        }
+        let v = self.vars[&s];
+        self.b.def_var(v, x);
     }
 
-    /// Store the slots written so far in this run that are live at `pc` (where control goes
-    /// next), and take the run's instructions from the fuel: before anything that leaves the
-    /// run.
-    fn flush(&mut self, pc: u32) {
-        self.flush_to(&[pc]);
-    }
-
-    /// `flush` where control goes on at any of `pcs`.
-    fn flush_to(&mut self, pcs: &[u32]) {
-        self.store_dirty(pcs);
-        self.dirty.clear();
-        self.take_fuel();
-        self.pending = 0;
-    }
-
-    fn store_dirty(&mut self, pcs: &[u32]) {
-        for &s in &self.dirty {
-            if pcs.iter().any(|&pc| self.live.live(pc, s)) {
-                let x = self.known[&s];
+    /// Store the slots the region writes that are live at `pc` (where the lane goes on).
+    fn store_live(&mut self, pc: u32) {
+        for k in 0..self.written.len() {
+            let s = self.written[k];
+            if self.live.live(pc, s) {
+                let x = self.get(s);
                 self.b
                     .ins()
                     .store(MemFlagsData::trusted(), x, self.regs, (s as i32) * 256);
@@ -279,12 +277,14 @@ impl Em<'_, '_> {
         }
     }
 
+    /// Take the current run's instructions from the fuel: before anything that leaves the run.
     fn take_fuel(&mut self) {
         if self.pending > 0 {
             let f = self.b.use_var(self.fuel);
             let f = self.b.ins().iadd_imm_s(f, -self.pending);
             self.b.def_var(self.fuel, f);
         }
+        self.pending = 0;
     }
 
     fn exit_args(&mut self, pc: u32, interp: u32) -> [BlockArg; 2] {
@@ -294,26 +294,39 @@ impl Em<'_, '_> {
     }
 
     /// A cold block that leaves the region with the lane at `pc` (`interp`: the interpreter must
-    /// execute the instruction at `pc` before compiled code may run it).
+    /// execute the instruction at `pc` before compiled code may run it). It is filled in by
+    /// `fill_exits`, after the caller has branched to it.
     fn exit_block(&mut self, pc: u32, interp: u32) -> Block {
-        let cur = self.b.current_block();
         let blk = self.b.create_block();
         self.b.set_cold_block(blk);
-        self.b.switch_to_block(blk);
-        // The run's state so far goes out with the lane (the run goes on on the hot path).
-        self.store_dirty(&[pc]);
-        self.take_fuel();
-        let args = self.exit_args(pc, interp);
-        self.b.ins().jump(self.exit, &args);
+        self.exits.push((blk, pc, interp, self.pending));
+        blk
+    }
+
+    /// Fill in the blocks of `exit_block` (their one predecessor now exists), then go on in the
+    /// current block.
+    fn fill_exits(&mut self) {
+        let cur = self.b.current_block();
+        let pending = self.pending;
+        for (blk, pc, interp, p) in std::mem::take(&mut self.exits) {
+            self.b.switch_to_block(blk);
+            self.b.seal_block(blk);
+            self.store_live(pc);
+            self.pending = p;
+            self.take_fuel();
+            let args = self.exit_args(pc, interp);
+            self.b.ins().jump(self.exit, &args);
+        }
+        self.pending = pending;
         if let Some(c) = cur {
             self.b.switch_to_block(c);
         }
-        blk
     }
 
     /// Leave the region here (see `exit_block`).
     fn exit_at(&mut self, pc: u32, interp: u32) {
-        self.flush(pc);
+        self.store_live(pc);
+        self.take_fuel();
         let args = self.exit_args(pc, interp);
         self.b.ins().jump(self.exit, &args);
     }
@@ -333,33 +346,24 @@ impl Em<'_, '_> {
         let ok = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, f, 0);
         let out = self.exit_block(pc, 0);
         self.b.ins().brif(ok, target, &[], out, &[]);
+        self.fill_exits();
     }
 
     fn inst(&mut self, pc: u32, i: &Inst) {
         let k = (pc - self.lo) as usize;
         let next = self.blocks[k + 1];
+        let next_leader = k + 1 == self.leaders.len() || self.leaders[k + 1];
         self.b.switch_to_block(self.blocks[k]);
-        if self.leaders[k] {
-            // Every jump to a leader flushed first (`dirty` is empty).
-            self.known.clear();
+        if !self.leaders[k] {
+            // Only the instruction before jumps here (fall-through, or around its guard).
+            self.b.seal_block(self.blocks[k]);
         }
         self.pending += 1;
-        let guarded = i.guard != NONE;
-        if i.op == Op::Bra {
-            // Whichever way the branch goes, the slots live there are stored (the guard itself
-            // is read from this run's values).
-            let target = i.imm as u32;
-            if guarded {
-                self.flush_to(&[target, pc + 1]);
-            } else {
-                self.flush_to(&[target]);
-            }
-        } else if guarded {
-            // Both ways out of a guard leave with everything stored, the instruction's own
-            // operands included (a memory access may leave them to the interpreter).
-            self.flush(pc);
+        if i.op == Op::Bra || next_leader {
+            // Runs end at branches and before leaders (where the count starts afresh).
+            self.take_fuel();
         }
-        let saved = guarded.then(|| {
+        if i.guard != NONE {
             let g = self.get(i.guard);
             let g = self.b.ins().band_imm_s(g, 1);
             let body = self.b.create_block();
@@ -369,23 +373,13 @@ impl Em<'_, '_> {
                 self.b.ins().brif(g, body, &[], next, &[]);
             }
             self.b.switch_to_block(body);
-            self.known.clone()
-        });
+            self.b.seal_block(body);
+        }
         if i.op == Op::Bra {
             self.goto(pc, i.imm as u32);
         } else {
             self.op(pc, i);
-            if guarded || k + 1 == self.leaders.len() || self.leaders[k + 1] {
-                self.flush(pc + 1);
-            }
             self.b.ins().jump(next, &[]);
-        }
-        if let Some(mut known) = saved {
-            // Values of the guarded body do not reach the next instruction.
-            for d in dests(i) {
-                known.remove(&d);
-            }
-            self.known = known;
         }
     }
 }

@@ -1,10 +1,10 @@
 //! Register liveness over a whole program: which slots may still be read after a PC.
 //!
 //! Compiled code keeps a straight-line run's results in host registers and writes back to the
-//! lane's register file only the slots that are live where the run ends, so that a value an
-//! unrolled loop overwrites in every iteration is never stored. The analysis is conservative:
-//! an instruction whose operands it does not model (anything the region compiler does not
-//! compile, except `exit`) keeps every slot live; a guarded write kills nothing.
+//! lane's register file only the slots that are live where the lane leaves the region, and loads
+//! at entry only the slots live there. The analysis is conservative: an instruction the region
+//! compiler does not compile reads every slot it names and kills none; calls, returns and traps
+//! keep every slot live; a guarded write kills nothing.
 
 use super::supported;
 use crate::ir::{Inst, Op, Program, Slot, NONE};
@@ -22,7 +22,7 @@ pub(super) fn dests(i: &Inst) -> Vec<Slot> {
 }
 
 /// Slots an instruction reads, its guard included (for the instructions `supported` admits).
-fn sources(i: &Inst) -> Vec<Slot> {
+pub(super) fn sources(i: &Inst) -> Vec<Slot> {
     let mut s = match i.op {
         Op::Ld { .. } => vec![i.r[4]],
         Op::St { n, .. } => i.r[..n as usize].iter().copied().chain([i.r[4]]).collect(),
@@ -112,7 +112,18 @@ pub(super) fn analyze(prog: &Program) -> Live {
                         set(&mut new, s);
                     }
                 }
-                _ => new.copy_from_slice(&all),
+                // Calls and returns read registers their instruction does not name.
+                Op::Call | Op::Ret | Op::Trap => new.copy_from_slice(&all),
+                // Any other instruction reads at most the slots it names (and its guard); it
+                // kills nothing here (conservative: its writes are not modelled).
+                _ => {
+                    or_in(&mut new, &sets, pc + 1);
+                    for s in i.r.iter().copied().chain([i.guard]) {
+                        if s != NONE {
+                            set(&mut new, s);
+                        }
+                    }
+                }
             }
             let cur = &mut sets[pc * words..(pc + 1) * words];
             if cur != new.as_slice() {

@@ -6,9 +6,10 @@
 //! lets one lane see another lane's state (no shared memory, barriers, warp collectives, atomics
 //! or calls), so its lanes can run one after another instead of in lockstep, which is what the
 //! CUDA programming model allows since Volta (independent thread scheduling). Compiled code keeps
-//! a lane's values in host registers through each straight-line run and writes back only the
-//! registers still live where the run ends (`live`); it checks each global access against a
-//! per-instruction cache of the allocation it hit last.
+//! a lane's values in host registers through the whole region, loops included: it loads the
+//! registers live where it is entered and writes back only those it wrote that are still live
+//! where the lane leaves (`live`); it checks each global access against a per-instruction cache
+//! of the allocation it hit last.
 //!
 //! The interpreter enters a region when the running group reaches one of its leaders (the
 //! region's start, branch targets), runs the group's lanes one after another through the compiled

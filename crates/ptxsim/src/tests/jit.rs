@@ -298,3 +298,83 @@ fn accesses_left_to_the_interpreter_see_the_compiled_registers() {
         assert_eq!(download_u32(&dev, out, 128), want, "{mode:?}");
     }
 }
+
+/// A kernel with `k` global loads (distinct instructions, so distinct access caches) whose
+/// input pointer and count are parameters past the first `pad + 8` bytes.
+fn many_loads_ptx(k: usize, pad: usize) -> String {
+    let mut body = String::new();
+    for j in 0..k {
+        body.push_str(&format!(
+            "  ld.global.u32 %r3, [%rd5+{}];\n  mad.lo.u32 %r4, %r3, {}, %r4;\n",
+            4 * j,
+            j + 1
+        ));
+    }
+    format!(
+        r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry many_loads(.param .u64 p_out, .param .align 8 .b8 p_pad[{pad}], .param .u64 p_in, .param .u32 p_n) {{
+  .reg .u64 %rd<8>;
+  .reg .u32 %r<6>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [p_out];
+  ld.param.u64 %rd2, [p_in];
+  ld.param.u32 %r5, [p_n];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.u32 %r1, %r2, %r3, %r1;
+  setp.ge.u32 %p1, %r1, %r5;
+  @%p1 bra DONE;
+  cvta.to.global.u64 %rd3, %rd2;
+  mul.wide.u32 %rd4, %r1, {stride};
+  add.u64 %rd5, %rd3, %rd4;
+  mov.u32 %r4, 0;
+{body}  cvta.to.global.u64 %rd6, %rd1;
+  mul.wide.u32 %rd4, %r1, 4;
+  add.u64 %rd7, %rd6, %rd4;
+  st.global.u32 [%rd7], %r4;
+DONE:
+  ret;
+}}
+"#,
+        stride = 4 * k
+    )
+}
+
+#[test]
+fn kernels_with_many_accesses_and_far_parameters_compile_correctly() {
+    // 80 loads: more access caches than the context holds inline (64); parameters at offsets
+    // past the bytes it copies (1,024), so both fall back to the pointers.
+    let (k, pad) = (80usize, 1088usize);
+    let dev = Device::new();
+    let m = dev.load_module(&many_loads_ptx(k, pad)).unwrap();
+    let mut rng = Rng(seed());
+    let n = 200 + rng.below(100) as usize;
+    let v: Vec<u32> = (0..n * k).map(|_| rng.next() as u32).collect();
+    let want: Vec<u32> = (0..n)
+        .map(|t| {
+            (0..k).fold(0u32, |acc, j| {
+                acc.wrapping_add(v[t * k + j].wrapping_mul(j as u32 + 1))
+            })
+        })
+        .collect();
+    let pi = upload_u32(&dev, &v);
+    let pad_bytes = vec![0xA5u8; pad];
+    for mode in [JitMode::Off, JitMode::Always] {
+        let po = dev.alloc(n * 4).unwrap();
+        let r = dev
+            .launch(
+                &m,
+                "many_loads",
+                &cfg((n as u32).div_ceil(64), 64, mode),
+                &[&p64(po), &pad_bytes, &p64(pi), &i32b(n as i32)],
+            )
+            .unwrap();
+        assert!(r.reports.is_empty(), "{:?}", r.reports);
+        assert_eq!(r.jit, mode == JitMode::Always);
+        assert_eq!(download_u32(&dev, po, n), want, "{mode:?}");
+    }
+}

@@ -416,7 +416,13 @@ impl Em<'_, '_> {
             Op::LdK { size, n, sext: sx } => {
                 for (k, &slot) in r[..n as usize].iter().enumerate() {
                     let off = (i.imm as u64 + (k * size as usize) as u64) as i32;
-                    let v = self.load(self.params, off, size, sx);
+                    let v = if (off as usize) + size as usize <= INLINE_PARAM_BYTES {
+                        self.load(self.ctx, CTX_INLINE_PARAMS + off, size, sx)
+                    } else {
+                        let fl = MemFlagsData::trusted();
+                        let params = self.b.ins().load(I64, fl, self.ctx, CTX_PARAMS);
+                        self.load(params, off, size, sx)
+                    };
                     self.set(slot, v);
                 }
             }
@@ -502,9 +508,16 @@ impl Em<'_, '_> {
         let ci = *self.next_cache;
         *self.next_cache += 1;
         let fl = MemFlagsData::trusted();
-        let ent = self.b.ins().iadd_imm_s(self.caches, ci as i64 * ENT_SIZE);
-        let cb = self.b.ins().load(I64, fl, ent, ENT_BASE);
-        let units = self.b.ins().load(I64, fl, ent, ENT_UNITS);
+        // The entry: inside the context for the first ones, else through `caches`.
+        let (ent, at) = if (ci as usize) < INLINE_CACHES {
+            (self.ctx, CTX_INLINE_CACHES + (ci as i64 * ENT_SIZE) as i32)
+        } else {
+            let caches = self.b.ins().load(I64, fl, self.ctx, CTX_CACHES);
+            let k = ci as i64 - INLINE_CACHES as i64;
+            (self.b.ins().iadd_imm_s(caches, k * ENT_SIZE), 0)
+        };
+        let cb = self.b.ins().load(I64, fl, ent, at + ENT_BASE);
+        let units = self.b.ins().load(I64, fl, ent, at + ENT_UNITS);
         let off = self.b.ins().isub(addr, cb);
         // Rotating the offset right by log2(alignment) keeps an aligned offset's value in
         // alignment units and sends a misaligned one past any limit: one compare checks both.
@@ -521,9 +534,11 @@ impl Em<'_, '_> {
         self.b.append_block_param(join, I64);
         self.b.set_cold_block(miss_blk);
         self.b.ins().brif(hit, hit_blk, &[], miss_blk, &[]);
+        self.b.seal_block(hit_blk);
+        self.b.seal_block(miss_blk);
 
         self.b.switch_to_block(hit_blk);
-        let h = self.b.ins().load(I64, fl, ent, ENT_HOST);
+        let h = self.b.ins().load(I64, fl, ent, at + ENT_HOST);
         let host = self.b.ins().iadd(h, off);
         self.b.ins().jump(join, &[BlockArg::Value(host)]);
 
@@ -541,8 +556,10 @@ impl Em<'_, '_> {
         self.b
             .ins()
             .brif(bad, out, &[], join, &[BlockArg::Value(host)]);
+        self.fill_exits();
 
         self.b.switch_to_block(join);
+        self.b.seal_block(join);
         self.b.block_params(join)[0]
     }
 }
