@@ -27,12 +27,8 @@ impl Worker<'_> {
         let m = w.mask;
         ctx.fuel = *fuel as i64;
         f.run_lanes(&mut w.regs, m, ctx, pc);
-        let most = ctx.most.clamp(0, u32::MAX as i64) as u32;
-        *fuel = if ctx.starved != 0 {
-            0
-        } else {
-            fuel.saturating_sub(most)
-        };
+        // A lane that ran out of fuel used at least all of it.
+        *fuel = fuel.saturating_sub(ctx.most.clamp(0, u32::MAX as i64) as u32);
         let (pcs, interp) = (ctx.pcs, ctx.interp);
         let p0 = pcs[m.trailing_zeros() as usize & 31];
         let mut differ = 0u32;

@@ -1,9 +1,8 @@
 //! The boundary between Rust and compiled regions: the context block compiled code reads and
 //! writes, the translation callback it calls on a cache miss, and the one unsafe call into it.
 //!
-//! Layout contract with `emit` (offsets in bytes, all fields 8 bytes): `JitCtx` = caches,
-//! params, translate, global, fuel, most, interp (u32), starved (u32), pcs ([u32; 32]), left
-//! (u32), the first `INLINE_PARAM_BYTES` parameter bytes, the first `INLINE_CACHES` cache
+//! Layout contract with `emit` (offsets in bytes): `JitCtx` = caches, params, translate, global,
+//! fuel (i64), most (i64), left (u32), interp (u32), pcs ([u32; 32]), the first `INLINE_PARAM_BYTES` parameter bytes, the first `INLINE_CACHES` cache
 //! entries; `CacheEnt` = base, units, host. Keeping the common parameters and caches inside the
 //! context leaves compiled code one pointer to keep in a register besides the lane's registers.
 
@@ -17,11 +16,10 @@ pub(super) const CTX_PARAMS: i32 = 8;
 pub(super) const CTX_TRANSLATE: i32 = 16;
 pub(super) const CTX_FUEL: i32 = 32;
 pub(super) const CTX_MOST: i32 = 40;
-pub(super) const CTX_INTERP: i32 = 48;
-pub(super) const CTX_STARVED: i32 = 52;
+pub(super) const CTX_LEFT: i32 = 48;
+pub(super) const CTX_INTERP: i32 = 52;
 pub(super) const CTX_PCS: i32 = 56;
-pub(super) const CTX_LEFT: i32 = 184;
-pub(super) const CTX_INLINE_PARAMS: i32 = 192;
+pub(super) const CTX_INLINE_PARAMS: i32 = 184;
 pub(super) const CTX_INLINE_CACHES: i32 = CTX_INLINE_PARAMS + INLINE_PARAM_BYTES as i32;
 /// Parameter bytes copied into the context (loads past them go through `params`).
 pub(super) const INLINE_PARAM_BYTES: usize = 1024;
@@ -41,10 +39,9 @@ const _: () = {
     assert!(offset_of!(JitCtx, translate) == CTX_TRANSLATE as usize);
     assert!(offset_of!(JitCtx, fuel) == CTX_FUEL as usize);
     assert!(offset_of!(JitCtx, most) == CTX_MOST as usize);
-    assert!(offset_of!(JitCtx, interp) == CTX_INTERP as usize);
-    assert!(offset_of!(JitCtx, starved) == CTX_STARVED as usize);
-    assert!(offset_of!(JitCtx, pcs) == CTX_PCS as usize);
     assert!(offset_of!(JitCtx, left) == CTX_LEFT as usize);
+    assert!(offset_of!(JitCtx, interp) == CTX_INTERP as usize);
+    assert!(offset_of!(JitCtx, pcs) == CTX_PCS as usize);
     assert!(offset_of!(JitCtx, inline_params) == CTX_INLINE_PARAMS as usize);
     assert!(offset_of!(JitCtx, inline_caches) == CTX_INLINE_CACHES as usize);
     assert!(offset_of!(CacheEnt, base) == ENT_BASE as usize);
@@ -76,14 +73,12 @@ pub struct JitCtx {
     pub fuel: i64,
     /// Out: the most instructions any lane ran (may exceed `fuel` by a straight-line run).
     pub most: i64,
-    /// Out: the lanes that stopped before an instruction the interpreter must execute.
-    pub interp: u32,
-    /// Out: non-zero when a lane ran out of fuel.
-    pub starved: u32,
-    /// Out: the PC each lane stopped at.
-    pub pcs: [u32; 32],
     /// The lanes not run yet (compiled code's own).
     left: u32,
+    /// Out: the lanes that stopped before an instruction the interpreter must execute.
+    pub interp: u32,
+    /// Out: the PC each lane stopped at.
+    pub pcs: [u32; 32],
     /// The first parameter bytes (8-aligned).
     inline_params: [u64; INLINE_PARAM_BYTES / 8],
     /// The first cache entries.
@@ -103,10 +98,9 @@ impl JitCtx {
             global,
             fuel: 0,
             most: 0,
-            interp: 0,
-            starved: 0,
-            pcs: [0; 32],
             left: 0,
+            interp: 0,
+            pcs: [0; 32],
             inline_params: [0; INLINE_PARAM_BYTES / 8],
             inline_caches: [CacheEnt::default(); INLINE_CACHES],
             cache_store: vec![CacheEnt::default(); caches.saturating_sub(INLINE_CACHES).max(1)],

@@ -5,7 +5,7 @@
 //! the whole region, loops included: entry at a leader (through a jump table) loads the slots
 //! live there, and each way out of the region stores the slots the region writes that are live
 //! where the lane goes (`live`). Constant slots become immediates. Everything leaves through one
-//! exit block that stores the fuel and the reason. Each operation computes exactly the 64-bit value that the interpreter's lane loop
+//! exit block that stores the lane's PC and the fuel it used. Each operation computes exactly the 64-bit value that the interpreter's lane loop
 //! computes (`exec::run`), so that the rest of the program cannot tell which of the two ran; the
 //! operations themselves are in `ops`.
 
@@ -62,6 +62,7 @@ struct Em<'a, 'b> {
     ctx: Value,
     fuel: Variable,
     exit: Block,
+    interp_exit: Block,
     blocks: Vec<Block>,
     /// Cold exits made by `exit_block`, filled in once their branch exists (`fill_exits`):
     /// (block, pc, interp, instructions not yet taken from the fuel).
@@ -93,7 +94,9 @@ pub(super) fn region(
     b.append_block_params_for_function_params(entry);
     let exit = b.create_block();
     b.append_block_param(exit, I32);
-    b.append_block_param(exit, I32);
+    let interp_exit = b.create_block();
+    b.set_cold_block(interp_exit);
+    b.append_block_param(interp_exit, I32);
     let blocks: Vec<Block> = (0..=code.len()).map(|_| b.create_block()).collect();
 
     // Constant slots that the region never writes become immediates.
@@ -125,14 +128,10 @@ pub(super) fn region(
     let mask = b.block_params(entry)[3];
     let fl = MemFlagsData::trusted();
     let fuel = b.declare_var(I64);
-    let f0 = b.ins().load(I64, fl, ctx, CTX_FUEL);
-    // The group's results accumulate in the context, so that nothing of the lane loop but the
-    // lane's registers stays live through the region's code.
     let zero64 = b.ins().iconst(I64, 0);
     let zero32 = b.ins().iconst(I32, 0);
     b.ins().store(fl, zero64, ctx, CTX_MOST);
     b.ins().store(fl, zero32, ctx, CTX_INTERP);
-    b.ins().store(fl, zero32, ctx, CTX_STARVED);
     b.ins().store(fl, mask, ctx, CTX_LEFT);
     let lane_head = b.create_block();
     let lane = b.create_block();
@@ -150,6 +149,7 @@ pub(super) fn region(
     let l64 = b.ins().uextend(I64, l);
     let byte = b.ins().ishl_imm_s(l64, 3);
     let regs = b.ins().iadd(regs0, byte);
+    let f0 = b.ins().load(I64, fl, ctx, CTX_FUEL);
     b.def_var(fuel, f0);
     let idx = b.ins().iadd_imm_s(pc_in, -(lo as i64));
     let bad_entry = b.create_block();
@@ -163,7 +163,6 @@ pub(super) fn region(
         .iter()
         .map(|e| b.func.dfg.block_call(e.unwrap_or(bad_entry), &[]))
         .collect();
-    let one = b.ins().iconst(I32, 1);
     let default = b.func.dfg.block_call(bad_entry, &[]);
     let jt = b.create_jump_table(JumpTableData::new(default, &targets));
     b.ins().br_table(idx, jt);
@@ -191,6 +190,7 @@ pub(super) fn region(
         ctx,
         fuel,
         exit,
+        interp_exit,
         blocks,
         exits: Vec::new(),
         lo,
@@ -208,13 +208,12 @@ pub(super) fn region(
     // An entry PC that is not a leader (the caller only enters at leaders).
     em.b.switch_to_block(bad_entry);
     em.b.seal_block(bad_entry);
-    em.b.ins()
-        .jump(em.exit, &[BlockArg::Value(pc_in), BlockArg::Value(one)]);
+    em.b.ins().jump(em.interp_exit, &[BlockArg::Value(pc_in)]);
 
-    // The exit: this lane's PC and reason, the fuel it used; on to the next lane.
+    // The exit: this lane's PC, the fuel it used; on to the next lane. (Exits that leave an
+    // instruction to the interpreter mark the lane in `interp` first: `interp_exit`.)
     em.b.switch_to_block(exit);
     let pc_out = em.b.block_params(exit)[0];
-    let interp = em.b.block_params(exit)[1];
     let m = em.b.ins().load(I32, fl, ctx, CTX_LEFT);
     let l = em.b.ins().ctz(m);
     let l64 = em.b.ins().uextend(I64, l);
@@ -224,15 +223,6 @@ pub(super) fn region(
     let before = em.b.ins().load(I64, fl, ctx, CTX_MOST);
     let now = em.b.ins().smax(before, used);
     em.b.ins().store(fl, now, ctx, CTX_MOST);
-    let out = em.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, f, 0);
-    let out = em.b.ins().uextend(I32, out);
-    let st = em.b.ins().load(I32, fl, ctx, CTX_STARVED);
-    let st = em.b.ins().bor(st, out);
-    em.b.ins().store(fl, st, ctx, CTX_STARVED);
-    let bit = em.b.ins().ishl(interp, l);
-    let acc = em.b.ins().load(I32, fl, ctx, CTX_INTERP);
-    let acc = em.b.ins().bor(acc, bit);
-    em.b.ins().store(fl, acc, ctx, CTX_INTERP);
     let at = em.b.ins().ishl_imm_s(l64, 2);
     let at = em.b.ins().iadd(ctx, at);
     em.b.ins().store(fl, pc_out, at, CTX_PCS);
@@ -240,6 +230,18 @@ pub(super) fn region(
     let rest = em.b.ins().band(m, rest);
     em.b.ins().store(fl, rest, ctx, CTX_LEFT);
     em.b.ins().jump(lane_head, &[]);
+
+    // Mark the lane for the interpreter, then the exit.
+    em.b.switch_to_block(interp_exit);
+    let pc_i = em.b.block_params(interp_exit)[0];
+    let m = em.b.ins().load(I32, fl, ctx, CTX_LEFT);
+    let l = em.b.ins().ctz(m);
+    let one = em.b.ins().iconst(I32, 1);
+    let bit = em.b.ins().ishl(one, l);
+    let acc = em.b.ins().load(I32, fl, ctx, CTX_INTERP);
+    let acc = em.b.ins().bor(acc, bit);
+    em.b.ins().store(fl, acc, ctx, CTX_INTERP);
+    em.b.ins().jump(exit, &[BlockArg::Value(pc_i)]);
 
     em.b.switch_to_block(done);
     em.b.ins().return_(&[]);
@@ -287,10 +289,15 @@ impl Em<'_, '_> {
         self.pending = 0;
     }
 
-    fn exit_args(&mut self, pc: u32, interp: u32) -> [BlockArg; 2] {
+    /// Jump to the exit with the lane at `pc` (`interp`: through `interp_exit`).
+    fn jump_exit(&mut self, pc: u32, interp: u32) {
         let p = self.b.ins().iconst(I32, pc as i64);
-        let r = self.b.ins().iconst(I32, interp as i64);
-        [BlockArg::Value(p), BlockArg::Value(r)]
+        let to = if interp != 0 {
+            self.interp_exit
+        } else {
+            self.exit
+        };
+        self.b.ins().jump(to, &[BlockArg::Value(p)]);
     }
 
     /// A cold block that leaves the region with the lane at `pc` (`interp`: the interpreter must
@@ -314,8 +321,7 @@ impl Em<'_, '_> {
             self.store_live(pc);
             self.pending = p;
             self.take_fuel();
-            let args = self.exit_args(pc, interp);
-            self.b.ins().jump(self.exit, &args);
+            self.jump_exit(pc, interp);
         }
         self.pending = pending;
         if let Some(c) = cur {
@@ -327,8 +333,7 @@ impl Em<'_, '_> {
     fn exit_at(&mut self, pc: u32, interp: u32) {
         self.store_live(pc);
         self.take_fuel();
-        let args = self.exit_args(pc, interp);
-        self.b.ins().jump(self.exit, &args);
+        self.jump_exit(pc, interp);
     }
 
     /// Branch to `pc`: inside the region a jump (with a fuel check when it goes backwards),
