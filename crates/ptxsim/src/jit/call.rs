@@ -2,10 +2,12 @@
 //! writes, the translation callback it calls on a cache miss, and the one unsafe call into it.
 //!
 //! Layout contract with `emit` (offsets in bytes): `JitCtx` = caches, params, translate, global,
-//! fuel (i64), most (i64), left (u32), interp (u32), pcs ([u32; 32]), the first `INLINE_PARAM_BYTES` parameter bytes, the first `INLINE_CACHES` cache
+//! fuel (i64), most (i64), left (u32), interp (u32), pcs ([u32; 32]), host_out, the first `INLINE_PARAM_BYTES` parameter bytes, the first `INLINE_CACHES` cache
 //! entries; `CacheEnt` = base, units, host. Keeping the common parameters and caches inside the
 //! context leaves compiled code one pointer to keep in a register besides the lane's registers.
 
+use cranelift_codegen::ir::{Function, InstBuilder, MemFlagsData, Signature};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::JITModule;
 
 use crate::mem::GlobalView;
@@ -19,7 +21,8 @@ pub(super) const CTX_MOST: i32 = 40;
 pub(super) const CTX_LEFT: i32 = 48;
 pub(super) const CTX_INTERP: i32 = 52;
 pub(super) const CTX_PCS: i32 = 56;
-pub(super) const CTX_INLINE_PARAMS: i32 = 184;
+pub(super) const CTX_HOST_OUT: i32 = 184;
+pub(super) const CTX_INLINE_PARAMS: i32 = 192;
 pub(super) const CTX_INLINE_CACHES: i32 = CTX_INLINE_PARAMS + INLINE_PARAM_BYTES as i32;
 /// Parameter bytes copied into the context (loads past them go through `params`).
 pub(super) const INLINE_PARAM_BYTES: usize = 1024;
@@ -42,6 +45,7 @@ const _: () = {
     assert!(offset_of!(JitCtx, left) == CTX_LEFT as usize);
     assert!(offset_of!(JitCtx, interp) == CTX_INTERP as usize);
     assert!(offset_of!(JitCtx, pcs) == CTX_PCS as usize);
+    assert!(offset_of!(JitCtx, host_out) == CTX_HOST_OUT as usize);
     assert!(offset_of!(JitCtx, inline_params) == CTX_INLINE_PARAMS as usize);
     assert!(offset_of!(JitCtx, inline_caches) == CTX_INLINE_CACHES as usize);
     assert!(offset_of!(CacheEnt, base) == ENT_BASE as usize);
@@ -79,6 +83,9 @@ pub struct JitCtx {
     pub interp: u32,
     /// Out: the PC each lane stopped at.
     pub pcs: [u32; 32],
+    /// `translate`'s result, passed through the context by the register-preserving wrapper
+    /// compiled code calls (`mod.rs`), which cannot return values.
+    host_out: u64,
     /// The first parameter bytes (8-aligned).
     inline_params: [u64; INLINE_PARAM_BYTES / 8],
     /// The first cache entries.
@@ -101,6 +108,7 @@ impl JitCtx {
             left: 0,
             interp: 0,
             pcs: [0; 32],
+            host_out: 0,
             inline_params: [0; INLINE_PARAM_BYTES / 8],
             inline_caches: [CacheEnt::default(); INLINE_CACHES],
             cache_store: vec![CacheEnt::default(); caches.saturating_sub(INLINE_CACHES).max(1)],
@@ -113,6 +121,36 @@ impl JitCtx {
         }
         c
     }
+}
+
+/// The body of the register-preserving wrapper of `translate` (signature: `translate`'s
+/// parameters, no results, calling convention `PreserveAll`): calls `translate` (found in the
+/// context) and stores its result in the context's `host_out`.
+pub(super) fn translate_wrapper(
+    func: &mut Function,
+    fctx: &mut FunctionBuilderContext,
+    tsig: &Signature,
+    frontend: cranelift_codegen::isa::TargetFrontendConfig,
+) {
+    let mut b = FunctionBuilder::new(func, fctx);
+    let sig = b.import_signature(tsig.clone());
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    b.seal_block(entry);
+    let args = b.block_params(entry).to_vec();
+    let fl = MemFlagsData::trusted();
+    let fp = b.ins().load(
+        cranelift_codegen::ir::types::I64,
+        fl,
+        args[0],
+        CTX_TRANSLATE,
+    );
+    let call = b.ins().call_indirect(sig, fp, &args);
+    let host = b.inst_results(call)[0];
+    b.ins().store(fl, host, args[0], CTX_HOST_OUT);
+    b.ins().return_(&[]);
+    b.finalize(frontend);
 }
 
 /// Fill cache `idx` for an access of `total` bytes at `addr` and return the host address, or 0

@@ -14,9 +14,9 @@ mod ops;
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I64};
+use cranelift_codegen::ir::types::{F32, F64, I32, I64};
 use cranelift_codegen::ir::{
-    Block, BlockArg, Function, InstBuilder, JumpTableData, MemFlagsData, Signature, Value,
+    Block, BlockArg, Function, InstBuilder, JumpTableData, MemFlagsData, Value,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
@@ -43,15 +43,88 @@ pub(super) fn leaders(code: &[Inst], lo: u32) -> Vec<bool> {
     l
 }
 
+/// The slots the region reads as f32 and as f64 operands, and which of them are *float
+/// registers* here: read as one float type only and written only by operations that produce
+/// that type (float arithmetic, conversions to it, loads of its size, moves). A float register
+/// lives in one float variable alone. For an f32 register that drops the upper 32 bits of the
+/// slot, which no reader of a 32-bit register looks at (every reader takes the low bits); the
+/// register is written back zero-extended, as the interpreter's f32 operations write it.
+fn float_kinds(code: &[Inst]) -> (Vec<Slot>, Vec<Slot>, HashMap<Slot, FTy>) {
+    let (mut r32, mut r64) = (Vec::new(), Vec::new());
+    for i in code {
+        let (w, n) = match i.op {
+            Op::FAdd32 | Op::FSub32 | Op::FMul32 | Op::FDiv32 => (false, 2),
+            Op::FFma32 => (false, 3),
+            Op::FAdd64 | Op::FSub64 | Op::FMul64 | Op::FDiv64 => (true, 2),
+            Op::FFma64 => (true, 3),
+            Op::SetpF { ty, .. } => (ty == FTy::F64, 2),
+            Op::CvtFI { from, .. } => (from == FTy::F64, 1),
+            Op::CvtFF { .. } => (false, 1),
+            _ => continue,
+        };
+        let to = if w { &mut r64 } else { &mut r32 };
+        to.extend(i.r[1..=n].iter().copied().filter(|&s| s != NONE));
+    }
+    for v in [&mut r32, &mut r64] {
+        v.sort_unstable();
+        v.dedup();
+    }
+    // Which float type each write produces (None: not a float register write).
+    let produces = |i: &Inst| -> Option<FTy> {
+        match i.op {
+            Op::FAdd32 | Op::FSub32 | Op::FMul32 | Op::FDiv32 | Op::FFma32 => Some(FTy::F32),
+            Op::FAdd64 | Op::FSub64 | Op::FMul64 | Op::FDiv64 | Op::FFma64 => Some(FTy::F64),
+            Op::CvtIF { to, .. } => Some(to),
+            Op::CvtFF { .. } => Some(FTy::F64),
+            Op::Ld {
+                size: 4,
+                sext: false,
+                ..
+            } => Some(FTy::F32),
+            Op::Ld { size: 8, .. } => Some(FTy::F64),
+            _ => None,
+        }
+    };
+    let mut kind: HashMap<Slot, Option<FTy>> = HashMap::new();
+    for (v, t) in [(&r32, FTy::F32), (&r64, FTy::F64)] {
+        for &s in v.iter() {
+            let both = r32.binary_search(&s).is_ok() && r64.binary_search(&s).is_ok();
+            kind.insert(s, (!both).then_some(t));
+        }
+    }
+    for i in code {
+        for d in dests(i) {
+            if let Some(k) = kind.get_mut(&d) {
+                if i.op != Op::Mov && produces(i) != *k {
+                    *k = None;
+                }
+            }
+        }
+    }
+    let prim = kind
+        .into_iter()
+        .filter_map(|(s, k)| k.map(|t| (s, t)))
+        .collect();
+    (r32, r64, prim)
+}
+
 use super::call::*;
 use super::live::{dests, sources, Live};
-use crate::ir::{Inst, Op, Program, Slot, NONE};
+use crate::ir::{FTy, Inst, Op, Program, Slot, NONE};
 
 struct Em<'a, 'b> {
     // (see `region`)
     b: FunctionBuilder<'b>,
-    /// The variable of each slot the region uses (constants aside).
+    /// The variable of each slot the region uses (constants and float registers aside).
     vars: HashMap<Slot, Variable>,
+    /// The float registers (see `float_kinds`): their only variable is in `f32s` or `f64s`.
+    prim: HashMap<Slot, FTy>,
+    /// Float views (`F32`, `F64`) of the slots the region reads as floats: every write of such
+    /// a slot defines its views too, so that float operations take their operands from float
+    /// registers and no conversion is left in a loop (unused conversions are removed by
+    /// Cranelift).
+    f32s: HashMap<Slot, Variable>,
+    f64s: HashMap<Slot, Variable>,
     /// Slots the region writes, sorted: what an exit may have to store.
     written: Vec<Slot>,
     /// Instructions of the current run not yet taken from the fuel.
@@ -69,7 +142,8 @@ struct Em<'a, 'b> {
     exits: Vec<(Block, u32, u32, i64)>,
     lo: u32,
     hi: u32,
-    tsig: cranelift_codegen::ir::SigRef,
+    /// The register-preserving wrapper of `translate` (see `compile`).
+    translate: cranelift_codegen::ir::FuncRef,
     next_cache: &'a mut u32,
     live: &'a Live,
 }
@@ -82,14 +156,13 @@ pub(super) fn region(
     prog: &Program,
     lo: u32,
     hi: u32,
-    tsig: &Signature,
+    translate: cranelift_codegen::ir::FuncRef,
     next_cache: &mut u32,
     live: &Live,
     frontend: cranelift_codegen::isa::TargetFrontendConfig,
 ) -> Vec<bool> {
     let code = &prog.code[lo as usize..hi as usize];
     let mut b = FunctionBuilder::new(func, fctx);
-    let tsig = b.import_signature(tsig.clone());
     let entry = b.create_block();
     b.append_block_params_for_function_params(entry);
     let exit = b.create_block();
@@ -116,7 +189,23 @@ pub(super) fn region(
         .collect();
     used.sort_unstable();
     used.dedup();
-    let vars: HashMap<Slot, Variable> = used.iter().map(|&s| (s, b.declare_var(I64))).collect();
+    let (r32, r64, prim) = float_kinds(code);
+    let vars: HashMap<Slot, Variable> = used
+        .iter()
+        .filter(|s| !prim.contains_key(s))
+        .map(|&s| (s, b.declare_var(I64)))
+        .collect();
+    let in_use = |s: &Slot| used.binary_search(s).is_ok();
+    let f32s: HashMap<Slot, Variable> = r32
+        .into_iter()
+        .filter(in_use)
+        .map(|s| (s, b.declare_var(F32)))
+        .collect();
+    let f64s: HashMap<Slot, Variable> = r64
+        .into_iter()
+        .filter(in_use)
+        .map(|s| (s, b.declare_var(F64)))
+        .collect();
     let leaders = leaders(code, lo);
 
     // entry: the context's fields, then the lane loop. lane_head(m): the next lane of mask m,
@@ -166,22 +255,16 @@ pub(super) fn region(
     let default = b.func.dfg.block_call(bad_entry, &[]);
     let jt = b.create_jump_table(JumpTableData::new(default, &targets));
     b.ins().br_table(idx, jt);
-    for (k, e) in entries.iter().enumerate() {
-        let Some(e) = *e else { continue };
-        b.switch_to_block(e);
-        b.seal_block(e);
-        for &s in &used {
-            if live.live(lo + k as u32, s) {
-                let v = b.ins().load(I64, fl, regs, (s as i32) * 256);
-                b.def_var(vars[&s], v);
-            }
-        }
-        b.ins().jump(blocks[k], &[]);
+    for e in entries.iter().flatten() {
+        b.seal_block(*e);
     }
 
     let mut em = Em {
         b,
         vars,
+        prim,
+        f32s,
+        f64s,
         written,
         pending: 0,
         leaders,
@@ -195,10 +278,34 @@ pub(super) fn region(
         exits: Vec::new(),
         lo,
         hi,
-        tsig,
+        translate,
         next_cache,
         live,
     };
+    for (k, e) in entries.iter().enumerate() {
+        let Some(e) = *e else { continue };
+        em.b.switch_to_block(e);
+        for &s in &used {
+            if live.live(lo + k as u32, s) {
+                let at = (s as i32) * 256;
+                match em.prim.get(&s) {
+                    Some(FTy::F32) => {
+                        let f = em.b.ins().load(F32, fl, regs, at);
+                        em.b.def_var(em.f32s[&s], f);
+                    }
+                    Some(_) => {
+                        let g = em.b.ins().load(F64, fl, regs, at);
+                        em.b.def_var(em.f64s[&s], g);
+                    }
+                    None => {
+                        let v = em.b.ins().load(I64, fl, regs, at);
+                        em.set(s, v);
+                    }
+                }
+            }
+        }
+        em.b.ins().jump(em.blocks[k], &[]);
+    }
     for (k, i) in code.iter().enumerate() {
         em.inst(lo + k as u32, i);
     }
@@ -256,14 +363,81 @@ impl Em<'_, '_> {
         if let Some(&c) = self.consts.get(&s) {
             return self.b.ins().iconst(I64, c as i64);
         }
-        let v = self.vars[&s];
-        self.b.use_var(v)
+        let none = MemFlagsData::new();
+        match self.prim.get(&s) {
+            Some(FTy::F32) => {
+                let f = self.b.use_var(self.f32s[&s]);
+                let y = self.b.ins().bitcast(I32, none, f);
+                self.b.ins().uextend(I64, y)
+            }
+            Some(_) => {
+                let g = self.b.use_var(self.f64s[&s]);
+                self.b.ins().bitcast(I64, none, g)
+            }
+            None => self.b.use_var(self.vars[&s]),
+        }
     }
 
-    /// Write slot `s` (the lane's register is written when the lane leaves the region).
+    /// Write slot `s` (the lane's register is written when the lane leaves the region), and
+    /// its float views.
     fn set(&mut self, s: Slot, x: Value) {
-        let v = self.vars[&s];
-        self.b.def_var(v, x);
+        let none = MemFlagsData::new();
+        if let Some(&v) = self.vars.get(&s) {
+            self.b.def_var(v, x);
+        }
+        if let Some(&f) = self.f32s.get(&s) {
+            let y = self.b.ins().ireduce(I32, x);
+            let y = self.b.ins().bitcast(F32, none, y);
+            self.b.def_var(f, y);
+        }
+        if let Some(&f) = self.f64s.get(&s) {
+            let y = self.b.ins().bitcast(F64, none, x);
+            self.b.def_var(f, y);
+        }
+    }
+
+    /// Write slot `s` with the bits of the f32 `f` (zero-extended, as the interpreter does).
+    fn set_f32(&mut self, s: Slot, f: Value) {
+        if self.prim.get(&s) == Some(&FTy::F32) {
+            self.b.def_var(self.f32s[&s], f);
+            return;
+        }
+        let y = self.b.ins().bitcast(I32, MemFlagsData::new(), f);
+        let x = self.b.ins().uextend(I64, y);
+        self.set(s, x);
+    }
+
+    /// Write slot `s` with the bits of the f64 `g`.
+    fn set_f64(&mut self, s: Slot, g: Value) {
+        if self.prim.get(&s) == Some(&FTy::F64) {
+            self.b.def_var(self.f64s[&s], g);
+            return;
+        }
+        let x = self.b.ins().bitcast(I64, MemFlagsData::new(), g);
+        self.set(s, x);
+    }
+
+    /// Slot `s` read as an f32 (its low 32 bits).
+    fn get_f32(&mut self, s: Slot) -> Value {
+        match self.f32s.get(&s) {
+            Some(&v) if !self.consts.contains_key(&s) => self.b.use_var(v),
+            _ => {
+                let x = self.get(s);
+                let y = self.b.ins().ireduce(I32, x);
+                self.b.ins().bitcast(F32, MemFlagsData::new(), y)
+            }
+        }
+    }
+
+    /// Slot `s` read as an f64.
+    fn get_f64(&mut self, s: Slot) -> Value {
+        match self.f64s.get(&s) {
+            Some(&v) if !self.consts.contains_key(&s) => self.b.use_var(v),
+            _ => {
+                let x = self.get(s);
+                self.b.ins().bitcast(F64, MemFlagsData::new(), x)
+            }
+        }
     }
 
     /// Store the slots the region writes that are live at `pc` (where the lane goes on).

@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use cranelift_codegen::ir::{AbiParam, Signature};
+use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
@@ -320,21 +321,34 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         tsig.params.push(AbiParam::new(t));
     }
     tsig.returns.push(AbiParam::new(I64));
-
-    let live = live::analyze(prog);
+    // Compiled code calls `translate` (on a cache miss) through a wrapper that preserves every
+    // register and leaves the result in the context: the regions then keep their values in
+    // registers across the (cold) call.
+    let mut wsig = Signature::new(CallConv::PreserveAll);
+    wsig.params = tsig.params.clone();
     let mut ctx = module.make_context();
     let mut fctx = cranelift_frontend::FunctionBuilderContext::new();
+    let wrapper = module
+        .declare_function("translate", Linkage::Local, &wsig)
+        .ok()?;
+    ctx.func.signature = wsig;
+    call::translate_wrapper(&mut ctx.func, &mut fctx, &tsig, module.target_config());
+    module.define_function(wrapper, &mut ctx).ok()?;
+    module.clear_context(&mut ctx);
+
+    let live = live::analyze(prog);
     let mut ids = Vec::new();
     let mut caches = 0u32;
     for (k, &(lo, hi)) in regions.iter().enumerate() {
         ctx.func.signature = sig.clone();
+        let translate = module.declare_func_in_func(wrapper, &mut ctx.func);
         let leaders = emit::region(
             &mut ctx.func,
             &mut fctx,
             prog,
             lo,
             hi,
-            &tsig,
+            translate,
             &mut caches,
             &live,
             module.target_config(),

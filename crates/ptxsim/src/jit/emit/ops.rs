@@ -39,40 +39,6 @@ fn ext(b: &mut FunctionBuilder, x: Value, t: IntTy) -> Value {
     }
 }
 
-fn to_f32(b: &mut FunctionBuilder, x: Value) -> Value {
-    let y = b.ins().ireduce(I32, x);
-    b.ins().bitcast(F32, MemFlagsData::new(), y)
-}
-
-fn from_f32(b: &mut FunctionBuilder, x: Value) -> Value {
-    let y = b.ins().bitcast(I32, MemFlagsData::new(), x);
-    b.ins().uextend(I64, y)
-}
-
-/// An f32 arithmetic result, NaN made canonical (as `fops::f32c`).
-fn from_f32c(b: &mut FunctionBuilder, x: Value) -> Value {
-    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
-    let v = from_f32(b, x);
-    let c = b.ins().iconst(I64, CANON_NAN32 as i64);
-    b.ins().select(nan, c, v)
-}
-
-/// As `from_f32c`, for f64.
-fn from_f64c(b: &mut FunctionBuilder, x: Value) -> Value {
-    let nan = b.ins().fcmp(FloatCC::Unordered, x, x);
-    let v = from_f64(b, x);
-    let c = b.ins().iconst(I64, CANON_NAN64 as i64);
-    b.ins().select(nan, c, v)
-}
-
-fn to_f64(b: &mut FunctionBuilder, x: Value) -> Value {
-    b.ins().bitcast(F64, MemFlagsData::new(), x)
-}
-
-fn from_f64(b: &mut FunctionBuilder, x: Value) -> Value {
-    b.ins().bitcast(I64, MemFlagsData::new(), x)
-}
-
 /// A boolean (i8 0/1) as a 0/1 register value.
 fn b64(b: &mut FunctionBuilder, c: Value) -> Value {
     b.ins().uextend(I64, c)
@@ -138,8 +104,30 @@ impl Em<'_, '_> {
         match i.op {
             Op::Nop | Op::Bra => {}
             Op::Mov => {
+                // The float views are copied too, so that a float moved stays in a float register.
+                match self.prim.get(&d) {
+                    Some(FTy::F32) => {
+                        let f = self.get_f32(r[1]);
+                        self.b.def_var(self.f32s[&d], f);
+                        return;
+                    }
+                    Some(_) => {
+                        let g = self.get_f64(r[1]);
+                        self.b.def_var(self.f64s[&d], g);
+                        return;
+                    }
+                    None => {}
+                }
                 let x = a!();
-                self.set(d, x);
+                self.b.def_var(self.vars[&d], x);
+                if let Some(&v) = self.f32s.get(&d) {
+                    let f = self.get_f32(r[1]);
+                    self.b.def_var(v, f);
+                }
+                if let Some(&v) = self.f64s.get(&d) {
+                    let g = self.get_f64(r[1]);
+                    self.b.def_var(v, g);
+                }
             }
             Op::Add | Op::Sub | Op::MulLo | Op::And | Op::Or | Op::Xor => {
                 let (x, y) = (a!(), bb!());
@@ -297,32 +285,35 @@ impl Em<'_, '_> {
             | Op::FFma64 => {
                 use Op::*;
                 let wide = matches!(i.op, FAdd64 | FSub64 | FMul64 | FDiv64 | FFma64);
-                let float = |b: &mut FunctionBuilder, x| {
+                let float = |em: &mut Self, s| {
                     if wide {
-                        to_f64(b, x)
+                        em.get_f64(s)
                     } else {
-                        to_f32(b, x)
+                        em.get_f32(s)
                     }
                 };
-                let (x, y) = (a!(), bb!());
-                let (x, y) = (float(&mut self.b, x), float(&mut self.b, y));
+                let (x, y) = (float(self, r[1]), float(self, r[2]));
                 let v = match i.op {
                     FAdd32 | FAdd64 => self.b.ins().fadd(x, y),
                     FSub32 | FSub64 => self.b.ins().fsub(x, y),
                     FMul32 | FMul64 => self.b.ins().fmul(x, y),
                     FDiv32 | FDiv64 => self.b.ins().fdiv(x, y),
                     _ => {
-                        let z = c!();
-                        let z = float(&mut self.b, z);
+                        let z = float(self, r[3]);
                         self.b.ins().fma(x, y, z)
                     }
                 };
-                let v = if wide {
-                    from_f64c(&mut self.b, v)
+                // NaN results made canonical (as `fops::f32c` / `f64c`).
+                let nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
+                if wide {
+                    let c = self.b.ins().f64const(f64::from_bits(CANON_NAN64));
+                    let v = self.b.ins().select(nan, c, v);
+                    self.set_f64(d, v);
                 } else {
-                    from_f32c(&mut self.b, v)
-                };
-                self.set(d, v);
+                    let c = self.b.ins().f32const(f32::from_bits(CANON_NAN32 as u32));
+                    let v = self.b.ins().select(nan, c, v);
+                    self.set_f32(d, v);
+                }
             }
             Op::SetpI { cmp, ty, bop, cneg } => {
                 let (x, y) = (a!(), bb!());
@@ -339,11 +330,10 @@ impl Em<'_, '_> {
             Op::SetpF {
                 cmp, ty, bop, cneg, ..
             } => {
-                let (x, y) = (a!(), bb!());
                 let (x, y) = if ty == FTy::F32 {
-                    (to_f32(&mut self.b, x), to_f32(&mut self.b, y))
+                    (self.get_f32(r[1]), self.get_f32(r[2]))
                 } else {
-                    (to_f64(&mut self.b, x), to_f64(&mut self.b, y))
+                    (self.get_f64(r[1]), self.get_f64(r[2]))
                 };
                 let c = self.b.ins().fcmp(float_cc(cmp), x, y);
                 let t = b64(&mut self.b, c);
@@ -370,19 +360,17 @@ impl Em<'_, '_> {
                 } else {
                     self.b.ins().fcvt_from_uint(fty, x)
                 };
-                let v = if to == FTy::F32 {
-                    from_f32(&mut self.b, f)
+                if to == FTy::F32 {
+                    self.set_f32(d, f);
                 } else {
-                    from_f64(&mut self.b, f)
-                };
-                self.set(d, v);
+                    self.set_f64(d, f);
+                }
             }
             Op::CvtFI { from, to, .. } => {
-                let x = a!();
                 let f = if from == FTy::F32 {
-                    to_f32(&mut self.b, x)
+                    self.get_f32(r[1])
                 } else {
-                    to_f64(&mut self.b, x)
+                    self.get_f64(r[1])
                 };
                 let ity = if to.bits == 32 { I32 } else { I64 };
                 let n = if to.signed {
@@ -398,11 +386,9 @@ impl Em<'_, '_> {
                 self.set(d, v);
             }
             Op::CvtFF { .. } => {
-                let x = a!();
-                let f = to_f32(&mut self.b, x);
+                let f = self.get_f32(r[1]);
                 let g = self.b.ins().fpromote(F64, f);
-                let v = from_f64(&mut self.b, g);
-                self.set(d, v);
+                self.set_f64(d, g);
             }
             Op::Cvta { to, space } => {
                 let x = a!();
@@ -430,20 +416,46 @@ impl Em<'_, '_> {
                 size, n, sext: sx, ..
             } => {
                 let host = self.global_addr(pc, i, size as u64 * n as u64);
+                let fl = MemFlagsData::trusted();
                 let mut vals = Vec::new();
                 for k in 0..n as usize {
-                    vals.push(self.load(host, (k * size as usize) as i32, size, sx));
+                    let off = (k * size as usize) as i32;
+                    // A slot read as a float is loaded into a float register (same bits).
+                    vals.push(match (size, sx) {
+                        (4, false) if self.f32s.contains_key(&r[k]) => {
+                            (self.b.ins().load(F32, fl, host, off), 32)
+                        }
+                        (8, _) if self.f64s.contains_key(&r[k]) => {
+                            (self.b.ins().load(F64, fl, host, off), 64)
+                        }
+                        _ => (self.load(host, off, size, sx), 0),
+                    });
                 }
-                for (k, v) in vals.into_iter().enumerate() {
-                    self.set(r[k], v);
+                for (k, (v, f)) in vals.into_iter().enumerate() {
+                    match f {
+                        32 => self.set_f32(r[k], v),
+                        64 => self.set_f64(r[k], v),
+                        _ => self.set(r[k], v),
+                    }
                 }
             }
             Op::St { size, n, .. } => {
                 let host = self.global_addr(pc, i, size as u64 * n as u64);
                 let fl = MemFlagsData::trusted();
                 for (k, &slot) in r[..n as usize].iter().enumerate() {
-                    let v = self.get(slot);
                     let off = (k * size as usize) as i32;
+                    // A value in a float register is stored from there (same bits).
+                    if size == 4 && self.f32s.contains_key(&slot) {
+                        let f = self.get_f32(slot);
+                        self.b.ins().store(fl, f, host, off);
+                        continue;
+                    }
+                    if size == 8 && self.f64s.contains_key(&slot) {
+                        let g = self.get_f64(slot);
+                        self.b.ins().store(fl, g, host, off);
+                        continue;
+                    }
+                    let v = self.get(slot);
                     match size {
                         1 => self.b.ins().istore8(fl, v, host, off),
                         2 => self.b.ins().istore16(fl, v, host, off),
@@ -543,14 +555,15 @@ impl Em<'_, '_> {
         self.b.ins().jump(join, &[BlockArg::Value(host)]);
 
         self.b.switch_to_block(miss_blk);
-        let fp = self.b.ins().load(I64, fl, self.ctx, CTX_TRANSLATE);
+        // The wrapper preserves every register, so values stay in registers across this cold
+        // call (with `translate` called directly, every value live across an access would have
+        // to live in a callee-saved register or on the stack).
         let idx = self.b.ins().iconst(I32, ci as i64);
         let tot = self.b.ins().iconst(I64, total as i64);
-        let call = self
-            .b
+        self.b
             .ins()
-            .call_indirect(self.tsig, fp, &[self.ctx, idx, addr, tot]);
-        let host = self.b.inst_results(call)[0];
+            .call(self.translate, &[self.ctx, idx, addr, tot]);
+        let host = self.b.ins().load(I64, fl, self.ctx, CTX_HOST_OUT);
         let bad = self.b.ins().icmp_imm_s(IntCC::Equal, host, 0);
         let out = self.exit_block(pc, 1);
         self.b
