@@ -418,14 +418,14 @@ impl Em<'_, '_> {
                 let host = self.global_addr(pc, i, size as u64 * n as u64);
                 let fl = MemFlagsData::trusted();
                 let mut vals = Vec::new();
-                for k in 0..n as usize {
+                for (k, dst) in r[..n as usize].iter().enumerate() {
                     let off = (k * size as usize) as i32;
                     // A slot read as a float is loaded into a float register (same bits).
                     vals.push(match (size, sx) {
-                        (4, false) if self.f32s.contains_key(&r[k]) => {
+                        (4, false) if self.f32s.contains_key(dst) => {
                             (self.b.ins().load(F32, fl, host, off), 32)
                         }
-                        (8, _) if self.f64s.contains_key(&r[k]) => {
+                        (8, _) if self.f64s.contains_key(dst) => {
                             (self.b.ins().load(F64, fl, host, off), 64)
                         }
                         _ => (self.load(host, off, size, sx), 0),
