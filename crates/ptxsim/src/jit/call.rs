@@ -54,8 +54,9 @@ const _: () = {
     assert!(std::mem::size_of::<CacheEnt>() == ENT_SIZE as usize);
 };
 
-/// One memory instruction's last translation, for accesses of `total` bytes aligned to
-/// `align = min(total, 16)`: an access at `base + off` is inside the allocation and aligned when
+/// One access check's last translation (a check covers one memory instruction, or several
+/// with the same address register, see `emit::access_groups`), for accesses of `total` bytes
+/// aligned to `align`: an access at `base + off` is inside the allocation and aligned when
 /// `off.rotate_right(log2(align)) < units`, and its bytes are at host address `host + off`.
 /// `units` is 0 when the entry is empty.
 #[repr(C)]
@@ -153,15 +154,15 @@ pub(super) fn translate_wrapper(
     b.finalize(frontend);
 }
 
-/// Fill cache `idx` for an access of `total` bytes at `addr` and return the host address, or 0
-/// when the bytes are not all inside one live allocation or `addr` is not aligned to
-/// `min(total, 16)` (the interpreter then decides).
-extern "C" fn translate(ctx: *mut JitCtx, idx: u32, addr: u64, total: u64) -> u64 {
+/// Fill cache `idx` for an access of `total` bytes at `addr` aligned to `align` (a power of two
+/// up to 16) and return the host address, or 0 when the bytes are not all inside one live
+/// allocation or `addr` is not aligned (the interpreter then decides).
+extern "C" fn translate(ctx: *mut JitCtx, idx: u32, addr: u64, total: u64, align: u64) -> u64 {
     // SAFETY: compiled code passes the context it was called with (`run_lanes`' `ctx`, a live
     // exclusive borrow), and `global` points to the launch's view, which outlives the launch.
     let ctx = unsafe { &mut *ctx };
     let global = unsafe { &*ctx.global };
-    let align = total.clamp(1, 16);
+    let align = align.clamp(1, 16);
     if !addr.is_multiple_of(align) {
         return 0;
     }

@@ -108,9 +108,93 @@ fn float_kinds(code: &[Inst]) -> (Vec<Slot>, Vec<Slot>, HashMap<Slot, FTy>) {
     (r32, r64, prim)
 }
 
+/// One check shared by global accesses with the same address register (see `access_groups`):
+/// the bytes `[base + lo, base + lo + span)` of one allocation, `base + lo` aligned to `align`.
+#[derive(Clone, Copy)]
+pub(super) struct Group {
+    pub lo: i64,
+    pub span: u64,
+    pub align: u64,
+}
+
+/// The global access at `k` (a `Ld`/`St` in the global or generic space).
+fn access(i: &Inst) -> Option<(Slot, i64, u64)> {
+    match i.op {
+        Op::Ld { space, size, n, .. } | Op::St { space, size, n }
+            if matches!(space, MemSpace::Global | MemSpace::Generic) =>
+        {
+            Some((i.r[4], i.imm, size as u64 * n as u64))
+        }
+        _ => None,
+    }
+}
+
+/// Per instruction of the region: the index of the access that checks it (its group's head)
+/// and, per head, the group. Unguarded accesses in one straight-line run through the same
+/// address register, not written in between, share the head's check of the span they cover
+/// together (when every member's offset from the span's start keeps its own alignment). If the
+/// check fails the lane leaves before the head, and the interpreter executes the head and what
+/// follows up to the next leader, with its own checks, so reports do not change.
+fn access_groups(code: &[Inst], leaders: &[bool]) -> (Vec<usize>, HashMap<usize, Group>) {
+    let mut head = (0..code.len()).collect::<Vec<_>>();
+    let mut members: HashMap<usize, Vec<(i64, u64)>> = HashMap::new();
+    let mut open: HashMap<Slot, usize> = HashMap::new();
+    let fits = |ms: &[(i64, u64)]| -> Option<Group> {
+        let lo = ms.iter().map(|m| m.0).min()?;
+        let hi = ms.iter().map(|m| m.0 + m.1 as i64).max()?;
+        let ok = ms
+            .iter()
+            .all(|&(off, total)| (off - lo).rem_euclid(total.min(16) as i64) == 0);
+        ok.then(|| Group {
+            lo,
+            span: (hi - lo) as u64,
+            align: ms.iter().map(|m| m.1.min(16)).max().unwrap_or(1),
+        })
+    };
+    for (k, i) in code.iter().enumerate() {
+        if leaders[k] {
+            open.clear();
+        }
+        if let Some((b, off, total)) = access(i) {
+            if i.guard == NONE {
+                let joined = open.get(&b).copied().filter(|&h| {
+                    let mut ms = members[&h].clone();
+                    ms.push((off, total));
+                    fits(&ms).is_some()
+                });
+                match joined {
+                    Some(h) => {
+                        head[k] = h;
+                        if let Some(ms) = members.get_mut(&h) {
+                            ms.push((off, total));
+                        }
+                    }
+                    None => {
+                        open.insert(b, k);
+                        members.insert(k, vec![(off, total)]);
+                    }
+                }
+            } else {
+                members.insert(k, vec![(off, total)]);
+            }
+        }
+        if i.op == Op::Bra {
+            open.clear();
+        }
+        for d in dests(i) {
+            open.remove(&d);
+        }
+    }
+    let groups = members
+        .into_iter()
+        .filter_map(|(h, ms)| fits(&ms).map(|g| (h, g)))
+        .collect();
+    (head, groups)
+}
+
 use super::call::*;
 use super::live::{dests, sources, Live};
-use crate::ir::{FTy, Inst, Op, Program, Slot, NONE};
+use crate::ir::{FTy, Inst, MemSpace, Op, Program, Slot, NONE};
 
 struct Em<'a, 'b> {
     // (see `region`)
@@ -137,6 +221,11 @@ struct Em<'a, 'b> {
     exit: Block,
     interp_exit: Block,
     blocks: Vec<Block>,
+    /// Per instruction, the access whose check covers it (`access_groups`), the groups, and
+    /// the host address of each checked group's start.
+    group_of: Vec<usize>,
+    groups: HashMap<usize, Group>,
+    group_host: HashMap<usize, Value>,
     /// Cold exits made by `exit_block`, filled in once their branch exists (`fill_exits`):
     /// (block, pc, interp, instructions not yet taken from the fuel).
     exits: Vec<(Block, u32, u32, i64)>,
@@ -207,6 +296,7 @@ pub(super) fn region(
         .map(|s| (s, b.declare_var(F64)))
         .collect();
     let leaders = leaders(code, lo);
+    let (group_of, groups) = access_groups(code, &leaders);
 
     // entry: the context's fields, then the lane loop. lane_head(m): the next lane of mask m,
     // its registers, its fuel, and the jump to its entry PC. done: the group's results.
@@ -275,6 +365,9 @@ pub(super) fn region(
         exit,
         interp_exit,
         blocks,
+        group_of,
+        groups,
+        group_host: HashMap::new(),
         exits: Vec::new(),
         lo,
         hi,

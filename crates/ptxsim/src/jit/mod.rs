@@ -311,13 +311,13 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
     ));
     use cranelift_codegen::ir::types::{I32, I64};
     // A region: (registers of lane 0, context, entry pc, lanes). `translate` (call.rs):
-    // (context, cache index, address, bytes) -> host address.
+    // (context, cache index, address, bytes, alignment) -> host address.
     let mut sig = Signature::new(call_conv);
     for t in [I64, I64, I32, I32] {
         sig.params.push(AbiParam::new(t));
     }
     let mut tsig = Signature::new(call_conv);
-    for t in [I64, I32, I64, I64] {
+    for t in [I64, I32, I64, I64, I64] {
         tsig.params.push(AbiParam::new(t));
     }
     tsig.returns.push(AbiParam::new(I64));

@@ -378,3 +378,102 @@ fn kernels_with_many_accesses_and_far_parameters_compile_correctly() {
         assert_eq!(download_u32(&dev, po, n), want, "{mode:?}");
     }
 }
+
+/// Three loads through one address register (`[p-4]`, `[p]`, `[p+4]`, one shared check in
+/// compiled code) summed into `out[t]`, for `t < n`, with `p = &in[t + shift]`; and one 8-byte
+/// load through another register whose offset is misaligned for thread `bad` only.
+const NEIGHBOURS: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.file 1 "neighbours.cu"
+.visible .entry neighbours(.param .u64 p_in, .param .u64 p_out, .param .u32 p_n, .param .u32 p_shift) {
+  .reg .u64 %rd<8>;
+  .reg .u32 %r<8>;
+  .reg .pred %p<2>;
+  .loc 1 1 0
+  ld.param.u64 %rd1, [p_in];
+  ld.param.u64 %rd2, [p_out];
+  ld.param.u32 %r5, [p_n];
+  ld.param.u32 %r6, [p_shift];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.u32 %r1, %r2, %r3, %r1;
+  setp.ge.u32 %p1, %r1, %r5;
+  @%p1 bra DONE;
+  add.u32 %r7, %r1, %r6;
+  cvta.to.global.u64 %rd3, %rd1;
+  mul.wide.u32 %rd4, %r7, 4;
+  add.u64 %rd5, %rd3, %rd4;
+  .loc 1 10 0
+  ld.global.u32 %r2, [%rd5+-4];
+  .loc 1 11 0
+  ld.global.u32 %r3, [%rd5];
+  .loc 1 12 0
+  ld.global.u32 %r4, [%rd5+4];
+  add.u32 %r2, %r2, %r3;
+  add.u32 %r2, %r2, %r4;
+  .loc 1 13 0
+  cvta.to.global.u64 %rd6, %rd2;
+  mul.wide.u32 %rd4, %r1, 4;
+  add.u64 %rd7, %rd6, %rd4;
+  st.global.u32 [%rd7], %r2;
+DONE:
+  ret;
+}
+"#;
+
+#[test]
+fn accesses_sharing_one_check_fault_like_the_interpreter() {
+    let dev = Device::new();
+    let m = dev.load_module(NEIGHBOURS).unwrap();
+    let mut rng = Rng(seed());
+    let n = 200 + rng.below(100) as usize;
+    // `in` has n + 2 elements: with shift 1 every thread reads in bounds; with shift 2 the last
+    // thread's third load (line 12) reads past the end; with shift 0 the first thread's first
+    // load (line 10) reads before the start.
+    let v: Vec<u32> = (0..n + 2).map(|_| rng.next() as u32 >> 2).collect();
+    let pi = upload_u32(&dev, &v);
+    for shift in 0..3u32 {
+        let mut results = Vec::new();
+        for mode in [JitMode::Off, JitMode::Always] {
+            let po = dev.alloc(n * 4).unwrap();
+            let r = dev.launch(
+                &m,
+                "neighbours",
+                &cfg((n as u32).div_ceil(64), 64, mode),
+                &[&p64(pi), &p64(po), &i32b(n as i32), &i32b(shift as i32)],
+            );
+            results.push(match r {
+                Ok(r) => {
+                    assert!(r.reports.is_empty(), "{:?}", r.reports);
+                    assert_eq!(r.jit, mode == JitMode::Always);
+                    Ok(download_u32(&dev, po, n))
+                }
+                Err(LaunchError::Fault { report, .. }) => Err(*report),
+                Err(e) => panic!("shift {shift}: {e:?}"),
+            });
+        }
+        assert_eq!(results[0], results[1], "shift {shift}");
+        match (shift, &results[1]) {
+            (1, Ok(out)) => {
+                let want: Vec<u32> = (0..n).map(|t| v[t] + v[t + 1] + v[t + 2]).collect();
+                assert_eq!(out, &want);
+            }
+            (0, Err(rep)) => {
+                let line = rep.line.as_ref().map(|l| l.line);
+                assert_eq!(
+                    (rep.block, rep.thread, line),
+                    ((0, 0, 0), (0, 0, 0), Some(10))
+                );
+            }
+            (2, Err(rep)) => {
+                let line = rep.line.as_ref().map(|l| l.line);
+                let t = rep.block.0 * 64 + rep.thread.0;
+                assert_eq!((t, line), ((n - 1) as u32, Some(12)), "{rep:?}");
+            }
+            (s, r) => panic!("shift {s}: unexpected {r:?}"),
+        }
+    }
+}

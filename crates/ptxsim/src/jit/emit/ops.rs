@@ -511,12 +511,34 @@ impl Em<'_, '_> {
         }
     }
 
-    /// The host address of the `total`-byte global access of `i`, after checking that it is
-    /// aligned and inside one allocation (the instruction's cache entry, else `translate`);
-    /// otherwise the lane leaves the region before `i`.
+    /// The host address of the `total`-byte global access of `i`: checked here, or already by
+    /// the head of its group (`emit::access_groups`).
     fn global_addr(&mut self, pc: u32, i: &Inst, total: u64) -> Value {
-        let base = self.get(i.r[4]);
-        let addr = self.b.ins().iadd_imm_s(base, i.imm);
+        let k = (pc - self.lo) as usize;
+        let h = self.group_of[k];
+        let g = self.groups.get(&h).copied().unwrap_or(super::Group {
+            lo: i.imm,
+            span: total,
+            align: total.min(16),
+        });
+        if h != k {
+            // Checked with its group's head.
+            if let Some(&start) = self.group_host.get(&h) {
+                return self.b.ins().iadd_imm_s(start, i.imm - g.lo);
+            }
+        }
+        let start = self.checked(pc, i.r[4], g);
+        self.group_host.insert(k, start);
+        self.b.ins().iadd_imm_s(start, i.imm - g.lo)
+    }
+
+    /// The host address of `[base + g.lo, + g.span)` after checking that it is aligned and
+    /// inside one allocation (the check's cache entry, else `translate`); otherwise the lane
+    /// leaves the region before the instruction at `pc`.
+    fn checked(&mut self, pc: u32, base_slot: crate::ir::Slot, g: super::Group) -> Value {
+        let (total, align) = (g.span, g.align);
+        let base = self.get(base_slot);
+        let addr = self.b.ins().iadd_imm_s(base, g.lo);
         let ci = *self.next_cache;
         *self.next_cache += 1;
         let fl = MemFlagsData::trusted();
@@ -533,7 +555,6 @@ impl Em<'_, '_> {
         let off = self.b.ins().isub(addr, cb);
         // Rotating the offset right by log2(alignment) keeps an aligned offset's value in
         // alignment units and sends a misaligned one past any limit: one compare checks both.
-        let align = total.min(16);
         let rot = if align > 1 {
             self.b.ins().rotr_imm_s(off, align.trailing_zeros() as i64)
         } else {
@@ -560,9 +581,10 @@ impl Em<'_, '_> {
         // to live in a callee-saved register or on the stack).
         let idx = self.b.ins().iconst(I32, ci as i64);
         let tot = self.b.ins().iconst(I64, total as i64);
+        let al = self.b.ins().iconst(I64, align as i64);
         self.b
             .ins()
-            .call(self.translate, &[self.ctx, idx, addr, tot]);
+            .call(self.translate, &[self.ctx, idx, addr, tot, al]);
         let host = self.b.ins().load(I64, fl, self.ctx, CTX_HOST_OUT);
         let bad = self.b.ins().icmp_imm_s(IntCC::Equal, host, 0);
         let out = self.exit_block(pc, 1);
