@@ -2,7 +2,7 @@
 //! writes, the translation callback it calls on a cache miss, and the one unsafe call into it.
 //!
 //! Layout contract with `emit` (offsets in bytes): `JitCtx` = caches, params, translate, global,
-//! fuel (i64), most (i64), left (u32), interp (u32), pcs ([u32; 32]), host_out, the first `INLINE_PARAM_BYTES` parameter bytes, the first `INLINE_CACHES` cache
+//! fuel (i64), most (i64), left (u32), interp (u32), pcs ([u32; 32]), host_out, regs0, pc_in (u32, padded to 8), the first `INLINE_PARAM_BYTES` parameter bytes, the first `INLINE_CACHES` cache
 //! entries; `CacheEnt` = base, units, host. Keeping the common parameters and caches inside the
 //! context leaves compiled code one pointer to keep in a register besides the lane's registers.
 
@@ -22,7 +22,9 @@ pub(super) const CTX_LEFT: i32 = 48;
 pub(super) const CTX_INTERP: i32 = 52;
 pub(super) const CTX_PCS: i32 = 56;
 pub(super) const CTX_HOST_OUT: i32 = 184;
-pub(super) const CTX_INLINE_PARAMS: i32 = 192;
+pub(super) const CTX_REGS0: i32 = 192;
+pub(super) const CTX_PC_IN: i32 = 200;
+pub(super) const CTX_INLINE_PARAMS: i32 = 208;
 pub(super) const CTX_INLINE_CACHES: i32 = CTX_INLINE_PARAMS + INLINE_PARAM_BYTES as i32;
 /// Parameter bytes copied into the context (loads past them go through `params`).
 pub(super) const INLINE_PARAM_BYTES: usize = 1024;
@@ -46,6 +48,8 @@ const _: () = {
     assert!(offset_of!(JitCtx, interp) == CTX_INTERP as usize);
     assert!(offset_of!(JitCtx, pcs) == CTX_PCS as usize);
     assert!(offset_of!(JitCtx, host_out) == CTX_HOST_OUT as usize);
+    assert!(offset_of!(JitCtx, regs0) == CTX_REGS0 as usize);
+    assert!(offset_of!(JitCtx, pc_in) == CTX_PC_IN as usize);
     assert!(offset_of!(JitCtx, inline_params) == CTX_INLINE_PARAMS as usize);
     assert!(offset_of!(JitCtx, inline_caches) == CTX_INLINE_CACHES as usize);
     assert!(offset_of!(CacheEnt, base) == ENT_BASE as usize);
@@ -87,6 +91,10 @@ pub struct JitCtx {
     /// `translate`'s result, passed through the context by the register-preserving wrapper
     /// compiled code calls (`mod.rs`), which cannot return values.
     host_out: u64,
+    /// The call's register file and entry PC, kept here by compiled code so that they do not
+    /// occupy host registers through the region's code.
+    regs0: u64,
+    pc_in: u32,
     /// The first parameter bytes (8-aligned).
     inline_params: [u64; INLINE_PARAM_BYTES / 8],
     /// The first cache entries.
@@ -110,6 +118,8 @@ impl JitCtx {
             interp: 0,
             pcs: [0; 32],
             host_out: 0,
+            regs0: 0,
+            pc_in: 0,
             inline_params: [0; INLINE_PARAM_BYTES / 8],
             inline_caches: [CacheEnt::default(); INLINE_CACHES],
             cache_store: vec![CacheEnt::default(); caches.saturating_sub(INLINE_CACHES).max(1)],

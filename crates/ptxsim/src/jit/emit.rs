@@ -215,7 +215,6 @@ struct Em<'a, 'b> {
     pending: i64,
     leaders: Vec<bool>,
     consts: HashMap<Slot, u64>,
-    regs: Value,
     ctx: Value,
     fuel: Variable,
     exit: Block,
@@ -312,6 +311,9 @@ pub(super) fn region(
     b.ins().store(fl, zero64, ctx, CTX_MOST);
     b.ins().store(fl, zero32, ctx, CTX_INTERP);
     b.ins().store(fl, mask, ctx, CTX_LEFT);
+    // Kept in the context, not in host registers through the region (see `lane_regs`).
+    b.ins().store(fl, regs0, ctx, CTX_REGS0);
+    b.ins().store(fl, pc_in, ctx, CTX_PC_IN);
     let lane_head = b.create_block();
     let lane = b.create_block();
     let done = b.create_block();
@@ -327,10 +329,12 @@ pub(super) fn region(
     let l = b.ins().ctz(m);
     let l64 = b.ins().uextend(I64, l);
     let byte = b.ins().ishl_imm_s(l64, 3);
-    let regs = b.ins().iadd(regs0, byte);
+    let r0 = b.ins().load(I64, fl, ctx, CTX_REGS0);
+    let regs = b.ins().iadd(r0, byte);
     let f0 = b.ins().load(I64, fl, ctx, CTX_FUEL);
     b.def_var(fuel, f0);
-    let idx = b.ins().iadd_imm_s(pc_in, -(lo as i64));
+    let pc_lane = b.ins().load(I32, fl, ctx, CTX_PC_IN);
+    let idx = b.ins().iadd_imm_s(pc_lane, -(lo as i64));
     let bad_entry = b.create_block();
     // Entry is possible at leaders only (elsewhere the interpreter goes on to the next leader);
     // each leader has a block that loads the slots live there.
@@ -359,7 +363,6 @@ pub(super) fn region(
         pending: 0,
         leaders,
         consts,
-        regs,
         ctx,
         fuel,
         exit,
@@ -535,15 +538,28 @@ impl Em<'_, '_> {
 
     /// Store the slots the region writes that are live at `pc` (where the lane goes on).
     fn store_live(&mut self, pc: u32) {
+        let mut regs = None;
         for k in 0..self.written.len() {
             let s = self.written[k];
             if self.live.live(pc, s) {
                 let x = self.get(s);
+                let r = *regs.get_or_insert_with(|| self.lane_regs());
                 self.b
                     .ins()
-                    .store(MemFlagsData::trusted(), x, self.regs, (s as i32) * 256);
+                    .store(MemFlagsData::trusted(), x, r, (s as i32) * 256);
             }
         }
+    }
+
+    /// The running lane's registers (lane 0's plus 8 bytes a lane), from the context.
+    fn lane_regs(&mut self) -> Value {
+        let fl = MemFlagsData::trusted();
+        let m = self.b.ins().load(I32, fl, self.ctx, CTX_LEFT);
+        let l = self.b.ins().ctz(m);
+        let l64 = self.b.ins().uextend(I64, l);
+        let byte = self.b.ins().ishl_imm_s(l64, 3);
+        let r0 = self.b.ins().load(I64, fl, self.ctx, CTX_REGS0);
+        self.b.ins().iadd(r0, byte)
     }
 
     /// Take the current run's instructions from the fuel: before anything that leaves the run.
