@@ -2,7 +2,7 @@
 //!
 //! A *region* is a maximal run of consecutive instructions that only touch the running lane's
 //! own registers and global memory: integer and common floating-point arithmetic, comparisons,
-//! conversions, global loads, stores and integer atomics, kernel-parameter loads and branches. Nothing in a region
+//! conversions, global loads and stores, kernel-parameter loads and branches. Nothing in a region
 //! lets one lane see another lane's state (no shared memory, barriers, warp collectives, atomics
 //! or calls), so its lanes can run one after another instead of in lockstep, which is what the
 //! CUDA programming model allows since Volta (independent thread scheduling). Compiled code keeps
@@ -35,7 +35,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
 
-use crate::ir::{AtomKind, AtomOp, FTy, IRnd, Inst, IntTy, MemSpace, Op, Program, Rnd, NONE};
+use crate::ir::{FTy, IRnd, Inst, IntTy, MemSpace, Op, Program, Rnd, NONE};
 
 pub use call::{JitCtx, JitFn};
 
@@ -222,31 +222,6 @@ fn supported(i: &Inst, prog: &Program) -> bool {
                 && i.r[..n as usize].iter().all(|&s| s != NONE)
         }
         Op::Cvta { .. } => true,
-        // Integer read-modify-writes on global memory: host atomics, one lane after another.
-        Op::Atom {
-            space,
-            op,
-            bits,
-            kind,
-        } => {
-            matches!(space, MemSpace::Global | MemSpace::Generic)
-                && matches!(bits, 32 | 64)
-                && matches!(kind, AtomKind::U | AtomKind::S)
-                && matches!(
-                    op,
-                    AtomOp::Add
-                        | AtomOp::Exch
-                        | AtomOp::And
-                        | AtomOp::Or
-                        | AtomOp::Xor
-                        | AtomOp::Min
-                        | AtomOp::Max
-                        | AtomOp::Cas
-                )
-                && i.r[1] != NONE
-                && i.r[2] != NONE
-                && (op != AtomOp::Cas || i.r[3] != NONE)
-        }
         _ => false,
     }
 }

@@ -4,13 +4,13 @@
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
-use cranelift_codegen::ir::{AtomicRmwOp, BlockArg, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 
 use super::super::call::*;
 use super::Em;
 use crate::exec::{CANON_NAN32, CANON_NAN64};
-use crate::ir::{AtomKind, AtomOp, BoolOp, Cmp, FTy, Inst, IntTy, Op, NONE};
+use crate::ir::{BoolOp, Cmp, FTy, Inst, IntTy, Op, NONE};
 
 /// Sign-extend the low `bits` bits of `x` (as `alu::sext`).
 fn sext(b: &mut FunctionBuilder, x: Value, bits: u8) -> Value {
@@ -462,54 +462,6 @@ impl Em<'_, '_> {
                         4 => self.b.ins().istore32(fl, v, host, off),
                         _ => self.b.ins().store(fl, v, host, off),
                     };
-                }
-            }
-            Op::Atom { op, bits, kind, .. } => {
-                let size = bits as u64 / 8;
-                let g = super::Group {
-                    lo: i.imm,
-                    span: size,
-                    align: size,
-                };
-                let host = self.checked(pc, r[1], g);
-                let ty = if bits == 32 { I32 } else { I64 };
-                let narrow = |em: &mut Self, x: Value| {
-                    if bits == 32 {
-                        em.b.ins().ireduce(I32, x)
-                    } else {
-                        x
-                    }
-                };
-                let x = bb!();
-                let x = narrow(self, x);
-                let fl = MemFlagsData::trusted();
-                let old = if op == AtomOp::Cas {
-                    let n = c!();
-                    let n = narrow(self, n);
-                    self.b.ins().atomic_cas(fl, host, x, n)
-                } else {
-                    let signed = kind == AtomKind::S;
-                    let rmw = match op {
-                        AtomOp::Add => AtomicRmwOp::Add,
-                        AtomOp::Exch => AtomicRmwOp::Xchg,
-                        AtomOp::And => AtomicRmwOp::And,
-                        AtomOp::Or => AtomicRmwOp::Or,
-                        AtomOp::Xor => AtomicRmwOp::Xor,
-                        AtomOp::Min if signed => AtomicRmwOp::Smin,
-                        AtomOp::Min => AtomicRmwOp::Umin,
-                        AtomOp::Max if signed => AtomicRmwOp::Smax,
-                        _ => AtomicRmwOp::Umax,
-                    };
-                    self.b.ins().atomic_rmw(ty, fl, rmw, host, x)
-                };
-                if d != NONE {
-                    // The old value, zero-extended (as the interpreter's host atomics).
-                    let v = if bits == 32 {
-                        self.b.ins().uextend(I64, old)
-                    } else {
-                        old
-                    };
-                    self.set(d, v);
                 }
             }
             // `supported` admits nothing else.
