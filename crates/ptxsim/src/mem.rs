@@ -474,7 +474,7 @@ impl GlobalView {
     }
 
     /// The live allocation holding all of `[addr, addr+size)`: its base address, length and host
-    /// bytes (for `translate`'s cache and the JIT's per-instruction caches); `None` when there is
+    /// bytes (for `translate`'s cache and the JIT's access caches); `None` when there is
     /// none.
     pub fn lookup(&self, addr: u64, size: u64) -> Option<(u64, u64, *mut u8)> {
         let i = self.entries.partition_point(|e| e.base <= addr);

@@ -8,15 +8,26 @@
 //! CUDA programming model allows since Volta (independent thread scheduling). Compiled code keeps
 //! a lane's values in host registers through the whole region, loops included: it loads the
 //! registers live where it is entered and writes back only those it wrote that are still live
-//! where the lane leaves (`live`); it checks each global access against a per-instruction cache
-//! of the allocation it hit last.
+//! where the lane leaves (`live`). Registers only ever read as one float type live in float
+//! registers. It checks each global access against a cache of the allocation that check hit
+//! last; accesses through one address register in a straight-line run share one check of the
+//! bytes they cover together (`emit::access_groups`).
 //!
 //! The interpreter enters a region when the running group reaches one of its leaders (the
-//! region's start, branch targets), runs the group's lanes one after another through the compiled
-//! function and carries on with whatever PCs the lanes stopped at. Compiled code never reports anything: any access it cannot prove in bounds and
-//! aligned, any address outside global memory, ends the region *before* the instruction, and the
-//! interpreter executes that instruction with its full checker, so reports, faults and their
-//! thread, block and line are the interpreter's own.
+//! region's start, branch targets), runs the group's lanes one after another through the
+//! compiled function and carries on with whatever PCs the lanes stopped at. Compiled code never
+//! reports anything: any access it cannot prove in bounds and aligned, any address outside global
+//! memory, ends the region *before* the instruction (or before the first access of a shared
+//! check), and the interpreter executes from there with its full checker, so reports, faults and
+//! their thread, block and line are the interpreter's own.
+//!
+//! Host registers are what compiled code runs short of (x86-64 has 14 to give): the context
+//! carries the register file, the entry PC, the parameters and the first access caches, so that
+//! one pointer reaches them, and the cold translation call goes through a wrapper that preserves
+//! every register (`CallConv::PreserveAll`), so that no value has to leave its register around
+//! it. Global atomics stay interpreted: lane-by-lane host atomics on hot cache lines were slower
+//! on two workers than the interpreter's warp-at-a-time ones (measured on the particle-binning
+//! benchmark kernel).
 //!
 //! This module compiles and holds the code; `exec::jit_run` calls it. `call` holds the only
 //! unsafe code of the JIT (calling the compiled functions and the translation callback they use).
