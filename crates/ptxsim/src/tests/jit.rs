@@ -299,6 +299,16 @@ fn accesses_left_to_the_interpreter_see_the_compiled_registers() {
     }
 }
 
+/// Thread `%r1 = ctaid.x * ntid.x + tid.x` (clobbers `%r2`, `%r3`); threads `>= %r5` go to
+/// `DONE`.
+const INDEX_GUARD: &str = "  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.u32 %r1, %r2, %r3, %r1;
+  setp.ge.u32 %p1, %r1, %r5;
+  @%p1 bra DONE;
+";
+
 /// A kernel with `k` global loads (distinct instructions, so distinct access caches) whose
 /// input pointer and count are parameters past the first `pad + 8` bytes.
 fn many_loads_ptx(k: usize, pad: usize) -> String {
@@ -322,13 +332,7 @@ fn many_loads_ptx(k: usize, pad: usize) -> String {
   ld.param.u64 %rd1, [p_out];
   ld.param.u64 %rd2, [p_in];
   ld.param.u32 %r5, [p_n];
-  mov.u32 %r1, %tid.x;
-  mov.u32 %r2, %ctaid.x;
-  mov.u32 %r3, %ntid.x;
-  mad.lo.u32 %r1, %r2, %r3, %r1;
-  setp.ge.u32 %p1, %r1, %r5;
-  @%p1 bra DONE;
-  cvta.to.global.u64 %rd3, %rd2;
+{INDEX_GUARD}  cvta.to.global.u64 %rd3, %rd2;
   mul.wide.u32 %rd4, %r1, {stride};
   add.u64 %rd5, %rd3, %rd4;
   mov.u32 %r4, 0;
@@ -382,12 +386,14 @@ fn kernels_with_many_accesses_and_far_parameters_compile_correctly() {
 /// Three loads through one address register (`[p-4]`, `[p]`, `[p+4]`, one shared check in
 /// compiled code) summed into `out[t]`, for `t < n`, with `p = &in[t + shift]`; and one 8-byte
 /// load through another register whose offset is misaligned for thread `bad` only.
-const NEIGHBOURS: &str = r#"
+fn neighbours_ptx() -> String {
+    format!(
+        r#"
 .version 7.0
 .target sm_80
 .address_size 64
 .file 1 "neighbours.cu"
-.visible .entry neighbours(.param .u64 p_in, .param .u64 p_out, .param .u32 p_n, .param .u32 p_shift) {
+.visible .entry neighbours(.param .u64 p_in, .param .u64 p_out, .param .u32 p_n, .param .u32 p_shift) {{
   .reg .u64 %rd<8>;
   .reg .u32 %r<8>;
   .reg .pred %p<2>;
@@ -396,13 +402,7 @@ const NEIGHBOURS: &str = r#"
   ld.param.u64 %rd2, [p_out];
   ld.param.u32 %r5, [p_n];
   ld.param.u32 %r6, [p_shift];
-  mov.u32 %r1, %tid.x;
-  mov.u32 %r2, %ctaid.x;
-  mov.u32 %r3, %ntid.x;
-  mad.lo.u32 %r1, %r2, %r3, %r1;
-  setp.ge.u32 %p1, %r1, %r5;
-  @%p1 bra DONE;
-  add.u32 %r7, %r1, %r6;
+{INDEX_GUARD}  add.u32 %r7, %r1, %r6;
   cvta.to.global.u64 %rd3, %rd1;
   mul.wide.u32 %rd4, %r7, 4;
   add.u64 %rd5, %rd3, %rd4;
@@ -421,13 +421,15 @@ const NEIGHBOURS: &str = r#"
   st.global.u32 [%rd7], %r2;
 DONE:
   ret;
+}}
+"#
+    )
 }
-"#;
 
 #[test]
 fn accesses_sharing_one_check_fault_like_the_interpreter() {
     let dev = Device::new();
-    let m = dev.load_module(NEIGHBOURS).unwrap();
+    let m = dev.load_module(&neighbours_ptx()).unwrap();
     let mut rng = Rng(seed());
     let n = 200 + rng.below(100) as usize;
     // `in` has n + 2 elements: with shift 1 every thread reads in bounds; with shift 2 the last
