@@ -57,7 +57,8 @@ fn float_kinds(code: &[Inst]) -> (Vec<Slot>, Vec<Slot>, HashMap<Slot, FTy>) {
             Op::FFma32 => (false, 3),
             Op::FAdd64 | Op::FSub64 | Op::FMul64 | Op::FDiv64 => (true, 2),
             Op::FFma64 => (true, 3),
-            Op::SetpF { ty, .. } => (ty == FTy::F64, 2),
+            Op::SetpF { ty, .. } | Op::FMin { ty, .. } | Op::FMax { ty, .. } => (ty == FTy::F64, 2),
+            Op::FUnary { ty, .. } => (ty == FTy::F64, 1),
             Op::CvtFI { from, .. } => (from == FTy::F64, 1),
             Op::CvtFF { .. } => (false, 1),
             _ => continue,
@@ -75,6 +76,7 @@ fn float_kinds(code: &[Inst]) -> (Vec<Slot>, Vec<Slot>, HashMap<Slot, FTy>) {
             Op::FAdd32 | Op::FSub32 | Op::FMul32 | Op::FDiv32 | Op::FFma32 => Some(FTy::F32),
             Op::FAdd64 | Op::FSub64 | Op::FMul64 | Op::FDiv64 | Op::FFma64 => Some(FTy::F64),
             Op::CvtIF { to, .. } => Some(to),
+            Op::FUnary { ty, .. } | Op::FMin { ty, .. } | Op::FMax { ty, .. } => Some(ty),
             Op::CvtFF { .. } => Some(FTy::F64),
             Op::Ld {
                 size: 4,

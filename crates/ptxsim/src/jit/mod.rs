@@ -1,8 +1,9 @@
 //! The region compiler: turns the lane-local parts of a kernel into host code with Cranelift.
 //!
 //! A *region* is a maximal run of consecutive instructions that only touch the running lane's
-//! own registers and global memory: integer and common floating-point arithmetic, comparisons,
-//! conversions, global loads and stores, kernel-parameter loads and branches. Nothing in a region
+//! own registers and global memory: integer and common floating-point arithmetic (with min, max,
+//! abs, neg, sqrt, rcp, rsqrt), comparisons, conversions, global loads and stores,
+//! kernel-parameter loads and branches. Nothing in a region
 //! lets one lane see another lane's state (no shared memory, barriers, warp collectives, atomics
 //! or calls), so its lanes can run one after another instead of in lockstep, which is what the
 //! CUDA programming model allows since Volta (independent thread scheduling). Compiled code keeps
@@ -46,7 +47,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
 
-use crate::ir::{FTy, IRnd, Inst, IntTy, MemSpace, Op, Program, Rnd, NONE};
+use crate::ir::{FTy, IRnd, Inst, IntTy, MemSpace, Op, Program, Rnd, UFn, NONE};
 
 pub use call::{JitCtx, JitFn};
 
@@ -200,6 +201,14 @@ fn supported(i: &Inst, prog: &Program) -> bool {
                 && matches!(bits, 8 | 16 | 32)
                 && i.r[5] != NONE
                 && i.r[..n as usize].iter().all(|&s| s != NONE)
+        }
+        // The IEEE-exact ones (the interpreter computes them with the same host operations).
+        Op::FUnary { f, ty, ftz } => {
+            !ftz && matches!(ty, FTy::F32 | FTy::F64)
+                && matches!(f, UFn::Abs | UFn::Neg | UFn::Sqrt | UFn::Rcp | UFn::Rsqrt)
+        }
+        Op::FMin { ty, ftz, .. } | Op::FMax { ty, ftz, .. } => {
+            !ftz && matches!(ty, FTy::F32 | FTy::F64)
         }
         Op::SetpI { ty, .. } => int_ok(ty),
         Op::SetpF { ty, ftz, .. } => !ftz && matches!(ty, FTy::F32 | FTy::F64),

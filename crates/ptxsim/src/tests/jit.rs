@@ -219,7 +219,7 @@ fn every_compiled_operation_matches_the_interpreter() {
     dev.write(pin, 0, &input).unwrap();
     let mut outs = Vec::new();
     for mode in [JitMode::Off, JitMode::Always] {
-        let pout = dev.alloc(512 * n).unwrap();
+        let pout = dev.alloc(1024 * n).unwrap();
         let r = dev
             .launch(
                 &m,
@@ -229,13 +229,13 @@ fn every_compiled_operation_matches_the_interpreter() {
             )
             .unwrap();
         assert_eq!(r.jit, mode == JitMode::Always);
-        let mut out = vec![0u8; 512 * n];
+        let mut out = vec![0u8; 1024 * n];
         dev.read(pout, 0, &mut out).unwrap();
         outs.push(out);
     }
     for t in 0..n {
-        for slot in 0..64 {
-            let at = t * 512 + slot * 8;
+        for slot in 0..128 {
+            let at = t * 1024 + slot * 8;
             let (a, b) = (&outs[0][at..at + 8], &outs[1][at..at + 8]);
             assert_eq!(
                 a,

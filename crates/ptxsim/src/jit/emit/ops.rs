@@ -10,7 +10,7 @@ use cranelift_frontend::FunctionBuilder;
 use super::super::call::*;
 use super::Em;
 use crate::exec::{CANON_NAN32, CANON_NAN64};
-use crate::ir::{BoolOp, Cmp, FTy, Inst, IntTy, Op, NONE};
+use crate::ir::{BoolOp, Cmp, FTy, Inst, IntTy, Op, UFn, NONE};
 
 /// Sign-extend the low `bits` bits of `x` (as `alu::sext`).
 fn sext(b: &mut FunctionBuilder, x: Value, bits: u8) -> Value {
@@ -312,6 +312,102 @@ impl Em<'_, '_> {
                 } else {
                     let c = self.b.ins().f32const(f32::from_bits(CANON_NAN32 as u32));
                     let v = self.b.ins().select(nan, c, v);
+                    self.set_f32(d, v);
+                }
+            }
+            Op::FUnary { f, ty, .. } => {
+                let wide = ty == FTy::F64;
+                let x = if wide {
+                    self.get_f64(r[1])
+                } else {
+                    self.get_f32(r[1])
+                };
+                let one = |em: &mut Self| {
+                    if wide {
+                        em.b.ins().f64const(1.0)
+                    } else {
+                        em.b.ins().f32const(1.0)
+                    }
+                };
+                // The interpreter's host operations, so the bits (NaN payloads too) agree.
+                let v = match f {
+                    UFn::Abs => self.b.ins().fabs(x),
+                    UFn::Neg => self.b.ins().fneg(x),
+                    UFn::Sqrt => self.b.ins().sqrt(x),
+                    UFn::Rcp => {
+                        let c = one(self);
+                        self.b.ins().fdiv(c, x)
+                    }
+                    _ if wide => {
+                        let s = self.b.ins().sqrt(x);
+                        let c = one(self);
+                        self.b.ins().fdiv(c, s)
+                    }
+                    _ => {
+                        // f32 rsqrt: 1 / sqrt in f64, rounded to f32 (as `fops::funary`).
+                        let w = self.b.ins().fpromote(F64, x);
+                        let s = self.b.ins().sqrt(w);
+                        let c = self.b.ins().f64const(1.0);
+                        let q = self.b.ins().fdiv(c, s);
+                        self.b.ins().fdemote(F32, q)
+                    }
+                };
+                if wide {
+                    self.set_f64(d, v);
+                } else {
+                    self.set_f32(d, v);
+                }
+            }
+            Op::FMin { ty, nan, .. } | Op::FMax { ty, nan, .. } => {
+                // As `fops::fminmax`: a NaN operand gives the other (the canonical NaN when
+                // both are, or with .NaN any is); -0 is below +0.
+                let is_max = matches!(i.op, Op::FMax { .. });
+                let wide = ty == FTy::F64;
+                let (x, y) = if wide {
+                    (self.get_f64(r[1]), self.get_f64(r[2]))
+                } else {
+                    (self.get_f32(r[1]), self.get_f32(r[2]))
+                };
+                let (ity, fty) = if wide { (I64, F64) } else { (I32, F32) };
+                let none = MemFlagsData::new();
+                let lt = self.b.ins().fcmp(FloatCC::LessThan, x, y);
+                let pick = if is_max {
+                    self.b.ins().select(lt, y, x)
+                } else {
+                    self.b.ins().select(lt, x, y)
+                };
+                // Equal values differ at most in the sign of zero: or (min) / and (max) of the bits.
+                let (xb, yb) = (
+                    self.b.ins().bitcast(ity, none, x),
+                    self.b.ins().bitcast(ity, none, y),
+                );
+                let eb = if is_max {
+                    self.b.ins().band(xb, yb)
+                } else {
+                    self.b.ins().bor(xb, yb)
+                };
+                let ev = self.b.ins().bitcast(fty, none, eb);
+                let eq = self.b.ins().fcmp(FloatCC::Equal, x, y);
+                let v = self.b.ins().select(eq, ev, pick);
+                let xn = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                let yn = self.b.ins().fcmp(FloatCC::Unordered, y, y);
+                let canon = if wide {
+                    self.b.ins().f64const(f64::from_bits(CANON_NAN64))
+                } else {
+                    self.b.ins().f32const(f32::from_bits(CANON_NAN32 as u32))
+                };
+                let v = if nan {
+                    let any = self.b.ins().bor(xn, yn);
+                    self.b.ins().select(any, canon, v)
+                } else {
+                    let v = self.b.ins().select(yn, x, v);
+                    let v = self.b.ins().select(xn, y, v);
+                    let both = self.b.ins().band(xn, yn);
+                    self.b.ins().select(both, canon, v)
+                };
+                if wide {
+                    self.set_f64(d, v);
+                } else {
                     self.set_f32(d, v);
                 }
             }
