@@ -188,7 +188,9 @@ fn supported(i: &Inst, prog: &Program) -> bool {
         | Op::FDiv64
         | Op::Bra => true,
         Op::CNot { bits } | Op::Shl { bits } => matches!(bits, 8 | 16 | 32 | 64),
-        Op::Shr { ty } | Op::Min(ty) | Op::Max(ty) | Op::Abs(ty) => int_ok(ty),
+        Op::Shr { ty } | Op::Min(ty) | Op::Max(ty) | Op::Abs(ty) | Op::Div(ty) | Op::Rem(ty) => {
+            int_ok(ty)
+        }
         Op::MulHi(t) => matches!(t.bits, 32 | 64),
         Op::MulWide(t) | Op::MadWide(t) => t.bits == 32,
         Op::Pack { n, bits } => {

@@ -315,6 +315,40 @@ impl Em<'_, '_> {
                     self.set_f32(d, v);
                 }
             }
+            Op::Div(t) | Op::Rem(t) => {
+                // As `alu::div` / `alu::rem`: on the operands extended to 64 bits; a zero
+                // divisor gives all ones, i64::MIN / -1 wraps (remainder 0). Cranelift's
+                // divisions trap on those, so they divide by 1 instead.
+                let is_div = matches!(i.op, Op::Div(_));
+                let (x, y) = (a!(), bb!());
+                let (x, y) = (ext(&mut self.b, x, t), ext(&mut self.b, y, t));
+                let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
+                let ones = self.b.ins().iconst(I64, -1);
+                let one = self.b.ins().iconst(I64, 1);
+                let v = if t.signed {
+                    let xmin = self.b.ins().icmp_imm_s(IntCC::Equal, x, i64::MIN);
+                    let ym1 = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
+                    let ovf = self.b.ins().band(xmin, ym1);
+                    let bad = self.b.ins().bor(zero, ovf);
+                    // i64::MIN / 1 and i64::MIN % 1 are the wrapped results of / -1 and % -1.
+                    let sy = self.b.ins().select(bad, one, y);
+                    let q = if is_div {
+                        self.b.ins().sdiv(x, sy)
+                    } else {
+                        self.b.ins().srem(x, sy)
+                    };
+                    self.b.ins().select(zero, ones, q)
+                } else {
+                    let sy = self.b.ins().select(zero, one, y);
+                    let q = if is_div {
+                        self.b.ins().udiv(x, sy)
+                    } else {
+                        self.b.ins().urem(x, sy)
+                    };
+                    self.b.ins().select(zero, ones, q)
+                };
+                self.set(d, v);
+            }
             Op::FUnary { f, ty, .. } => {
                 let wide = ty == FTy::F64;
                 let x = if wide {
