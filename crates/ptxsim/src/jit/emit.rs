@@ -59,8 +59,7 @@ fn float_kinds(code: &[Inst]) -> (Vec<Slot>, Vec<Slot>, HashMap<Slot, FTy>) {
             Op::FFma64 => (true, 3),
             Op::SetpF { ty, .. } | Op::FMin { ty, .. } | Op::FMax { ty, .. } => (ty == FTy::F64, 2),
             Op::FUnary { ty, .. } => (ty == FTy::F64, 1),
-            Op::CvtFI { from, .. } => (from == FTy::F64, 1),
-            Op::CvtFF { .. } => (false, 1),
+            Op::CvtFI { from, .. } | Op::CvtFF { from, .. } => (from == FTy::F64, 1),
             _ => continue,
         };
         let to = if w { &mut r64 } else { &mut r32 };
@@ -77,7 +76,7 @@ fn float_kinds(code: &[Inst]) -> (Vec<Slot>, Vec<Slot>, HashMap<Slot, FTy>) {
             Op::FAdd64 | Op::FSub64 | Op::FMul64 | Op::FDiv64 | Op::FFma64 => Some(FTy::F64),
             Op::CvtIF { to, .. } => Some(to),
             Op::FUnary { ty, .. } | Op::FMin { ty, .. } | Op::FMax { ty, .. } => Some(ty),
-            Op::CvtFF { .. } => Some(FTy::F64),
+            Op::CvtFF { to, .. } => Some(to),
             Op::Ld {
                 size: 4,
                 sext: false,

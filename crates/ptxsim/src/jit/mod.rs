@@ -218,17 +218,37 @@ fn supported(i: &Inst, prog: &Program) -> bool {
         Op::CvtIF { from, to, rnd } => {
             from.bits == 32 && rnd == Rnd::Rn && matches!(to, FTy::F32 | FTy::F64)
         }
-        Op::CvtFI { from, to, irnd, .. } => {
-            irnd == IRnd::Rzi && matches!(from, FTy::F32 | FTy::F64) && matches!(to.bits, 32 | 64)
-        }
-        Op::CvtFF {
+        // Rounding to an integer: `.ftz` changes nothing when truncating, and is not compiled
+        // otherwise (a flushed subnormal floors to 0, not -1).
+        Op::CvtFI {
             from,
             to,
             irnd,
             ftz,
+        } => {
+            (irnd == IRnd::Rzi || (irnd != IRnd::None && !ftz))
+                && matches!(from, FTy::F32 | FTy::F64)
+                && matches!(to.bits, 32 | 64)
+        }
+        // f32 -> f64 and f64 -> f32 (.rn). (Rounding to an integral value in the same type is
+        // not compiled: the interpreter keeps a signalling NaN's bits there, the host's round
+        // instructions quiet it.)
+        Op::CvtFF {
+            from,
+            to,
+            rnd,
+            irnd,
+            ftz,
             sat,
-            ..
-        } => from == FTy::F32 && to == FTy::F64 && irnd == IRnd::None && !ftz && !sat,
+        } => {
+            !ftz && !sat
+                && irnd == IRnd::None
+                && match (from, to) {
+                    (FTy::F32, FTy::F64) => true,
+                    (FTy::F64, FTy::F32) => rnd == Rnd::Rn,
+                    _ => false,
+                }
+        }
         Op::Ld { space, size, n, .. } | Op::St { space, size, n } => {
             matches!(space, MemSpace::Global | MemSpace::Generic)
                 && matches!(size, 1 | 2 | 4 | 8)

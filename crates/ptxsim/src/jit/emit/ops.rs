@@ -10,7 +10,7 @@ use cranelift_frontend::FunctionBuilder;
 use super::super::call::*;
 use super::Em;
 use crate::exec::{CANON_NAN32, CANON_NAN64};
-use crate::ir::{BoolOp, Cmp, FTy, Inst, IntTy, Op, UFn, NONE};
+use crate::ir::{BoolOp, Cmp, FTy, IRnd, Inst, IntTy, Op, UFn, NONE};
 
 /// Sign-extend the low `bits` bits of `x` (as `alu::sext`).
 fn sext(b: &mut FunctionBuilder, x: Value, bits: u8) -> Value {
@@ -496,11 +496,18 @@ impl Em<'_, '_> {
                     self.set_f64(d, f);
                 }
             }
-            Op::CvtFI { from, to, .. } => {
+            Op::CvtFI { from, to, irnd, .. } => {
                 let f = if from == FTy::F32 {
                     self.get_f32(r[1])
                 } else {
                     self.get_f64(r[1])
+                };
+                // The conversion itself truncates (saturating, NaN to 0, as Rust's `as`).
+                let f = match irnd {
+                    IRnd::Rni => self.b.ins().nearest(f),
+                    IRnd::Rmi => self.b.ins().floor(f),
+                    IRnd::Rpi => self.b.ins().ceil(f),
+                    _ => f,
                 };
                 let ity = if to.bits == 32 { I32 } else { I64 };
                 let n = if to.signed {
@@ -515,10 +522,17 @@ impl Em<'_, '_> {
                 };
                 self.set(d, v);
             }
-            Op::CvtFF { .. } => {
-                let f = self.get_f32(r[1]);
-                let g = self.b.ins().fpromote(F64, f);
-                self.set_f64(d, g);
+            Op::CvtFF { from, .. } => {
+                if from == FTy::F32 {
+                    let f = self.get_f32(r[1]);
+                    let g = self.b.ins().fpromote(F64, f);
+                    self.set_f64(d, g);
+                } else {
+                    // Round to nearest even, as the interpreter's `as f32`.
+                    let g = self.get_f64(r[1]);
+                    let f = self.b.ins().fdemote(F32, g);
+                    self.set_f32(d, f);
+                }
             }
             Op::Cvta { to, space } => {
                 let x = a!();
