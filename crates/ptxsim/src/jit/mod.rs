@@ -188,6 +188,7 @@ fn supported(i: &Inst, prog: &Program) -> bool {
         | Op::FDiv64
         | Op::Bra => true,
         Op::CNot { bits } | Op::Shl { bits } => matches!(bits, 8 | 16 | 32 | 64),
+        Op::Popc { bits } | Op::Clz { bits } | Op::Brev { bits } => matches!(bits, 32 | 64),
         Op::Shr { ty } | Op::Min(ty) | Op::Max(ty) | Op::Abs(ty) | Op::Div(ty) | Op::Rem(ty) => {
             int_ok(ty)
         }

@@ -315,6 +315,26 @@ impl Em<'_, '_> {
                     self.set_f32(d, v);
                 }
             }
+            // As the interpreter: on the low `bits` bits, zero-extended.
+            Op::Popc { bits } => {
+                let x = a!();
+                let z = zext(&mut self.b, x, bits);
+                let v = self.b.ins().popcnt(z);
+                self.set(d, v);
+            }
+            Op::Clz { bits } => {
+                let x = a!();
+                let z = zext(&mut self.b, x, bits);
+                let c = self.b.ins().clz(z);
+                let v = self.b.ins().iadd_imm_s(c, -(64 - bits as i64));
+                self.set(d, v);
+            }
+            Op::Brev { bits } => {
+                let x = a!();
+                let rev = self.b.ins().bitrev(x);
+                let v = self.b.ins().ushr_imm_s(rev, 64 - bits as i64);
+                self.set(d, v);
+            }
             Op::Div(t) | Op::Rem(t) => {
                 // As `alu::div` / `alu::rem`: on the operands extended to 64 bits; a zero
                 // divisor gives all ones, i64::MIN / -1 wraps (remainder 0). Cranelift's
