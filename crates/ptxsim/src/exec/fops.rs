@@ -286,7 +286,7 @@ pub fn fminmax(ty: FTy, ftz: bool, nan: bool, is_max: bool, a: u64, b: u64) -> u
     };
     if r.is_nan() {
         return match ty {
-            FTy::F32 => 0x7FFF_FFFF,
+            FTy::F32 => CANON_NAN32,
             FTy::F64 => CANON_NAN64,
             FTy::F16 | FTy::BF16 => 0x7FFF,
         };

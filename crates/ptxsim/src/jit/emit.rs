@@ -5,9 +5,9 @@
 //! the whole region, loops included: entry at a leader (through a jump table) loads the slots
 //! live there, and each way out of the region stores the slots the region writes that are live
 //! where the lane goes (`live`). Constant slots become immediates. Everything leaves through one
-//! exit block that stores the lane's PC and the fuel it used. Each operation computes exactly the 64-bit value that the interpreter's lane loop
-//! computes (`exec::run`), so that the rest of the program cannot tell which of the two ran; the
-//! operations themselves are in `ops`.
+//! exit block that stores the lane's PC and the fuel it used. Each operation computes exactly the
+//! 64-bit value that the interpreter's lane loop computes (`exec::run`), so that the rest of the
+//! program cannot tell which of the two ran; the operations themselves are in `ops`.
 
 mod ops;
 
@@ -19,6 +19,10 @@ use cranelift_codegen::ir::{
     Block, BlockArg, Function, InstBuilder, JumpTableData, MemFlagsData, Value,
 };
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+
+use super::call::*;
+use super::live::{dests, sources, Live};
+use crate::ir::{FTy, Inst, MemSpace, Op, Program, Slot, NONE};
 
 /// Instructions where a straight-line run starts: the region's first instruction, branch
 /// targets, and the instruction after an unconditional branch. Compiled code is entered at
@@ -193,10 +197,6 @@ fn access_groups(code: &[Inst], leaders: &[bool]) -> (Vec<usize>, HashMap<usize,
     (head, groups)
 }
 
-use super::call::*;
-use super::live::{dests, sources, Live};
-use crate::ir::{FTy, Inst, MemSpace, Op, Program, Slot, NONE};
-
 struct Em<'a, 'b> {
     // (see `region`)
     b: FunctionBuilder<'b>,
@@ -226,9 +226,6 @@ struct Em<'a, 'b> {
     group_of: Vec<usize>,
     groups: HashMap<usize, Group>,
     group_host: HashMap<usize, Value>,
-    /// Cold exits made by `exit_block`, filled in once their branch exists (`fill_exits`):
-    /// (block, pc, interp, instructions not yet taken from the fuel).
-    exits: Vec<(Block, u32, u32, i64)>,
     lo: u32,
     hi: u32,
     /// The register-preserving wrapper of `translate` (see `compile`).
@@ -372,7 +369,6 @@ pub(super) fn region(
         group_of,
         groups,
         group_host: HashMap::new(),
-        exits: Vec::new(),
         lo,
         hi,
         translate,
@@ -516,8 +512,9 @@ impl Em<'_, '_> {
 
     /// Slot `s` read as an f32 (its low 32 bits).
     fn get_f32(&mut self, s: Slot) -> Value {
+        // (Constants have no variables: `used` leaves them out.)
         match self.f32s.get(&s) {
-            Some(&v) if !self.consts.contains_key(&s) => self.b.use_var(v),
+            Some(&v) => self.b.use_var(v),
             _ => {
                 let x = self.get(s);
                 let y = self.b.ins().ireduce(I32, x);
@@ -529,7 +526,7 @@ impl Em<'_, '_> {
     /// Slot `s` read as an f64.
     fn get_f64(&mut self, s: Slot) -> Value {
         match self.f64s.get(&s) {
-            Some(&v) if !self.consts.contains_key(&s) => self.b.use_var(v),
+            Some(&v) => self.b.use_var(v),
             _ => {
                 let x = self.get(s);
                 self.b.ins().bitcast(F64, MemFlagsData::new(), x)
@@ -584,36 +581,25 @@ impl Em<'_, '_> {
         self.b.ins().jump(to, &[BlockArg::Value(p)]);
     }
 
-    /// A cold block that leaves the region with the lane at `pc` (`interp`: the interpreter must
-    /// execute the instruction at `pc` before compiled code may run it). It is filled in by
-    /// `fill_exits`, after the caller has branched to it.
-    fn exit_block(&mut self, pc: u32, interp: u32) -> Block {
-        let blk = self.b.create_block();
-        self.b.set_cold_block(blk);
-        self.exits.push((blk, pc, interp, self.pending));
-        blk
-    }
-
-    /// Fill in the blocks of `exit_block` (their one predecessor now exists), then go on in the
-    /// current block.
-    fn fill_exits(&mut self) {
+    /// Branch: to a cold exit with the lane at `pc` when `leave` is true (`interp`: the
+    /// interpreter must execute the instruction at `pc` before compiled code may run it), else
+    /// to `stay`. The exit stores what is live at `pc` and the run's fuel so far.
+    fn brif_exit(&mut self, leave: Value, stay: Block, args: &[BlockArg], pc: u32, interp: u32) {
         let cur = self.b.current_block();
+        let out = self.b.create_block();
+        self.b.set_cold_block(out);
+        self.b.ins().brif(leave, out, &[], stay, args);
+        self.b.switch_to_block(out);
+        self.b.seal_block(out);
         let pending = self.pending;
-        for (blk, pc, interp, p) in std::mem::take(&mut self.exits) {
-            self.b.switch_to_block(blk);
-            self.b.seal_block(blk);
-            self.store_live(pc);
-            self.pending = p;
-            self.take_fuel();
-            self.jump_exit(pc, interp);
-        }
+        self.exit_at(pc, interp);
         self.pending = pending;
         if let Some(c) = cur {
             self.b.switch_to_block(c);
         }
     }
 
-    /// Leave the region here (see `exit_block`).
+    /// Leave the region here, with the lane at `pc` (`interp`: see `brif_exit`).
     fn exit_at(&mut self, pc: u32, interp: u32) {
         self.store_live(pc);
         self.take_fuel();
@@ -632,10 +618,8 @@ impl Em<'_, '_> {
             return;
         }
         let f = self.b.use_var(self.fuel);
-        let ok = self.b.ins().icmp_imm_s(IntCC::SignedGreaterThan, f, 0);
-        let out = self.exit_block(pc, 0);
-        self.b.ins().brif(ok, target, &[], out, &[]);
-        self.fill_exits();
+        let out = self.b.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, f, 0);
+        self.brif_exit(out, target, &[], pc, 0);
     }
 
     fn inst(&mut self, pc: u32, i: &Inst) {

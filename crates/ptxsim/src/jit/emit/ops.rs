@@ -10,7 +10,7 @@ use cranelift_frontend::FunctionBuilder;
 use super::super::call::*;
 use super::Em;
 use crate::exec::{CANON_NAN32, CANON_NAN64};
-use crate::ir::{BoolOp, Cmp, FTy, IRnd, Inst, IntTy, Op, UFn, NONE};
+use crate::ir::{BoolOp, Cmp, FTy, IRnd, Inst, IntTy, Op, Slot, UFn, NONE};
 
 /// Sign-extend the low `bits` bits of `x` (as `alu::sext`).
 fn sext(b: &mut FunctionBuilder, x: Value, bits: u8) -> Value {
@@ -284,36 +284,27 @@ impl Em<'_, '_> {
             | Op::FDiv64
             | Op::FFma64 => {
                 use Op::*;
-                let wide = matches!(i.op, FAdd64 | FSub64 | FMul64 | FDiv64 | FFma64);
-                let float = |em: &mut Self, s| {
-                    if wide {
-                        em.get_f64(s)
-                    } else {
-                        em.get_f32(s)
-                    }
+                let ty = if matches!(i.op, FAdd64 | FSub64 | FMul64 | FDiv64 | FFma64) {
+                    FTy::F64
+                } else {
+                    FTy::F32
                 };
-                let (x, y) = (float(self, r[1]), float(self, r[2]));
+                let (x, y) = (self.get_float(r[1], ty), self.get_float(r[2], ty));
                 let v = match i.op {
                     FAdd32 | FAdd64 => self.b.ins().fadd(x, y),
                     FSub32 | FSub64 => self.b.ins().fsub(x, y),
                     FMul32 | FMul64 => self.b.ins().fmul(x, y),
                     FDiv32 | FDiv64 => self.b.ins().fdiv(x, y),
                     _ => {
-                        let z = float(self, r[3]);
+                        let z = self.get_float(r[3], ty);
                         self.b.ins().fma(x, y, z)
                     }
                 };
                 // NaN results made canonical (as `fops::f32c` / `f64c`).
                 let nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
-                if wide {
-                    let c = self.b.ins().f64const(f64::from_bits(CANON_NAN64));
-                    let v = self.b.ins().select(nan, c, v);
-                    self.set_f64(d, v);
-                } else {
-                    let c = self.b.ins().f32const(f32::from_bits(CANON_NAN32 as u32));
-                    let v = self.b.ins().select(nan, c, v);
-                    self.set_f32(d, v);
-                }
+                let c = self.canon_nan(ty);
+                let v = self.b.ins().select(nan, c, v);
+                self.set_float(d, v, ty);
             }
             // As the interpreter: on the low `bits` bits, zero-extended.
             Op::Popc { bits } => {
@@ -343,39 +334,30 @@ impl Em<'_, '_> {
                 let (x, y) = (a!(), bb!());
                 let (x, y) = (ext(&mut self.b, x, t), ext(&mut self.b, y, t));
                 let zero = self.b.ins().icmp_imm_s(IntCC::Equal, y, 0);
-                let ones = self.b.ins().iconst(I64, -1);
-                let one = self.b.ins().iconst(I64, 1);
-                let v = if t.signed {
+                let bad = if t.signed {
+                    // i64::MIN / 1 and i64::MIN % 1 are the wrapped results of / -1 and % -1.
                     let xmin = self.b.ins().icmp_imm_s(IntCC::Equal, x, i64::MIN);
                     let ym1 = self.b.ins().icmp_imm_s(IntCC::Equal, y, -1);
                     let ovf = self.b.ins().band(xmin, ym1);
-                    let bad = self.b.ins().bor(zero, ovf);
-                    // i64::MIN / 1 and i64::MIN % 1 are the wrapped results of / -1 and % -1.
-                    let sy = self.b.ins().select(bad, one, y);
-                    let q = if is_div {
-                        self.b.ins().sdiv(x, sy)
-                    } else {
-                        self.b.ins().srem(x, sy)
-                    };
-                    self.b.ins().select(zero, ones, q)
+                    self.b.ins().bor(zero, ovf)
                 } else {
-                    let sy = self.b.ins().select(zero, one, y);
-                    let q = if is_div {
-                        self.b.ins().udiv(x, sy)
-                    } else {
-                        self.b.ins().urem(x, sy)
-                    };
-                    self.b.ins().select(zero, ones, q)
+                    zero
                 };
+                let one = self.b.ins().iconst(I64, 1);
+                let sy = self.b.ins().select(bad, one, y);
+                let q = match (is_div, t.signed) {
+                    (true, true) => self.b.ins().sdiv(x, sy),
+                    (true, false) => self.b.ins().udiv(x, sy),
+                    (false, true) => self.b.ins().srem(x, sy),
+                    (false, false) => self.b.ins().urem(x, sy),
+                };
+                let ones = self.b.ins().iconst(I64, -1);
+                let v = self.b.ins().select(zero, ones, q);
                 self.set(d, v);
             }
             Op::FUnary { f, ty, .. } => {
                 let wide = ty == FTy::F64;
-                let x = if wide {
-                    self.get_f64(r[1])
-                } else {
-                    self.get_f32(r[1])
-                };
+                let x = self.get_float(r[1], ty);
                 let one = |em: &mut Self| {
                     if wide {
                         em.b.ins().f64const(1.0)
@@ -406,23 +388,18 @@ impl Em<'_, '_> {
                         self.b.ins().fdemote(F32, q)
                     }
                 };
-                if wide {
-                    self.set_f64(d, v);
-                } else {
-                    self.set_f32(d, v);
-                }
+                self.set_float(d, v, ty);
             }
             Op::FMin { ty, nan, .. } | Op::FMax { ty, nan, .. } => {
                 // As `fops::fminmax`: a NaN operand gives the other (the canonical NaN when
                 // both are, or with .NaN any is); -0 is below +0.
                 let is_max = matches!(i.op, Op::FMax { .. });
-                let wide = ty == FTy::F64;
-                let (x, y) = if wide {
-                    (self.get_f64(r[1]), self.get_f64(r[2]))
+                let (x, y) = (self.get_float(r[1], ty), self.get_float(r[2], ty));
+                let (ity, fty) = if ty == FTy::F64 {
+                    (I64, F64)
                 } else {
-                    (self.get_f32(r[1]), self.get_f32(r[2]))
+                    (I32, F32)
                 };
-                let (ity, fty) = if wide { (I64, F64) } else { (I32, F32) };
                 let none = MemFlagsData::new();
                 let lt = self.b.ins().fcmp(FloatCC::LessThan, x, y);
                 let pick = if is_max {
@@ -445,11 +422,7 @@ impl Em<'_, '_> {
                 let v = self.b.ins().select(eq, ev, pick);
                 let xn = self.b.ins().fcmp(FloatCC::Unordered, x, x);
                 let yn = self.b.ins().fcmp(FloatCC::Unordered, y, y);
-                let canon = if wide {
-                    self.b.ins().f64const(f64::from_bits(CANON_NAN64))
-                } else {
-                    self.b.ins().f32const(f32::from_bits(CANON_NAN32 as u32))
-                };
+                let canon = self.canon_nan(ty);
                 let v = if nan {
                     let any = self.b.ins().bor(xn, yn);
                     self.b.ins().select(any, canon, v)
@@ -459,11 +432,7 @@ impl Em<'_, '_> {
                     let both = self.b.ins().band(xn, yn);
                     self.b.ins().select(both, canon, v)
                 };
-                if wide {
-                    self.set_f64(d, v);
-                } else {
-                    self.set_f32(d, v);
-                }
+                self.set_float(d, v, ty);
             }
             Op::SetpI { cmp, ty, bop, cneg } => {
                 let (x, y) = (a!(), bb!());
@@ -480,11 +449,7 @@ impl Em<'_, '_> {
             Op::SetpF {
                 cmp, ty, bop, cneg, ..
             } => {
-                let (x, y) = if ty == FTy::F32 {
-                    (self.get_f32(r[1]), self.get_f32(r[2]))
-                } else {
-                    (self.get_f64(r[1]), self.get_f64(r[2]))
-                };
+                let (x, y) = (self.get_float(r[1], ty), self.get_float(r[2], ty));
                 let c = self.b.ins().fcmp(float_cc(cmp), x, y);
                 let t = b64(&mut self.b, c);
                 self.write_setp(i, t, bop, cneg);
@@ -510,18 +475,10 @@ impl Em<'_, '_> {
                 } else {
                     self.b.ins().fcvt_from_uint(fty, x)
                 };
-                if to == FTy::F32 {
-                    self.set_f32(d, f);
-                } else {
-                    self.set_f64(d, f);
-                }
+                self.set_float(d, f, to);
             }
             Op::CvtFI { from, to, irnd, .. } => {
-                let f = if from == FTy::F32 {
-                    self.get_f32(r[1])
-                } else {
-                    self.get_f64(r[1])
-                };
+                let f = self.get_float(r[1], from);
                 // The conversion itself truncates (saturating, NaN to 0, as Rust's `as`).
                 let f = match irnd {
                     IRnd::Rni => self.b.ins().nearest(f),
@@ -633,6 +590,33 @@ impl Em<'_, '_> {
         }
     }
 
+    /// Slot `s` read as a float of type `ty` (f32 or f64).
+    fn get_float(&mut self, s: Slot, ty: FTy) -> Value {
+        if ty == FTy::F64 {
+            self.get_f64(s)
+        } else {
+            self.get_f32(s)
+        }
+    }
+
+    /// Write slot `s` with the float `v` of type `ty` (f32 or f64).
+    fn set_float(&mut self, s: Slot, v: Value, ty: FTy) {
+        if ty == FTy::F64 {
+            self.set_f64(s, v)
+        } else {
+            self.set_f32(s, v)
+        }
+    }
+
+    /// The canonical NaN of `ty` (f32 or f64), as arithmetic results give it.
+    fn canon_nan(&mut self, ty: FTy) -> Value {
+        if ty == FTy::F64 {
+            self.b.ins().f64const(f64::from_bits(CANON_NAN64))
+        } else {
+            self.b.ins().f32const(f32::from_bits(CANON_NAN32 as u32))
+        }
+    }
+
     /// `setp` results: d ← t bop c, r[4] ← !t bop c (t, c are 0/1 values).
     fn write_setp(&mut self, i: &Inst, t: Value, bop: BoolOp, cneg: bool) {
         let c = if i.r[3] != NONE {
@@ -699,7 +683,7 @@ impl Em<'_, '_> {
     /// The host address of `[base + g.lo, + g.span)` after checking that it is aligned and
     /// inside one allocation (the check's cache entry, else `translate`); otherwise the lane
     /// leaves the region before the instruction at `pc`.
-    fn checked(&mut self, pc: u32, base_slot: crate::ir::Slot, g: super::Group) -> Value {
+    fn checked(&mut self, pc: u32, base_slot: Slot, g: super::Group) -> Value {
         let (total, align) = (g.span, g.align);
         let base = self.get(base_slot);
         let addr = self.b.ins().iadd_imm_s(base, g.lo);
@@ -751,11 +735,7 @@ impl Em<'_, '_> {
             .call(self.translate, &[self.ctx, idx, addr, tot, al]);
         let host = self.b.ins().load(I64, fl, self.ctx, CTX_HOST_OUT);
         let bad = self.b.ins().icmp_imm_s(IntCC::Equal, host, 0);
-        let out = self.exit_block(pc, 1);
-        self.b
-            .ins()
-            .brif(bad, out, &[], join, &[BlockArg::Value(host)]);
-        self.fill_exits();
+        self.brif_exit(bad, join, &[BlockArg::Value(host)], pc, 1);
 
         self.b.switch_to_block(join);
         self.b.seal_block(join);
