@@ -626,6 +626,16 @@ impl Op {
 }
 
 impl Program {
+    /// Whether the warps of one block can run on different workers: nothing in the program lets
+    /// one warp of a block wait for or see another (no barriers, no shared memory, given a
+    /// launch without dynamic shared memory) and no `printf` whose order across warps would
+    /// change.
+    pub fn warps_independent(&self) -> bool {
+        self.static_shared == 0
+            && !self.code.iter().any(|i| matches!(i.op, Op::Bar(_)))
+            && !self.calls.iter().any(|c| c.callee == Callee::Vprintf)
+    }
+
     /// Byte offset of the dynamic shared memory in the block's shared memory.
     pub fn dyn_shared_offset(&self) -> u32 {
         let a = self.dyn_shared_align.max(16);

@@ -597,6 +597,7 @@ impl Device {
             block: config.block,
             nthreads: nthreads as u32,
             nwarps: (nthreads as u32).div_ceil(32),
+            split_blocks: config.dynamic_shared_bytes == 0 && prog.warps_independent(),
             dyn_shared: config.dynamic_shared_bytes,
             shared_bytes: shared as u32,
             check: config.check,
@@ -635,6 +636,12 @@ impl Module {
     }
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
         self.kernels().iter().find(|k| k.name == name)
+    }
+    /// The lowered program of kernel `name` (for the crate's tests).
+    #[cfg(test)]
+    pub(crate) fn program(&self, name: &str) -> Option<&ir::Program> {
+        let k = self.kernels.iter().position(|k| k.name == name)?;
+        self.programs.get(k).map(|p| &**p)
     }
     /// The address and size of a module-scope `.global` or `.const` variable (a `__device__`
     /// or `__constant__` variable), like `cuModuleGetGlobal`; read and write it with

@@ -1,5 +1,7 @@
-//! Runs a launch's blocks in parallel: one worker per OS thread, each taking the next block
-//! index from a shared atomic counter, then merges the outputs in block order.
+//! Runs a launch's blocks in parallel: one worker per OS thread, each taking the next unit of
+//! work from a shared atomic counter, then merges the outputs in block order. A unit is a block
+//! or, for a launch with fewer blocks than it takes to keep every core busy and whose warps are
+//! independent (`Ctx::split_blocks`), a consecutive share of one block's warps.
 //!
 //! Workers run on rayon's global pool (threads started once per process, so a small launch
 //! does not pay for starting threads); a launch that asks for more threads than the pool has
@@ -24,9 +26,9 @@ type WorkerResult = (Vec<(u64, BlockOut)>, Option<(u64, Fault)>, u64);
 
 /// `work_inner`, with a panic (a simulator bug) turned into a fault instead of unwinding into
 /// the caller.
-fn work(ctx: &Ctx, next: &AtomicU64, nblocks: u64) -> WorkerResult {
+fn work(ctx: &Ctx, next: &AtomicU64, nblocks: u64, parts: u32) -> WorkerResult {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        work_inner(ctx, next, nblocks)
+        work_inner(ctx, next, nblocks, parts)
     })) {
         Ok(r) => r,
         Err(e) => {
@@ -53,25 +55,28 @@ fn work(ctx: &Ctx, next: &AtomicU64, nblocks: u64) -> WorkerResult {
     }
 }
 
-fn work_inner(ctx: &Ctx, next: &AtomicU64, nblocks: u64) -> WorkerResult {
+/// Outputs and faults are keyed by unit (block × parts + part), which orders them as blocks.
+fn work_inner(ctx: &Ctx, next: &AtomicU64, nblocks: u64, parts: u32) -> WorkerResult {
     let mut wk = Worker::new(ctx);
     let mut outs = Vec::new();
     let mut fault = None;
+    let units = nblocks * parts as u64;
     loop {
         if ctx.abort.load(Ordering::Relaxed) {
             break;
         }
-        let b = next.fetch_add(1, Ordering::Relaxed);
-        if b >= nblocks {
+        let u = next.fetch_add(1, Ordering::Relaxed);
+        if u >= units {
             break;
         }
-        let r = wk.run_block(b);
+        let (b, part) = (u / parts as u64, (u % parts as u64) as u32);
+        let r = wk.run_block_part(b, part, parts);
         if !wk.out.printf.is_empty() || !wk.out.reports.is_empty() {
-            outs.push((b, std::mem::take(&mut wk.out)));
+            outs.push((u, std::mem::take(&mut wk.out)));
         }
         if let Err(f) = r {
             ctx.abort.store(true, Ordering::Relaxed);
-            fault = Some((b, f));
+            fault = Some((u, f));
             break;
         }
     }
@@ -84,26 +89,42 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// Units of work a launch should have per worker, so that the last ones to finish leave the
+/// other workers little idle time.
+const UNITS_PER_WORKER: u64 = 8;
+
+/// How many parts each block is cut into: 1 unless the launch has too few blocks to spread
+/// evenly over `threads` workers and its blocks may be split.
+pub(crate) fn parts_per_block(split: bool, nwarps: u32, nblocks: u64, threads: usize) -> u32 {
+    let want = UNITS_PER_WORKER * threads as u64;
+    if !split || threads < 2 || nblocks >= want {
+        return 1;
+    }
+    (want.div_ceil(nblocks.max(1)) as u32).clamp(1, nwarps.max(1))
+}
+
 /// Run `nblocks` blocks on `threads` workers (0: one per core).
 pub fn run(ctx: &Ctx, nblocks: u64, threads: usize) -> Outcome {
     let threads = if threads == 0 { cores() } else { threads };
-    let threads = threads.clamp(1, 256).min(nblocks.max(1) as usize);
+    let threads = threads.clamp(1, 256);
+    let parts = parts_per_block(ctx.split_blocks, ctx.nwarps, nblocks, threads);
+    let threads = threads.min((nblocks * parts as u64).max(1) as usize);
     let next = AtomicU64::new(0);
     let results: Vec<WorkerResult> = if threads == 1 {
-        vec![work(ctx, &next, nblocks)]
+        vec![work(ctx, &next, nblocks, parts)]
     } else if threads <= rayon::current_num_threads() {
         // This thread works too; the others come from the pool.
         let others = Mutex::new(Vec::with_capacity(threads - 1));
         let mine = rayon::in_place_scope(|s| {
             for _ in 1..threads {
                 s.spawn(|_| {
-                    let r = work(ctx, &next, nblocks);
+                    let r = work(ctx, &next, nblocks, parts);
                     if let Ok(mut v) = others.lock() {
                         v.push(r);
                     }
                 });
             }
-            work(ctx, &next, nblocks)
+            work(ctx, &next, nblocks, parts)
         });
         let mut v = others.into_inner().unwrap_or_default();
         v.push(mine);
@@ -111,9 +132,9 @@ pub fn run(ctx: &Ctx, nblocks: u64, threads: usize) -> Outcome {
     } else {
         std::thread::scope(|s| {
             let handles: Vec<_> = (1..threads)
-                .map(|_| s.spawn(|| work(ctx, &next, nblocks)))
+                .map(|_| s.spawn(|| work(ctx, &next, nblocks, parts)))
                 .collect();
-            let mut v = vec![work(ctx, &next, nblocks)];
+            let mut v = vec![work(ctx, &next, nblocks, parts)];
             for h in handles {
                 // A worker never panics on user input; if one did, its blocks are lost.
                 if let Ok(r) = h.join() {

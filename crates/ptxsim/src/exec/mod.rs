@@ -50,6 +50,9 @@ pub struct Ctx<'a> {
     pub block: Dim3,
     pub nthreads: u32,
     pub nwarps: u32,
+    /// The warps of a block may be run by different workers (`Program::warps_independent` and
+    /// no dynamic shared memory): small launches then spread over the cores.
+    pub split_blocks: bool,
     pub dyn_shared: u32,
     /// Static + dynamic shared bytes per block.
     pub shared_bytes: u32,
@@ -279,14 +282,15 @@ impl<'a> Worker<'a> {
             for &(s, v) in &prog.consts {
                 regs[s as usize] = [v; 32];
             }
+            let (bx, by, _) = ctx.block;
+            let dims = |d: Dim3, k: u8| [d.0, d.1, d.2][k as usize] as u64;
             for &(s, r) in &prog.sregs {
                 for l in 0..32u32 {
                     let t = wi * 32 + l;
-                    let (bx, by, _) = ctx.block;
-                    let tid = [t % bx, (t / bx) % by, t / (bx * by)];
-                    let dims = |d: Dim3, k: u8| [d.0, d.1, d.2][k as usize] as u64;
                     regs[s as usize][l as usize] = match r {
-                        SReg::Tid(k) => tid[k as usize] as u64,
+                        SReg::Tid(0) => (t % bx) as u64,
+                        SReg::Tid(1) => ((t / bx) % by) as u64,
+                        SReg::Tid(_) => (t / (bx * by)) as u64,
                         SReg::Ntid(k) => dims(ctx.block, k),
                         SReg::Nctaid(k) => dims(ctx.grid, k),
                         SReg::Ctaid(_) => 0,
@@ -453,8 +457,9 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    /// Run block `lin` (linear block index) to completion.
-    pub fn run_block(&mut self, lin: u64) -> Result<(), Fault> {
+    /// Run block `lin` (linear block index) to completion: part `part` of `parts` of it, its share of the warps, in order (only when
+    /// `Ctx::split_blocks` allows `parts > 1`; else part 0 of 1, the whole block).
+    pub fn run_block_part(&mut self, lin: u64, part: u32, parts: u32) -> Result<(), Fault> {
         let (gx, gy, _) = self.ctx.grid;
         let (gx, gy) = (gx as u64, gy as u64);
         self.block = (
@@ -488,6 +493,19 @@ impl<'a> Worker<'a> {
             w.done = false;
             for f in &mut w.frames {
                 f.clear();
+            }
+        }
+        if parts > 1 {
+            let nw = self.warps.len() as u64;
+            let (lo, hi) = (
+                nw * part as u64 / parts as u64,
+                nw * (part as u64 + 1) / parts as u64,
+            );
+            for w in &mut self.warps {
+                if !(lo..hi).contains(&(w.idx as u64)) {
+                    w.mask = 0;
+                    w.done = true;
+                }
             }
         }
         self.epoch = self.epoch.wrapping_add(1);

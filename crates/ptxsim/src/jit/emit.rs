@@ -113,6 +113,43 @@ fn float_kinds(code: &[Inst]) -> (Vec<Slot>, Vec<Slot>, HashMap<Slot, FTy>) {
     (r32, r64, prim)
 }
 
+/// The float registers whose NaNs may stay non-canonical inside the region ("lazy"): written
+/// only by arithmetic that the interpreter canonicalises (`add`, `sub`, `mul`, `div`, `fma`),
+/// by operations whose NaN results are canonical anyway (`min`, `max`) or never NaN (`cvt` from
+/// integers), or by moves of constants that are not NaN. A NaN's payload then never reaches an
+/// operand that could show it: arithmetic, comparisons and conversions to integers read the
+/// raw value (their results do not depend on a NaN operand's payload), while every reader of
+/// the bits (stores, moves, `abs`/`neg`/`sqrt`/..., float conversions, integer views, the
+/// write-back when the lane leaves) canonicalises first (`Em::get_f32`). So the canonical NaN
+/// the interpreter would have written at each arithmetic result is written once, where the
+/// bits are observed: the `fma` chain of a dot product loses one compare-and-select per step.
+/// A lazy register entered with a non-canonical NaN (written by something outside the region)
+/// leaves to the interpreter at entry.
+fn lazy_floats(code: &[Inst], prim: &HashMap<Slot, FTy>, consts: &HashMap<Slot, u64>) -> Vec<Slot> {
+    let mut ok: HashMap<Slot, bool> = prim.keys().map(|&s| (s, true)).collect();
+    for i in code {
+        let fine = match i.op {
+            Op::FAdd32 | Op::FSub32 | Op::FMul32 | Op::FDiv32 | Op::FFma32 => true,
+            Op::FAdd64 | Op::FSub64 | Op::FMul64 | Op::FDiv64 | Op::FFma64 => true,
+            Op::FMin { .. } | Op::FMax { .. } | Op::CvtIF { .. } => true,
+            Op::Mov => match (consts.get(&i.r[1]), prim.get(&i.r[0])) {
+                (Some(&c), Some(FTy::F32)) => !f32::from_bits(c as u32).is_nan(),
+                (Some(&c), Some(FTy::F64)) => !f64::from_bits(c).is_nan(),
+                _ => false,
+            },
+            _ => false,
+        };
+        for d in dests(i) {
+            if let Some(k) = ok.get_mut(&d) {
+                *k &= fine;
+            }
+        }
+    }
+    let mut lazy: Vec<Slot> = ok.into_iter().filter_map(|(s, k)| k.then_some(s)).collect();
+    lazy.sort_unstable();
+    lazy
+}
+
 /// One check shared by global accesses with the same address register (see `access_groups`):
 /// the bytes `[base + lo, base + lo + span)` of one allocation, `base + lo` aligned to `align`.
 #[derive(Clone, Copy)]
@@ -210,6 +247,8 @@ struct Em<'a, 'b> {
     /// Cranelift).
     f32s: HashMap<Slot, Variable>,
     f64s: HashMap<Slot, Variable>,
+    /// Float registers whose NaNs may be non-canonical (`lazy_floats`), sorted.
+    lazy: Vec<Slot>,
     /// Slots the region writes, sorted: what an exit may have to store.
     written: Vec<Slot>,
     /// Instructions of the current run not yet taken from the fuel.
@@ -294,6 +333,7 @@ pub(super) fn region(
         .collect();
     let leaders = leaders(code, lo);
     let (group_of, groups) = access_groups(code, &leaders);
+    let lazy = lazy_floats(code, &prim, &consts);
 
     // entry: the context's fields, then the lane loop. lane_head(m): the next lane of mask m,
     // its registers, its fuel, and the jump to its entry PC. done: the group's results.
@@ -357,6 +397,7 @@ pub(super) fn region(
         prim,
         f32s,
         f64s,
+        lazy,
         written,
         pending: 0,
         leaders,
@@ -378,6 +419,7 @@ pub(super) fn region(
     for (k, e) in entries.iter().enumerate() {
         let Some(e) = *e else { continue };
         em.b.switch_to_block(e);
+        let mut odd: Option<Value> = None;
         for &s in &used {
             if live.live(lo + k as u32, s) {
                 let at = (s as i32) * 256;
@@ -385,10 +427,12 @@ pub(super) fn region(
                     Some(FTy::F32) => {
                         let f = em.b.ins().load(F32, fl, regs, at);
                         em.b.def_var(em.f32s[&s], f);
+                        odd = em.or_odd(odd, s, f);
                     }
                     Some(_) => {
                         let g = em.b.ins().load(F64, fl, regs, at);
                         em.b.def_var(em.f64s[&s], g);
+                        odd = em.or_odd(odd, s, g);
                     }
                     None => {
                         let v = em.b.ins().load(I64, fl, regs, at);
@@ -397,7 +441,20 @@ pub(super) fn region(
                 }
             }
         }
-        em.b.ins().jump(em.blocks[k], &[]);
+        match odd {
+            // Leave before anything ran, storing nothing (the registers are as they were).
+            Some(odd) => {
+                let bail = em.b.create_block();
+                em.b.set_cold_block(bail);
+                em.b.ins().brif(odd, bail, &[], em.blocks[k], &[]);
+                em.b.switch_to_block(bail);
+                em.b.seal_block(bail);
+                em.jump_exit(lo + k as u32, 1);
+            }
+            None => {
+                em.b.ins().jump(em.blocks[k], &[]);
+            }
+        }
     }
     for (k, i) in code.iter().enumerate() {
         em.inst(lo + k as u32, i);
@@ -459,12 +516,12 @@ impl Em<'_, '_> {
         let none = MemFlagsData::new();
         match self.prim.get(&s) {
             Some(FTy::F32) => {
-                let f = self.b.use_var(self.f32s[&s]);
+                let f = self.get_f32(s);
                 let y = self.b.ins().bitcast(I32, none, f);
                 self.b.ins().uextend(I64, y)
             }
             Some(_) => {
-                let g = self.b.use_var(self.f64s[&s]);
+                let g = self.get_f64(s);
                 self.b.ins().bitcast(I64, none, g)
             }
             None => self.b.use_var(self.vars[&s]),
@@ -510,8 +567,21 @@ impl Em<'_, '_> {
         self.set(s, x);
     }
 
-    /// Slot `s` read as an f32 (its low 32 bits).
+    /// Slot `s` read as an f32 (its low 32 bits): the interpreter's bits.
     fn get_f32(&mut self, s: Slot) -> Value {
+        let f = self.get_f32_raw(s);
+        self.exact(s, f, FTy::F32)
+    }
+
+    /// Slot `s` read as an f64: the interpreter's bits.
+    fn get_f64(&mut self, s: Slot) -> Value {
+        let g = self.get_f64_raw(s);
+        self.exact(s, g, FTy::F64)
+    }
+
+    /// Slot `s` read as an f32 by an operation whose result does not depend on a NaN operand's
+    /// payload (a lazy register's NaN may be non-canonical: `lazy_floats`).
+    pub(super) fn get_f32_raw(&mut self, s: Slot) -> Value {
         // (Constants have no variables: `used` leaves them out.)
         match self.f32s.get(&s) {
             Some(&v) => self.b.use_var(v),
@@ -523,8 +593,8 @@ impl Em<'_, '_> {
         }
     }
 
-    /// Slot `s` read as an f64.
-    fn get_f64(&mut self, s: Slot) -> Value {
+    /// As `get_f32_raw`, for an f64.
+    pub(super) fn get_f64_raw(&mut self, s: Slot) -> Value {
         match self.f64s.get(&s) {
             Some(&v) => self.b.use_var(v),
             _ => {
@@ -532,6 +602,51 @@ impl Em<'_, '_> {
                 self.b.ins().bitcast(F64, MemFlagsData::new(), x)
             }
         }
+    }
+
+    fn is_lazy(&self, s: Slot) -> bool {
+        self.lazy.binary_search(&s).is_ok()
+    }
+
+    /// The value `v` of slot `s`, with a NaN made canonical when `s` is lazy.
+    fn exact(&mut self, s: Slot, v: Value, ty: FTy) -> Value {
+        if !self.is_lazy(s) {
+            return v;
+        }
+        let nan = self
+            .b
+            .ins()
+            .fcmp(cranelift_codegen::ir::condcodes::FloatCC::Unordered, v, v);
+        let c = self.canon_nan(ty);
+        self.b.ins().select(nan, c, v)
+    }
+
+    /// At an entry, lazy register `s` loaded as `v`: true when it holds a NaN other than the
+    /// canonical one (written outside the region), which the write-back would change; `None`
+    /// when `s` is not lazy.
+    fn or_odd(&mut self, acc: Option<Value>, s: Slot, v: Value) -> Option<Value> {
+        match (acc, self.odd_nan(s, v)) {
+            (Some(a), Some(b)) => Some(self.b.ins().bor(a, b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn odd_nan(&mut self, s: Slot, v: Value) -> Option<Value> {
+        if !self.is_lazy(s) {
+            return None;
+        }
+        let (ity, canon) = if self.prim.get(&s) == Some(&FTy::F64) {
+            (I64, crate::exec::CANON_NAN64 as i64)
+        } else {
+            (I32, crate::exec::CANON_NAN32 as u32 as i64)
+        };
+        let bits = self.b.ins().bitcast(ity, MemFlagsData::new(), v);
+        let nan = self
+            .b
+            .ins()
+            .fcmp(cranelift_codegen::ir::condcodes::FloatCC::Unordered, v, v);
+        let other = self.b.ins().icmp_imm_s(IntCC::NotEqual, bits, canon);
+        Some(self.b.ins().band(nan, other))
     }
 
     /// Store the slots the region writes that are live at `pc` (where the lane goes on).

@@ -153,3 +153,86 @@ fn device_memory_api() {
         Err(MemoryError::OutOfMemory { .. })
     ));
 }
+
+/// A launch with fewer blocks than the workers can share evenly runs each block's warps on
+/// several workers when nothing lets them see each other (`Program::warps_independent`): the
+/// same results and the same reports (the first shuffle of an inactive lane, the fault of the
+/// lowest thread) as whole blocks on one worker.
+#[test]
+fn blocks_split_across_workers_give_the_same_results_and_reports() {
+    let dev = Device::new();
+    let m = dev.load_module(VECADD).unwrap();
+    assert!(m.program("vecAdd").unwrap().warps_independent());
+    let checks = dev.load_module(include_str!("ptx/checks.ptx")).unwrap();
+    for (k, independent) in [
+        ("bad_shuffle", true),
+        ("race", false),
+        ("div_barrier", false),
+    ] {
+        assert_eq!(
+            checks.program(k).unwrap().warps_independent(),
+            independent,
+            "{k}"
+        );
+    }
+    assert!(crate::pool::parts_per_block(true, 32, 1, 2) > 1);
+    assert_eq!(crate::pool::parts_per_block(false, 32, 1, 2), 1);
+    assert_eq!(crate::pool::parts_per_block(true, 32, 1, 1), 1);
+    assert_eq!(crate::pool::parts_per_block(true, 8, 1000, 2), 1);
+
+    let mut rng = Rng(seed());
+    let n = 900 + rng.below(100) as usize;
+    let a: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
+    let b: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
+    let (pa, pb) = (upload_f32(&dev, &a), upload_f32(&dev, &b));
+    for threads in [1, 2, 3] {
+        let pc = dev.alloc(n * 4).unwrap();
+        let mut cfg = LaunchConfig::new((1, 1, 1), (1024, 1, 1));
+        cfg.threads = threads;
+        let r = dev
+            .launch(
+                &m,
+                "vecAdd",
+                &cfg,
+                &[&p64(pa), &p64(pb), &p64(pc), &(n as i32).to_le_bytes()],
+            )
+            .unwrap();
+        assert!(r.reports.is_empty(), "{:?}", r.reports);
+        let c = download_f32(&dev, pc, n);
+        for i in 0..n {
+            assert_eq!(
+                c[i].to_bits(),
+                (a[i] + b[i]).to_bits(),
+                "element {i}, {threads} workers"
+            );
+        }
+        // Told there are 1024 elements: thread n is the first to read past the end.
+        cfg.threads = threads;
+        let r = dev.launch(
+            &m,
+            "vecAdd",
+            &cfg,
+            &[&p64(pa), &p64(pb), &p64(pc), &1024i32.to_le_bytes()],
+        );
+        match r {
+            Err(LaunchError::Fault { report, .. }) => {
+                assert_eq!(report.kind, CheckKind::OutOfBounds);
+                assert_eq!(report.thread, (n as u32, 0, 0), "{threads} workers");
+            }
+            other => panic!("expected a fault, got {other:?}"),
+        }
+    }
+    let out = dev.alloc(256 * 4).unwrap();
+    let reports: Vec<Vec<CheckReport>> = [1, 4]
+        .into_iter()
+        .map(|threads| {
+            let mut cfg = LaunchConfig::new((1, 1, 1), (256, 1, 1));
+            cfg.threads = threads;
+            dev.launch(&checks, "bad_shuffle", &cfg, &[&p64(out)])
+                .unwrap()
+                .reports
+        })
+        .collect();
+    assert_eq!(reports[0].len(), 1, "{:?}", reports[0]);
+    assert_eq!(reports[0], reports[1]);
+}

@@ -479,3 +479,132 @@ fn accesses_sharing_one_check_fault_like_the_interpreter() {
         }
     }
 }
+
+/// Float registers whose NaNs compiled code makes canonical only where their bits are read
+/// (`jit::emit::lazy_floats`): an arithmetic chain in a loop, then every kind of reader of the
+/// bits (a store, `abs`, a conversion, a move to an integer register, the write-back before an
+/// instruction left to the interpreter), and a region entered with a non-canonical NaN that a
+/// guarded add may leave untouched.
+const LAZY_NAN: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry lazynan(.param .u64 pin, .param .u64 pout, .param .u32 n) {
+  .reg .pred %p<4>;
+  .reg .b32 %r<12>;
+  .reg .f32 %f<10>;
+  .reg .f64 %fd<3>;
+  .reg .b64 %rd<12>;
+  .shared .align 4 .b8 sh[512];
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  ld.param.u32 %r5, [n];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r8, %tid.x;
+  mul.wide.u32 %rd7, %r8, 4;
+  mov.u64 %rd8, sh;
+  add.s64 %rd9, %rd8, %rd7;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.u32 %r1, %r2, %r3, %r1;
+  setp.ge.u32 %p1, %r1, %r5;
+  @%p1 bra DONE;
+  mul.wide.u32 %rd3, %r1, 16;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  ld.global.f32 %f2, [%rd4+4];
+  ld.global.f32 %f3, [%rd4+8];
+  ld.global.u32 %r6, [%rd4+12];
+  and.b32 %r6, %r6, 3;
+  mov.f32 %f4, 0f00000000;
+L1:
+  fma.rn.f32 %f4, %f1, %f2, %f4;
+  add.f32 %f5, %f4, %f3;
+  mul.f32 %f4, %f5, %f1;
+  sub.s32 %r6, %r6, 1;
+  setp.ge.s32 %p2, %r6, 0;
+  @%p2 bra L1;
+  mul.wide.u32 %rd5, %r1, 32;
+  add.s64 %rd6, %rd2, %rd5;
+  st.global.f32 [%rd6], %f4;
+  abs.f32 %f6, %f5;
+  st.global.f32 [%rd6+4], %f6;
+  cvt.f64.f32 %fd1, %f4;
+  st.global.f64 [%rd6+8], %fd1;
+  mov.b32 %r7, %f5;
+  st.global.u32 [%rd6+16], %r7;
+  st.shared.f32 [%rd9], %f4;
+  ld.shared.u32 %r9, [%rd9];
+  st.global.u32 [%rd6+20], %r9;
+  st.shared.f32 [%rd9], %f1;
+  ld.shared.f32 %f7, [%rd9];
+  setp.lt.f32 %p3, %f2, 0f00000000;
+  @%p3 add.f32 %f7, %f7, %f3;
+  st.shared.f32 [%rd9], %f7;
+  ld.shared.u32 %r10, [%rd9];
+  st.global.u32 [%rd6+24], %r10;
+DONE:
+  ret;
+}
+"#;
+
+#[test]
+fn lazily_canonical_nans_show_the_interpreters_bits() {
+    const SPECIAL: [u32; 9] = [
+        0x7FFF_FFFF,
+        0x7FC0_0000,
+        0xFFC0_0001,
+        0x7F80_0001,
+        0xFFA0_0000,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x8000_0000,
+        0x0000_0000,
+    ];
+    let dev = Device::new();
+    let m = dev.load_module(LAZY_NAN).unwrap();
+    let mut rng = Rng(seed());
+    let n = 700 + rng.below(200) as usize;
+    let input: Vec<u32> = (0..4 * n)
+        .map(|k| match (k % 4, rng.below(3)) {
+            (3, _) => rng.next() as u32,
+            (_, 0) => SPECIAL[rng.below(SPECIAL.len() as u64) as usize],
+            _ => (rng.f32() * 4.0 - 2.0).to_bits(),
+        })
+        .collect();
+    let pin = upload_u32(&dev, &input);
+    let mut outs = Vec::new();
+    for mode in [JitMode::Off, JitMode::Always] {
+        let pout = dev.alloc(32 * n).unwrap();
+        let r = dev
+            .launch(
+                &m,
+                "lazynan",
+                &cfg((n as u32).div_ceil(128), 128, mode),
+                &[&p64(pin), &p64(pout), &(n as u32).to_le_bytes()],
+            )
+            .unwrap();
+        assert!(r.reports.is_empty(), "{:?}", r.reports);
+        assert_eq!(r.jit, mode == JitMode::Always);
+        outs.push(download_u32(&dev, pout, 8 * n));
+    }
+    let nans = outs[0]
+        .iter()
+        .filter(|&&w| f32::from_bits(w).is_nan())
+        .count();
+    assert!(
+        nans > n / 4,
+        "the inputs should make NaNs: {nans} of {}",
+        8 * n
+    );
+    for t in 0..n {
+        assert_eq!(
+            &outs[0][8 * t..8 * t + 7],
+            &outs[1][8 * t..8 * t + 7],
+            "thread {t} (interpreted, then compiled), inputs {:08x?}",
+            &input[4 * t..4 * t + 4]
+        );
+    }
+}

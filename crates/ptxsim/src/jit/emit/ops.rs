@@ -289,21 +289,26 @@ impl Em<'_, '_> {
                 } else {
                     FTy::F32
                 };
-                let (x, y) = (self.get_float(r[1], ty), self.get_float(r[2], ty));
+                let (x, y) = (self.get_float_raw(r[1], ty), self.get_float_raw(r[2], ty));
                 let v = match i.op {
                     FAdd32 | FAdd64 => self.b.ins().fadd(x, y),
                     FSub32 | FSub64 => self.b.ins().fsub(x, y),
                     FMul32 | FMul64 => self.b.ins().fmul(x, y),
                     FDiv32 | FDiv64 => self.b.ins().fdiv(x, y),
                     _ => {
-                        let z = self.get_float(r[3], ty);
+                        let z = self.get_float_raw(r[3], ty);
                         self.b.ins().fma(x, y, z)
                     }
                 };
                 // NaN results made canonical (as `fops::f32c` / `f64c`).
                 let nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
                 let c = self.canon_nan(ty);
-                let v = self.b.ins().select(nan, c, v);
+                // (A lazy register is made canonical where its bits are read: `lazy_floats`.)
+                let v = if self.is_lazy(d) {
+                    v
+                } else {
+                    self.b.ins().select(nan, c, v)
+                };
                 self.set_float(d, v, ty);
             }
             // As the interpreter: on the low `bits` bits, zero-extended.
@@ -394,7 +399,7 @@ impl Em<'_, '_> {
                 // As `fops::fminmax`: a NaN operand gives the other (the canonical NaN when
                 // both are, or with .NaN any is); -0 is below +0.
                 let is_max = matches!(i.op, Op::FMax { .. });
-                let (x, y) = (self.get_float(r[1], ty), self.get_float(r[2], ty));
+                let (x, y) = (self.get_float_raw(r[1], ty), self.get_float_raw(r[2], ty));
                 let (ity, fty) = if ty == FTy::F64 {
                     (I64, F64)
                 } else {
@@ -449,7 +454,7 @@ impl Em<'_, '_> {
             Op::SetpF {
                 cmp, ty, bop, cneg, ..
             } => {
-                let (x, y) = (self.get_float(r[1], ty), self.get_float(r[2], ty));
+                let (x, y) = (self.get_float_raw(r[1], ty), self.get_float_raw(r[2], ty));
                 let c = self.b.ins().fcmp(float_cc(cmp), x, y);
                 let t = b64(&mut self.b, c);
                 self.write_setp(i, t, bop, cneg);
@@ -478,7 +483,8 @@ impl Em<'_, '_> {
                 self.set_float(d, f, to);
             }
             Op::CvtFI { from, to, irnd, .. } => {
-                let f = self.get_float(r[1], from);
+                // (NaN converts to 0 whatever its payload.)
+                let f = self.get_float_raw(r[1], from);
                 // The conversion itself truncates (saturating, NaN to 0, as Rust's `as`).
                 let f = match irnd {
                     IRnd::Rni => self.b.ins().nearest(f),
@@ -599,6 +605,15 @@ impl Em<'_, '_> {
         }
     }
 
+    /// As `get_float`, for operations whose result does not depend on a NaN operand's payload.
+    fn get_float_raw(&mut self, s: Slot, ty: FTy) -> Value {
+        if ty == FTy::F64 {
+            self.get_f64_raw(s)
+        } else {
+            self.get_f32_raw(s)
+        }
+    }
+
     /// Write slot `s` with the float `v` of type `ty` (f32 or f64).
     fn set_float(&mut self, s: Slot, v: Value, ty: FTy) {
         if ty == FTy::F64 {
@@ -609,7 +624,7 @@ impl Em<'_, '_> {
     }
 
     /// The canonical NaN of `ty` (f32 or f64), as arithmetic results give it.
-    fn canon_nan(&mut self, ty: FTy) -> Value {
+    pub(super) fn canon_nan(&mut self, ty: FTy) -> Value {
         if ty == FTy::F64 {
             self.b.ins().f64const(f64::from_bits(CANON_NAN64))
         } else {
