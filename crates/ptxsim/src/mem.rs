@@ -224,8 +224,11 @@ impl HostPtr<'_> {
 /// The device's allocation table.
 pub struct Heap {
     live: BTreeMap<u64, Arc<Buf>>,
-    /// Freed blocks (base, size), in address order (addresses only grow).
-    freed: Vec<(u64, u64)>,
+    /// Freed blocks (base, size), in address order (addresses only grow). Shared with the
+    /// launches' views: a notebook that allocates and frees in a loop makes it long, and
+    /// copying it for every launch cost a small launch more than its own work (tens of
+    /// thousands of entries after a benchmark run).
+    freed: Arc<Vec<(u64, u64)>>,
     next: u64,
     live_bytes: usize,
 }
@@ -234,7 +237,7 @@ impl Default for Heap {
     fn default() -> Self {
         Heap {
             live: BTreeMap::new(),
-            freed: Vec::new(),
+            freed: Arc::new(Vec::new()),
             next: GLOBAL_BASE,
             live_bytes: 0,
         }
@@ -262,7 +265,8 @@ impl Heap {
         match self.live.remove(&ptr) {
             Some(b) => {
                 self.live_bytes -= b.len();
-                self.freed.push((ptr, b.len() as u64));
+                // (Copies the list only while a launch's view holds it.)
+                Arc::make_mut(&mut self.freed).push((ptr, b.len() as u64));
                 true
             }
             None => false,
@@ -287,7 +291,7 @@ impl Heap {
         GlobalView {
             entries,
             _keep: keep,
-            freed: self.freed.clone(),
+            freed: Arc::clone(&self.freed),
         }
     }
 }
@@ -303,7 +307,7 @@ struct Entry {
 pub struct GlobalView {
     entries: Vec<Entry>,
     _keep: Vec<Arc<Buf>>,
-    freed: Vec<(u64, u64)>,
+    freed: Arc<Vec<(u64, u64)>>,
 }
 
 // SAFETY: the raw pointers in `entries` point into buffers kept alive by `_keep`, and they are
@@ -581,6 +585,29 @@ mod tests {
             0xdead_beef
         );
         assert!(v2.describe_miss(8, 4).description.contains("null"));
+    }
+
+    /// A launch's view shares the freed-block record instead of copying it (it grows with
+    /// every free of the session), and a free while a view holds it leaves that view as it was.
+    #[test]
+    fn views_share_the_freed_record() {
+        let mut h = Heap::default();
+        let mut first = 0;
+        for k in 0..1000 {
+            let a = h.alloc(64).unwrap();
+            first = if k == 0 { a } else { first };
+            assert!(h.free(a));
+        }
+        let (v1, v2) = (h.view(), h.view());
+        assert!(Arc::ptr_eq(&v1.freed, &v2.freed));
+        assert_eq!(v1.freed.len(), 1000);
+        let b = h.alloc(8).unwrap();
+        assert!(h.free(b));
+        let v3 = h.view();
+        assert_eq!((v1.freed.len(), v3.freed.len()), (1000, 1001));
+        assert!(v3.describe_miss(b, 4).use_after_free);
+        assert!(!v1.describe_miss(b, 4).use_after_free);
+        assert!(v1.describe_miss(first + 8, 4).use_after_free);
     }
 
     #[test]

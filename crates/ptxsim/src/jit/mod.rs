@@ -10,9 +10,10 @@
 //! a lane's values in host registers through the whole region, loops included: it loads the
 //! registers live where it is entered and writes back only those it wrote that are still live
 //! where the lane leaves (`live`). Registers only ever read as one float type live in float
-//! registers. It checks each global access against a cache of the allocation that check hit
-//! last; accesses through one address register in a straight-line run share one check of the
-//! bytes they cover together (`emit::access_groups`).
+//! registers; those written only by arithmetic have their NaNs made canonical where the bits
+//! are read, not at every result (`emit::lazy_floats`). It checks each global access against a
+//! cache of the allocation that check hit last; accesses through one address register in a
+//! straight-line run share one check of the bytes they cover together (`emit::access_groups`).
 //!
 //! The interpreter enters a region when the running group reaches one of its leaders (the
 //! region's start, branch targets), runs the group's lanes one after another through the
