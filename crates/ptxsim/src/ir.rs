@@ -607,6 +607,8 @@ pub struct Program {
     pub max_threads: Option<u32>,
     /// `.reqntid`: the block shape every launch must use.
     pub reqntid: Option<(u32, u32, u32)>,
+    /// Whether any instruction is a block-wide barrier (`bar`/`barrier`).
+    pub has_barriers: bool,
 }
 
 impl Op {
@@ -632,7 +634,7 @@ impl Program {
     /// change.
     pub fn warps_independent(&self) -> bool {
         self.static_shared == 0
-            && !self.code.iter().any(|i| matches!(i.op, Op::Bar(_)))
+            && !self.has_barriers
             && !self.calls.iter().any(|c| c.callee == Callee::Vprintf)
     }
 

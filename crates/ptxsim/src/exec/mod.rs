@@ -457,8 +457,8 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    /// Run block `lin` (linear block index) to completion: part `part` of `parts` of it, its share of the warps, in order (only when
-    /// `Ctx::split_blocks` allows `parts > 1`; else part 0 of 1, the whole block).
+    /// Run block `lin` (linear block index) to completion; with `parts > 1` (only when
+    /// `Ctx::split_blocks` allows it), only part `part` of its warps, in order.
     pub fn run_block_part(&mut self, lin: u64, part: u32, parts: u32) -> Result<(), Fault> {
         let (gx, gy, _) = self.ctx.grid;
         let (gx, gy) = (gx as u64, gy as u64);

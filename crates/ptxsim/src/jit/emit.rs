@@ -13,7 +13,7 @@ mod ops;
 
 use std::collections::HashMap;
 
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
 use cranelift_codegen::ir::{
     Block, BlockArg, Function, InstBuilder, JumpTableData, MemFlagsData, Value,
@@ -610,30 +610,27 @@ impl Em<'_, '_> {
 
     /// The value `v` of slot `s`, with a NaN made canonical when `s` is lazy.
     fn exact(&mut self, s: Slot, v: Value, ty: FTy) -> Value {
-        if !self.is_lazy(s) {
-            return v;
+        if self.is_lazy(s) {
+            self.canonical(v, ty)
+        } else {
+            v
         }
-        let nan = self
-            .b
-            .ins()
-            .fcmp(cranelift_codegen::ir::condcodes::FloatCC::Unordered, v, v);
+    }
+
+    /// `v` (an f32 or f64 of type `ty`) with a NaN replaced by the canonical NaN, as the
+    /// interpreter's arithmetic writes it (`fops::f32c` / `f64c`).
+    fn canonical(&mut self, v: Value, ty: FTy) -> Value {
+        let nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
         let c = self.canon_nan(ty);
         self.b.ins().select(nan, c, v)
     }
 
-    /// At an entry, lazy register `s` loaded as `v`: true when it holds a NaN other than the
-    /// canonical one (written outside the region), which the write-back would change; `None`
-    /// when `s` is not lazy.
+    /// At an entry, with register `s` loaded as `v`: `acc`, or'ed (when `s` is lazy) with
+    /// whether `s` holds a NaN other than the canonical one (written outside the region), which
+    /// the write-back would change.
     fn or_odd(&mut self, acc: Option<Value>, s: Slot, v: Value) -> Option<Value> {
-        match (acc, self.odd_nan(s, v)) {
-            (Some(a), Some(b)) => Some(self.b.ins().bor(a, b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    fn odd_nan(&mut self, s: Slot, v: Value) -> Option<Value> {
         if !self.is_lazy(s) {
-            return None;
+            return acc;
         }
         let (ity, canon) = if self.prim.get(&s) == Some(&FTy::F64) {
             (I64, crate::exec::CANON_NAN64 as i64)
@@ -641,12 +638,13 @@ impl Em<'_, '_> {
             (I32, crate::exec::CANON_NAN32 as u32 as i64)
         };
         let bits = self.b.ins().bitcast(ity, MemFlagsData::new(), v);
-        let nan = self
-            .b
-            .ins()
-            .fcmp(cranelift_codegen::ir::condcodes::FloatCC::Unordered, v, v);
+        let nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
         let other = self.b.ins().icmp_imm_s(IntCC::NotEqual, bits, canon);
-        Some(self.b.ins().band(nan, other))
+        let odd = self.b.ins().band(nan, other);
+        Some(match acc {
+            Some(a) => self.b.ins().bor(a, odd),
+            None => odd,
+        })
     }
 
     /// Store the slots the region writes that are live at `pc` (where the lane goes on).

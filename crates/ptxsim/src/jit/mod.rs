@@ -293,7 +293,7 @@ fn regions(prog: &Program, every: bool) -> Vec<(u32, u32)> {
     if let Some(l) = lo {
         out.push((l, prog.code.len() as u32));
     }
-    let min = if prog.code.iter().any(|i| matches!(i.op, Op::Bar(_))) {
+    let min = if prog.has_barriers {
         MIN_REGION
     } else {
         MIN_REGION_NO_BARRIERS

@@ -748,6 +748,7 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
     }
     Ok(Program {
         name: f.name.clone(),
+        has_barriers: kb.code.iter().any(|i| matches!(i.op, Op::Bar(_))),
         code: kb.code,
         nslots: kb.nslots,
         consts: kb.const_list,

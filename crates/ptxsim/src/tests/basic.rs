@@ -5,6 +5,22 @@ use crate::*;
 
 const VECADD: &str = include_str!("ptx/vecadd.ptx");
 
+/// `vecAdd(a, b, c, n)` launched with `cfg`.
+fn vec_add(
+    dev: &Device,
+    m: &Module,
+    cfg: &LaunchConfig,
+    (a, b, c): (DevicePtr, DevicePtr, DevicePtr),
+    n: i32,
+) -> Result<LaunchReport, LaunchError> {
+    dev.launch(
+        m,
+        "vecAdd",
+        cfg,
+        &[&p64(a), &p64(b), &p64(c), &n.to_le_bytes()],
+    )
+}
+
 #[test]
 fn vector_add_matches_cpu() {
     let dev = Device::new();
@@ -21,14 +37,7 @@ fn vector_add_matches_cpu() {
     let (pa, pb) = (upload_f32(&dev, &a), upload_f32(&dev, &b));
     let pc = dev.alloc(n * 4).unwrap();
     let cfg = LaunchConfig::new(((n as u32).div_ceil(256), 1, 1), (256, 1, 1));
-    let r = dev
-        .launch(
-            &m,
-            "vecAdd",
-            &cfg,
-            &[&p64(pa), &p64(pb), &p64(pc), &(n as i32).to_le_bytes()],
-        )
-        .unwrap();
+    let r = vec_add(&dev, &m, &cfg, (pa, pb, pc), n as i32).unwrap();
     assert!(r.reports.is_empty(), "{:?}", r.reports);
     assert!(r.warp_instructions > 0);
     let c = download_f32(&dev, pc, n);
@@ -46,14 +55,7 @@ fn vector_add_out_of_bounds_is_reported_with_line_and_allocation() {
     let pb = dev.alloc(n * 4).unwrap();
     let pc = dev.alloc((n - 1) * 4).unwrap(); // one element short
     let cfg = LaunchConfig::new((4, 1, 1), (256, 1, 1));
-    let e = dev
-        .launch(
-            &m,
-            "vecAdd",
-            &cfg,
-            &[&p64(pa), &p64(pb), &p64(pc), &(n as i32).to_le_bytes()],
-        )
-        .unwrap_err();
+    let e = vec_add(&dev, &m, &cfg, (pa, pb, pc), n as i32).unwrap_err();
     let LaunchError::Fault { report, .. } = e else {
         panic!("{e:?}")
     };
@@ -189,14 +191,7 @@ fn blocks_split_across_workers_give_the_same_results_and_reports() {
         let pc = dev.alloc(n * 4).unwrap();
         let mut cfg = LaunchConfig::new((1, 1, 1), (1024, 1, 1));
         cfg.threads = threads;
-        let r = dev
-            .launch(
-                &m,
-                "vecAdd",
-                &cfg,
-                &[&p64(pa), &p64(pb), &p64(pc), &(n as i32).to_le_bytes()],
-            )
-            .unwrap();
+        let r = vec_add(&dev, &m, &cfg, (pa, pb, pc), n as i32).unwrap();
         assert!(r.reports.is_empty(), "{:?}", r.reports);
         let c = download_f32(&dev, pc, n);
         for i in 0..n {
@@ -207,14 +202,7 @@ fn blocks_split_across_workers_give_the_same_results_and_reports() {
             );
         }
         // Told there are 1024 elements: thread n is the first to read past the end.
-        cfg.threads = threads;
-        let r = dev.launch(
-            &m,
-            "vecAdd",
-            &cfg,
-            &[&p64(pa), &p64(pb), &p64(pc), &1024i32.to_le_bytes()],
-        );
-        match r {
+        match vec_add(&dev, &m, &cfg, (pa, pb, pc), 1024) {
             Err(LaunchError::Fault { report, .. }) => {
                 assert_eq!(report.kind, CheckKind::OutOfBounds);
                 assert_eq!(report.thread, (n as u32, 0, 0), "{threads} workers");

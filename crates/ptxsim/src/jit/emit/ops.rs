@@ -300,14 +300,12 @@ impl Em<'_, '_> {
                         self.b.ins().fma(x, y, z)
                     }
                 };
-                // NaN results made canonical (as `fops::f32c` / `f64c`).
-                let nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
-                let c = self.canon_nan(ty);
-                // (A lazy register is made canonical where its bits are read: `lazy_floats`.)
+                // NaN results made canonical, except in a lazy register, which is made canonical
+                // where its bits are read (`lazy_floats`).
                 let v = if self.is_lazy(d) {
                     v
                 } else {
-                    self.b.ins().select(nan, c, v)
+                    self.canonical(v, ty)
                 };
                 self.set_float(d, v, ty);
             }
