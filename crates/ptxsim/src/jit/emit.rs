@@ -234,6 +234,58 @@ fn access_groups(code: &[Inst], leaders: &[bool]) -> (Vec<usize>, HashMap<usize,
     (head, groups)
 }
 
+/// A cache entry kept in variables: its index and the variables of its base, units and host.
+type Held = (u32, [Variable; 3]);
+
+/// The cache entries of the region's checks (numbered on from `next_cache`, which moves past
+/// them) by head instruction, and the entries held in variables (see `roots::plan`).
+fn cache_plan(
+    b: &mut FunctionBuilder,
+    code: &[Inst],
+    lo: u32,
+    group_of: &[usize],
+    groups: &HashMap<usize, Group>,
+    next_cache: &mut u32,
+) -> (HashMap<usize, u32>, Vec<Held>) {
+    let heads: Vec<usize> = (0..code.len())
+        .filter(|&k| group_of[k] == k && groups.contains_key(&k))
+        .collect();
+    // Whether `k` is inside a loop: a backward branch at or after it jumps to it or before.
+    let in_loop = |k: usize| {
+        code[k..].iter().any(|i| {
+            let t = i.imm as u32;
+            i.op == Op::Bra && t >= lo && t <= lo + k as u32
+        })
+    };
+    let checks: Vec<super::roots::Check> = heads
+        .iter()
+        .map(|&k| super::roots::Check {
+            base: code[k].r[4],
+            span: groups[&k].span,
+            align: groups[&k].align,
+            in_loop: in_loop(k),
+        })
+        .collect();
+    let plan = super::roots::plan(code, &checks);
+    let first = *next_cache;
+    *next_cache += plan.entries;
+    let cache_of = heads
+        .iter()
+        .zip(&plan.entry)
+        .map(|(&k, &e)| (k, first + e))
+        .collect();
+    let held = (0..plan.entries)
+        .filter(|&e| plan.held[e as usize])
+        .map(|e| {
+            (
+                first + e,
+                [b.declare_var(I64), b.declare_var(I64), b.declare_var(I64)],
+            )
+        })
+        .collect();
+    (cache_of, held)
+}
+
 struct Em<'a, 'b> {
     // (see `region`)
     b: FunctionBuilder<'b>,
@@ -269,7 +321,10 @@ struct Em<'a, 'b> {
     hi: u32,
     /// The register-preserving wrapper of `translate` (see `compile`).
     translate: cranelift_codegen::ir::FuncRef,
-    next_cache: &'a mut u32,
+    /// The cache entry of each check (by its head), and the variables holding the entries
+    /// kept in registers (base, units, host; see `roots::plan`).
+    cache_of: HashMap<usize, u32>,
+    held: Vec<Held>,
     live: &'a Live,
 }
 
@@ -333,6 +388,7 @@ pub(super) fn region(
         .collect();
     let leaders = leaders(code, lo);
     let (group_of, groups) = access_groups(code, &leaders);
+    let (cache_of, held) = cache_plan(&mut b, code, lo, &group_of, &groups, next_cache);
     let lazy = lazy_floats(code, &prim, &consts);
 
     // entry: the context's fields, then the lane loop. lane_head(m): the next lane of mask m,
@@ -413,7 +469,8 @@ pub(super) fn region(
         lo,
         hi,
         translate,
-        next_cache,
+        cache_of,
+        held,
         live,
     };
     for (k, e) in entries.iter().enumerate() {
@@ -440,6 +497,12 @@ pub(super) fn region(
                     }
                 }
             }
+        }
+        // Held cache entries are loaded at each lane's entry (measured better than loading
+        // them before the loops that use them: Cranelift's register allocator then spilled
+        // more in matmulNaive's loop).
+        for h in 0..em.held.len() {
+            em.reload_held(h);
         }
         match odd {
             // Leave before anything ran, storing nothing (the registers are as they were).

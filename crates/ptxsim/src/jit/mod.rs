@@ -12,8 +12,10 @@
 //! where the lane leaves (`live`). Registers only ever read as one float type live in float
 //! registers; those written only by arithmetic have their NaNs made canonical where the bits
 //! are read, not at every result (`emit::lazy_floats`). It checks each global access against a
-//! cache of the allocation that check hit last; accesses through one address register in a
-//! straight-line run share one check of the bytes they cover together (`emit::access_groups`).
+//! cache of the allocation last hit; accesses through one address register in a straight-line
+//! run share one check of the bytes they cover together (`emit::access_groups`), and checks
+//! through pointers derived from one root share one cache entry, kept in host registers when
+//! several checks in loops use it (`roots`).
 //!
 //! The interpreter enters a region when the running group reaches one of its leaders (the
 //! region's start, branch targets), runs the group's lanes one after another through the
@@ -38,6 +40,7 @@
 mod call;
 mod emit;
 mod live;
+mod roots;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -148,7 +151,7 @@ impl Lazy {
 pub struct Compiled {
     /// Per PC: the compiled function to enter there (at the leaders of each region).
     at: Vec<Option<JitFn>>,
-    /// Number of global-access caches the functions use (one per memory instruction).
+    /// Number of global-access cache entries the functions use (see `roots::plan`).
     pub caches: usize,
     _module: call::CodeHolder,
 }

@@ -608,3 +608,123 @@ fn lazily_canonical_nans_show_the_interpreters_bits() {
         );
     }
 }
+
+/// Three walkers through one root pointer (`pa`) in a loop (`jit::roots`): `[rd7]` walks `a`
+/// by 4 bytes, `[rd9]` walks `b` by 4 bytes (reached by adding `b - a`, so it shares `rd7`'s
+/// root and its cache entry, which then alternates between the two allocations), and an 8-byte
+/// `[rd8]` walks `b` by 8 bytes (same root, another span: an entry of its own, whose bounds a
+/// shared 4-byte entry would get wrong).
+fn chain_ptx() -> String {
+    format!(
+        r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.file 1 "chain.cu"
+.visible .entry chain(.param .u64 pa, .param .u64 pb, .param .u64 pout, .param .u32 n, .param .u32 steps) {{
+  .reg .u64 %rd<16>;
+  .reg .u32 %r<12>;
+  .reg .pred %p<3>;
+  ld.param.u64 %rd1, [pa];
+  ld.param.u64 %rd2, [pb];
+  ld.param.u64 %rd3, [pout];
+  ld.param.u32 %r5, [n];
+  ld.param.u32 %r6, [steps];
+{INDEX_GUARD}  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  sub.s64 %rd6, %rd2, %rd1;
+  mul.wide.u32 %rd4, %r1, 4;
+  add.s64 %rd7, %rd1, %rd4;
+  mul.wide.u32 %rd12, %r1, 8;
+  add.s64 %rd11, %rd1, %rd6;
+  add.s64 %rd8, %rd11, %rd12;
+  mov.u32 %r2, 0;
+L1:
+  .loc 1 20 0
+  ld.global.u32 %r3, [%rd7];
+  add.s64 %rd9, %rd7, %rd6;
+  .loc 1 21 0
+  ld.global.u32 %r4, [%rd9];
+  .loc 1 22 0
+  ld.global.v2.u32 {{%r8, %r9}}, [%rd8];
+  mad.lo.u32 %r2, %r2, 3, %r3;
+  xor.b32 %r2, %r2, %r4;
+  add.u32 %r2, %r2, %r8;
+  sub.u32 %r2, %r2, %r9;
+  add.s64 %rd7, %rd7, 4;
+  add.s64 %rd8, %rd8, 8;
+  sub.u32 %r6, %r6, 1;
+  setp.ne.u32 %p2, %r6, 0;
+  @%p2 bra L1;
+  cvta.to.global.u64 %rd3, %rd3;
+  add.s64 %rd10, %rd3, %rd4;
+  st.global.u32 [%rd10], %r2;
+DONE:
+  ret;
+}}
+"#
+    )
+}
+
+#[test]
+fn accesses_through_one_root_share_a_cache_and_keep_their_bounds() {
+    let dev = Device::new();
+    let m = dev.load_module(&chain_ptx()).unwrap();
+    let mut rng = Rng(seed());
+    let n = 150 + rng.below(100) as usize;
+    let steps = 5 + rng.below(20) as usize;
+    let a: Vec<u32> = (0..n + steps - 1).map(|_| rng.next() as u32).collect();
+    let b: Vec<u32> = (0..2 * (n + steps - 1))
+        .map(|_| rng.next() as u32)
+        .collect();
+    let pa = upload_u32(&dev, &a);
+    let want: Vec<u32> = (0..n)
+        .map(|t| {
+            (0..steps).fold(0u32, |acc, j| {
+                let acc = acc.wrapping_mul(3).wrapping_add(a[t + j]) ^ b[t + j];
+                acc.wrapping_add(b[2 * (t + j)])
+                    .wrapping_sub(b[2 * (t + j) + 1])
+            })
+        })
+        .collect();
+    // `b` whole, then one element short: the last thread's last 8-byte load (line 22) reads
+    // past the end by its second word only.
+    for short in [0, 1] {
+        let pb = upload_u32(&dev, &b[..b.len() - short]);
+        let mut results = Vec::new();
+        for mode in [JitMode::Off, JitMode::Always] {
+            let po = dev.alloc(n * 4).unwrap();
+            let r = dev.launch(
+                &m,
+                "chain",
+                &cfg((n as u32).div_ceil(64), 64, mode),
+                &[
+                    &p64(pa),
+                    &p64(pb),
+                    &p64(po),
+                    &i32b(n as i32),
+                    &i32b(steps as i32),
+                ],
+            );
+            results.push(match r {
+                Ok(r) => {
+                    assert!(r.reports.is_empty(), "{:?}", r.reports);
+                    assert_eq!(r.jit, mode == JitMode::Always);
+                    Ok(download_u32(&dev, po, n))
+                }
+                Err(LaunchError::Fault { report, .. }) => Err(*report),
+                Err(e) => panic!("short {short}: {e:?}"),
+            });
+        }
+        assert_eq!(results[0], results[1], "short {short}");
+        match (short, &results[1]) {
+            (0, Ok(out)) => assert_eq!(out, &want),
+            (1, Err(rep)) => {
+                let line = rep.line.as_ref().map(|l| l.line);
+                let t = rep.block.0 * 64 + rep.thread.0;
+                assert_eq!((t, line), ((n - 1) as u32, Some(22)), "{rep:?}");
+            }
+            (s, r) => panic!("short {s}: unexpected {r:?}"),
+        }
+    }
+}

@@ -693,6 +693,31 @@ impl Em<'_, '_> {
         self.b.ins().iadd_imm_s(start, i.imm - g.lo)
     }
 
+    /// Where cache entry `ci` is: a base value and an offset.
+    fn cache_ent(&mut self, ci: u32) -> (Value, i32) {
+        let fl = MemFlagsData::trusted();
+        // Inside the context for the first ones, else through `caches`.
+        if (ci as usize) < INLINE_CACHES {
+            (self.ctx, CTX_INLINE_CACHES + (ci as i64 * ENT_SIZE) as i32)
+        } else {
+            let caches = self.b.ins().load(I64, fl, self.ctx, CTX_CACHES);
+            let k = ci as i64 - INLINE_CACHES as i64;
+            (self.b.ins().iadd_imm_s(caches, k * ENT_SIZE), 0)
+        }
+    }
+
+    /// Load held entry `k` into its variables (at a lane's entry, and after `translate` filled
+    /// it).
+    pub(super) fn reload_held(&mut self, k: usize) {
+        let fl = MemFlagsData::trusted();
+        let (ci, vars) = self.held[k];
+        let (ent, at) = self.cache_ent(ci);
+        for (v, off) in vars.into_iter().zip([ENT_BASE, ENT_UNITS, ENT_HOST]) {
+            let x = self.b.ins().load(I64, fl, ent, at + off);
+            self.b.def_var(v, x);
+        }
+    }
+
     /// The host address of `[base + g.lo, + g.span)` after checking that it is aligned and
     /// inside one allocation (the check's cache entry, else `translate`); otherwise the lane
     /// leaves the region before the instruction at `pc`.
@@ -700,19 +725,20 @@ impl Em<'_, '_> {
         let (total, align) = (g.span, g.align);
         let base = self.get(base_slot);
         let addr = self.b.ins().iadd_imm_s(base, g.lo);
-        let ci = *self.next_cache;
-        *self.next_cache += 1;
+        let ci = self.cache_of[&((pc - self.lo) as usize)];
         let fl = MemFlagsData::trusted();
-        // The entry: inside the context for the first ones, else through `caches`.
-        let (ent, at) = if (ci as usize) < INLINE_CACHES {
-            (self.ctx, CTX_INLINE_CACHES + (ci as i64 * ENT_SIZE) as i32)
-        } else {
-            let caches = self.b.ins().load(I64, fl, self.ctx, CTX_CACHES);
-            let k = ci as i64 - INLINE_CACHES as i64;
-            (self.b.ins().iadd_imm_s(caches, k * ENT_SIZE), 0)
+        let held = self.held.iter().position(|h| h.0 == ci);
+        // The entry's base, units and host address: from its variables, or loaded.
+        let (ent, at) = match held {
+            Some(_) => (self.ctx, 0),
+            None => self.cache_ent(ci),
         };
-        let cb = self.b.ins().load(I64, fl, ent, at + ENT_BASE);
-        let units = self.b.ins().load(I64, fl, ent, at + ENT_UNITS);
+        let field = |em: &mut Self, k: usize, off: i32| match held {
+            Some(h) => em.b.use_var(em.held[h].1[k]),
+            None => em.b.ins().load(I64, fl, ent, at + off),
+        };
+        let cb = field(self, 0, ENT_BASE);
+        let units = field(self, 1, ENT_UNITS);
         let off = self.b.ins().isub(addr, cb);
         // Rotating the offset right by log2(alignment) keeps an aligned offset's value in
         // alignment units and sends a misaligned one past any limit: one compare checks both.
@@ -732,7 +758,7 @@ impl Em<'_, '_> {
         self.b.seal_block(miss_blk);
 
         self.b.switch_to_block(hit_blk);
-        let h = self.b.ins().load(I64, fl, ent, at + ENT_HOST);
+        let h = field(self, 2, ENT_HOST);
         let host = self.b.ins().iadd(h, off);
         self.b.ins().jump(join, &[BlockArg::Value(host)]);
 
@@ -747,6 +773,10 @@ impl Em<'_, '_> {
             .ins()
             .call(self.translate, &[self.ctx, idx, addr, tot, al]);
         let host = self.b.ins().load(I64, fl, self.ctx, CTX_HOST_OUT);
+        if let Some(h) = held {
+            // `translate` filled the entry (when it found the allocation).
+            self.reload_held(h);
+        }
         let bad = self.b.ins().icmp_imm_s(IntCC::Equal, host, 0);
         self.brif_exit(bad, join, &[BlockArg::Value(host)], pc, 1);
 
