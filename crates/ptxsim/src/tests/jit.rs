@@ -426,6 +426,41 @@ DONE:
     )
 }
 
+/// Launches `kernel` over `n` threads (blocks of 64), interpreted and then compiled, each time
+/// with a fresh output buffer of `n` words as the parameter between `before` and `after`: the
+/// outputs, or the reports of the faults.
+fn interpreted_and_compiled(
+    dev: &Device,
+    m: &Module,
+    kernel: &str,
+    n: usize,
+    before: &[&[u8]],
+    after: &[&[u8]],
+) -> Vec<Result<Vec<u32>, CheckReport>> {
+    let mut results = Vec::new();
+    for mode in [JitMode::Off, JitMode::Always] {
+        let po = dev.alloc(n * 4).unwrap();
+        let out = p64(po);
+        let params: Vec<&[u8]> = before
+            .iter()
+            .copied()
+            .chain([&out[..]])
+            .chain(after.iter().copied())
+            .collect();
+        let r = dev.launch(m, kernel, &cfg((n as u32).div_ceil(64), 64, mode), &params);
+        results.push(match r {
+            Ok(r) => {
+                assert!(r.reports.is_empty(), "{:?}", r.reports);
+                assert_eq!(r.jit, mode == JitMode::Always);
+                Ok(download_u32(dev, po, n))
+            }
+            Err(LaunchError::Fault { report, .. }) => Err(*report),
+            Err(e) => panic!("{kernel} ({mode:?}): {e:?}"),
+        });
+    }
+    results
+}
+
 #[test]
 fn accesses_sharing_one_check_fault_like_the_interpreter() {
     let dev = Device::new();
@@ -438,25 +473,8 @@ fn accesses_sharing_one_check_fault_like_the_interpreter() {
     let v: Vec<u32> = (0..n + 2).map(|_| rng.next() as u32 >> 2).collect();
     let pi = upload_u32(&dev, &v);
     for shift in 0..3u32 {
-        let mut results = Vec::new();
-        for mode in [JitMode::Off, JitMode::Always] {
-            let po = dev.alloc(n * 4).unwrap();
-            let r = dev.launch(
-                &m,
-                "neighbours",
-                &cfg((n as u32).div_ceil(64), 64, mode),
-                &[&p64(pi), &p64(po), &i32b(n as i32), &i32b(shift as i32)],
-            );
-            results.push(match r {
-                Ok(r) => {
-                    assert!(r.reports.is_empty(), "{:?}", r.reports);
-                    assert_eq!(r.jit, mode == JitMode::Always);
-                    Ok(download_u32(&dev, po, n))
-                }
-                Err(LaunchError::Fault { report, .. }) => Err(*report),
-                Err(e) => panic!("shift {shift}: {e:?}"),
-            });
-        }
+        let (nb, sh) = (i32b(n as i32), i32b(shift as i32));
+        let results = interpreted_and_compiled(&dev, &m, "neighbours", n, &[&p64(pi)], &[&nb, &sh]);
         assert_eq!(results[0], results[1], "shift {shift}");
         match (shift, &results[1]) {
             (1, Ok(out)) => {
@@ -691,31 +709,9 @@ fn accesses_through_one_root_share_a_cache_and_keep_their_bounds() {
     // past the end by its second word only.
     for short in [0, 1] {
         let pb = upload_u32(&dev, &b[..b.len() - short]);
-        let mut results = Vec::new();
-        for mode in [JitMode::Off, JitMode::Always] {
-            let po = dev.alloc(n * 4).unwrap();
-            let r = dev.launch(
-                &m,
-                "chain",
-                &cfg((n as u32).div_ceil(64), 64, mode),
-                &[
-                    &p64(pa),
-                    &p64(pb),
-                    &p64(po),
-                    &i32b(n as i32),
-                    &i32b(steps as i32),
-                ],
-            );
-            results.push(match r {
-                Ok(r) => {
-                    assert!(r.reports.is_empty(), "{:?}", r.reports);
-                    assert_eq!(r.jit, mode == JitMode::Always);
-                    Ok(download_u32(&dev, po, n))
-                }
-                Err(LaunchError::Fault { report, .. }) => Err(*report),
-                Err(e) => panic!("short {short}: {e:?}"),
-            });
-        }
+        let (nb, sb) = (i32b(n as i32), i32b(steps as i32));
+        let results =
+            interpreted_and_compiled(&dev, &m, "chain", n, &[&p64(pa), &p64(pb)], &[&nb, &sb]);
         assert_eq!(results[0], results[1], "short {short}");
         match (short, &results[1]) {
             (0, Ok(out)) => assert_eq!(out, &want),
