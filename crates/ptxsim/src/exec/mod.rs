@@ -277,37 +277,50 @@ impl<'a> Worker<'a> {
     pub fn new(ctx: &'a Ctx<'a>) -> Self {
         let prog = ctx.prog;
         let mut warps = Vec::with_capacity(ctx.nwarps as usize);
+        let (bx, by, _) = ctx.block;
+        let dims = |d: Dim3, k: u8| [d.0, d.1, d.2][k as usize] as u64;
+        // The (x, y, z) of the next thread, counted on without dividing (a division per lane
+        // and component was most of a small launch's set-up).
+        let mut at = [0u64; 3];
         for wi in 0..ctx.nwarps {
             let mut regs = vec![[0u64; 32]; prog.nslots as usize];
             for &(s, v) in &prog.consts {
                 regs[s as usize] = [v; 32];
             }
-            let (bx, by, _) = ctx.block;
-            let dims = |d: Dim3, k: u8| [d.0, d.1, d.2][k as usize] as u64;
-            for &(s, r) in &prog.sregs {
-                for l in 0..32u32 {
-                    let t = wi * 32 + l;
-                    regs[s as usize][l as usize] = match r {
-                        SReg::Tid(0) => (t % bx) as u64,
-                        SReg::Tid(1) => ((t / bx) % by) as u64,
-                        SReg::Tid(_) => (t / (bx * by)) as u64,
-                        SReg::Ntid(k) => dims(ctx.block, k),
-                        SReg::Nctaid(k) => dims(ctx.grid, k),
-                        SReg::Ctaid(_) => 0,
-                        SReg::LaneId => l as u64,
-                        SReg::WarpId => wi as u64,
-                        SReg::NWarpId => ctx.nwarps as u64,
-                        SReg::SmId | SReg::GridId => 0,
-                        SReg::NSmId => 1,
-                        SReg::LaneMaskEq => 1u64 << l,
-                        SReg::LaneMaskLt => (1u64 << l) - 1,
-                        SReg::LaneMaskLe => (1u64 << (l + 1)) - 1,
-                        SReg::LaneMaskGt => (!((1u64 << (l + 1)) - 1)) & 0xFFFF_FFFF,
-                        SReg::LaneMaskGe => (!((1u64 << l) - 1)) & 0xFFFF_FFFF,
-                        SReg::DynSmem => ctx.dyn_shared as u64,
-                        SReg::TotalSmem => ctx.shared_bytes as u64,
-                    };
+            let mut tid = [[0u64; 32]; 3];
+            for l in 0..32 {
+                for (k, t) in tid.iter_mut().enumerate() {
+                    t[l] = at[k];
                 }
+                at[0] += 1;
+                if at[0] == bx as u64 {
+                    at[0] = 0;
+                    at[1] += 1;
+                    if at[1] == by as u64 {
+                        at[1] = 0;
+                        at[2] += 1;
+                    }
+                }
+            }
+            let lanes = |f: fn(u64) -> u64| std::array::from_fn::<u64, 32, _>(|l| f(l as u64));
+            for &(s, r) in &prog.sregs {
+                regs[s as usize] = match r {
+                    SReg::Tid(k) => tid[(k as usize).min(2)],
+                    SReg::LaneId => lanes(|l| l),
+                    SReg::LaneMaskEq => lanes(|l| 1 << l),
+                    SReg::LaneMaskLt => lanes(|l| (1 << l) - 1),
+                    SReg::LaneMaskLe => lanes(|l| (1 << (l + 1)) - 1),
+                    SReg::LaneMaskGt => lanes(|l| !((1 << (l + 1)) - 1) & 0xFFFF_FFFF),
+                    SReg::LaneMaskGe => lanes(|l| !((1 << l) - 1) & 0xFFFF_FFFF),
+                    SReg::Ntid(k) => [dims(ctx.block, k); 32],
+                    SReg::Nctaid(k) => [dims(ctx.grid, k); 32],
+                    SReg::Ctaid(_) | SReg::SmId | SReg::GridId => [0; 32],
+                    SReg::WarpId => [wi as u64; 32],
+                    SReg::NWarpId => [ctx.nwarps as u64; 32],
+                    SReg::NSmId => [1; 32],
+                    SReg::DynSmem => [ctx.dyn_shared as u64; 32],
+                    SReg::TotalSmem => [ctx.shared_bytes as u64; 32],
+                };
             }
             warps.push(Box::new(Warp {
                 regs,
@@ -470,7 +483,18 @@ impl<'a> Worker<'a> {
         let ctaid = [self.block.0, self.block.1, self.block.2];
         let prog = self.ctx.prog;
         let nthreads = self.ctx.nthreads;
+        // The warps of this part; the others sit it out.
+        let nw = self.warps.len() as u64;
+        let (lo, hi) = (
+            nw * part as u64 / parts as u64,
+            nw * (part as u64 + 1) / parts as u64,
+        );
         for w in &mut self.warps {
+            if !(lo..hi).contains(&(w.idx as u64)) {
+                w.mask = 0;
+                w.done = true;
+                continue;
+            }
             for &(s, r) in &prog.sregs {
                 if let SReg::Ctaid(k) = r {
                     w.regs[s as usize] = [ctaid[k as usize] as u64; 32];
@@ -493,19 +517,6 @@ impl<'a> Worker<'a> {
             w.done = false;
             for f in &mut w.frames {
                 f.clear();
-            }
-        }
-        if parts > 1 {
-            let nw = self.warps.len() as u64;
-            let (lo, hi) = (
-                nw * part as u64 / parts as u64,
-                nw * (part as u64 + 1) / parts as u64,
-            );
-            for w in &mut self.warps {
-                if !(lo..hi).contains(&(w.idx as u64)) {
-                    w.mask = 0;
-                    w.done = true;
-                }
             }
         }
         self.epoch = self.epoch.wrapping_add(1);
