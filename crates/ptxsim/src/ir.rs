@@ -609,6 +609,12 @@ pub struct Program {
     pub reqntid: Option<(u32, u32, u32)>,
     /// Whether any instruction is a block-wide barrier (`bar`/`barrier`).
     pub has_barriers: bool,
+    /// Slots other than constants and special registers that some path may read before
+    /// writing (`jit::entry_live`): the only ones a launch must clear, so that register files
+    /// can be reused from launch to launch without a difference anyone could see.
+    pub entry_live: Vec<Slot>,
+    /// Different for every lowered program (a key for reusing register files).
+    pub uid: u64,
 }
 
 impl Op {

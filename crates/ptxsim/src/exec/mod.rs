@@ -273,6 +273,58 @@ pub struct Worker<'a> {
     jit_ctx: Option<Box<crate::jit::JitCtx>>,
 }
 
+/// What a register file's constant and special-register rows depend on: the program and the
+/// launch's shape.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct RegsKey {
+    uid: u64,
+    block: Dim3,
+    grid: Dim3,
+    dyn_shared: u32,
+    shared_bytes: u32,
+}
+
+impl RegsKey {
+    fn of(ctx: &Ctx) -> Self {
+        RegsKey {
+            uid: ctx.prog.uid,
+            block: ctx.block,
+            grid: ctx.grid,
+            dyn_shared: ctx.dyn_shared,
+            shared_bytes: ctx.shared_bytes,
+        }
+    }
+}
+
+type RegFiles = Vec<(Vec<[u64; 32]>, Vec<u8>)>;
+
+thread_local! {
+    /// The register files (and local memory) of the last worker on this thread, for the next
+    /// launch of the same kernel with the same shape: filling them afresh (zeros, constants,
+    /// thread coordinates) was most of a small launch's set-up.
+    static SPARE_REGS: std::cell::RefCell<Option<(RegsKey, RegFiles)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+impl Drop for Worker<'_> {
+    fn drop(&mut self) {
+        let nslots = self.ctx.prog.nslots as usize;
+        let local = self.ctx.prog.local_bytes as usize * 32;
+        let files: RegFiles = std::mem::take(&mut self.warps)
+            .into_iter()
+            .map(|w| (w.regs, w.local))
+            .collect();
+        // A warp left as a stand-in (after a panic) has no file: keep nothing then.
+        if files
+            .iter()
+            .all(|(r, l)| r.len() == nslots && l.len() == local)
+        {
+            let key = RegsKey::of(self.ctx);
+            SPARE_REGS.with(|c| *c.borrow_mut() = Some((key, files)));
+        }
+    }
+}
+
 impl<'a> Worker<'a> {
     pub fn new(ctx: &'a Ctx<'a>) -> Self {
         let prog = ctx.prog;
@@ -282,7 +334,29 @@ impl<'a> Worker<'a> {
         // The (x, y, z) of the next thread, counted on without dividing (a division per lane
         // and component was most of a small launch's set-up).
         let mut at = [0u64; 3];
+        let key = RegsKey::of(ctx);
+        let mut reused = SPARE_REGS
+            .with(|c| {
+                c.borrow_mut()
+                    .take()
+                    .filter(|(k, files)| *k == key && files.len() == ctx.nwarps as usize)
+                    .map(|(_, files)| files)
+            })
+            .map(|files| files.into_iter());
         for wi in 0..ctx.nwarps {
+            if let Some((regs, local)) = reused.as_mut().and_then(|r| r.next()) {
+                // The same program and launch shape as the last launch on this thread: its
+                // constants and special registers are in place (what a kernel may read before
+                // writing is cleared at each block's start, `run_block_part`).
+                warps.push(Box::new(Warp {
+                    regs,
+                    local,
+                    frames: vec![Vec::new(); 32],
+                    idx: wi,
+                    ..Warp::default()
+                }));
+                continue;
+            }
             let mut regs = vec![[0u64; 32]; prog.nslots as usize];
             for &(s, v) in &prog.consts {
                 regs[s as usize] = [v; 32];
@@ -500,6 +574,12 @@ impl<'a> Worker<'a> {
                     w.regs[s as usize] = [ctaid[k as usize] as u64; 32];
                 }
             }
+            // A block starts with the registers and local memory it may read before writing
+            // cleared, whatever ran on this worker before (another block, another launch).
+            for &s in &prog.entry_live {
+                w.regs[s as usize] = [0; 32];
+            }
+            w.local.fill(0);
             let first = w.idx * 32;
             let live = if nthreads - first >= 32 {
                 u32::MAX

@@ -317,6 +317,25 @@ fn regions(prog: &Program, every: bool) -> Vec<(u32, u32)> {
 
 /// `PTXSIM_JIT_DEBUG=1`: list each kernel's regions on stderr when it is compiled;
 /// `PTXSIM_JIT_DISASM=1`: also the machine code.
+/// The slots of `prog` other than constants and special registers that some path may read
+/// before writing (live where the kernel starts; the analysis is the one regions use, which
+/// counts every slot live at a call and kills nothing at instructions it does not compile).
+pub fn entry_live(prog: &Program) -> Vec<crate::ir::Slot> {
+    if prog.code.is_empty() {
+        return Vec::new();
+    }
+    let live = live::analyze(prog);
+    let fixed: std::collections::HashSet<crate::ir::Slot> = prog
+        .consts
+        .iter()
+        .map(|c| c.0)
+        .chain(prog.sregs.iter().map(|r| r.0))
+        .collect();
+    (0..prog.nslots)
+        .filter(|&s| live.live(0, s) && !fixed.contains(&s))
+        .collect()
+}
+
 fn debug() -> bool {
     std::env::var_os("PTXSIM_JIT_DEBUG").is_some()
 }

@@ -746,7 +746,8 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
             ),
         ));
     }
-    Ok(Program {
+    static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut prog = Program {
         name: f.name.clone(),
         has_barriers: kb.code.iter().any(|i| matches!(i.op, Op::Bar(_))),
         code: kb.code,
@@ -771,7 +772,11 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
                 d.get(2).copied().unwrap_or(1),
             )
         }),
-    })
+        entry_live: Vec::new(),
+        uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+    };
+    prog.entry_live = crate::jit::entry_live(&prog);
+    Ok(prog)
 }
 
 impl KB<'_> {

@@ -224,3 +224,70 @@ fn blocks_split_across_workers_give_the_same_results_and_reports() {
     assert_eq!(reports[0].len(), 1, "{:?}", reports[0]);
     assert_eq!(reports[0], reports[1]);
 }
+
+/// Reads a register and a local word before writing them (out[3t], out[3t+1]), then writes
+/// the local word; stores `%nctaid.x * 1000 + %ntid.x` (out[3t+2]).
+const STALE: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry stale(.param .u64 pout) {
+  .local .align 4 .b8 depot[4];
+  .reg .u64 %rd<6>;
+  .reg .u32 %r<10>;
+  mov.u64 %rd4, depot;
+  ld.param.u64 %rd1, [pout];
+  cvta.to.global.u64 %rd1, %rd1;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r5, %ctaid.x;
+  mov.u32 %r6, %ntid.x;
+  mad.lo.u32 %r1, %r5, %r6, %r1;
+  mul.wide.u32 %rd2, %r1, 12;
+  add.s64 %rd3, %rd1, %rd2;
+  add.u32 %r2, %r2, 1;
+  st.global.u32 [%rd3], %r2;
+  ld.local.u32 %r3, [%rd4];
+  st.global.u32 [%rd3+4], %r3;
+  add.u32 %r7, %r1, 7;
+  st.local.u32 [%rd4], %r7;
+  mov.u32 %r8, %nctaid.x;
+  mad.lo.u32 %r9, %r8, 1000, %r6;
+  st.global.u32 [%rd3+8], %r9;
+  ret;
+}
+"#;
+
+#[test]
+fn a_block_never_sees_the_registers_or_local_memory_of_the_last_one() {
+    // One worker runs every block of a launch in the same register files, and launches on
+    // one thread reuse them when kernel and shape repeat (`exec::SPARE_REGS`): what a kernel
+    // reads before writing must look fresh in every block, and a new shape must get its own
+    // special registers.
+    let dev = Device::new();
+    let m = dev.load_module(STALE).unwrap();
+    let mut rng = Rng(seed());
+    let block = 32 + rng.below(64) as u32;
+    for (grid, mode) in [
+        (2, JitMode::Off),
+        (2, JitMode::Off),
+        (3, JitMode::Always),
+        (3, JitMode::Always),
+        (3, JitMode::Off),
+    ] {
+        let n = (grid * block) as usize;
+        let po = dev.alloc(n * 12).unwrap();
+        let mut cfg = LaunchConfig::new((grid, 1, 1), (block, 1, 1));
+        cfg.threads = 1;
+        cfg.jit = mode;
+        dev.launch(&m, "stale", &cfg, &[&p64(po)]).unwrap();
+        let out = download_u32(&dev, po, n * 3);
+        for t in 0..n {
+            assert_eq!(
+                &out[3 * t..3 * t + 3],
+                &[1, 0, grid * 1000 + block],
+                "grid {grid}, thread {t}"
+            );
+        }
+        dev.free(po).unwrap();
+    }
+}
