@@ -245,6 +245,7 @@ fn cache_plan(
     lo: u32,
     group_of: &[usize],
     groups: &HashMap<usize, Group>,
+    chains: &super::chains::Chains,
     next_cache: &mut u32,
 ) -> (HashMap<usize, u32>, Vec<Held>) {
     let heads: Vec<usize> = (0..code.len())
@@ -264,6 +265,13 @@ fn cache_plan(
             span: groups[&k].span,
             align: groups[&k].align,
             in_loop: in_loop(k),
+            reads: if chains.members.contains_key(&k) {
+                0
+            } else if chains.heads.contains_key(&k) {
+                2
+            } else {
+                1
+            },
         })
         .collect();
     let plan = super::roots::plan(code, &checks);
@@ -325,6 +333,10 @@ struct Em<'a, 'b> {
     /// kept in registers (base, units, host; see `roots::plan`).
     cache_of: HashMap<usize, u32>,
     held: Vec<Held>,
+    /// The chains of accesses one check covers (`chains`), and for each head compiled so far
+    /// the difference between host and device addresses its check found.
+    chains: super::chains::Chains,
+    chain_delta: HashMap<usize, Value>,
     live: &'a Live,
 }
 
@@ -388,7 +400,13 @@ pub(super) fn region(
         .collect();
     let leaders = leaders(code, lo);
     let (group_of, groups) = access_groups(code, &leaders);
-    let (cache_of, held) = cache_plan(&mut b, code, lo, &group_of, &groups, next_cache);
+    let chains = super::chains::find(code, &leaders, |k| {
+        (group_of[k] == k)
+            .then(|| groups.get(&k))
+            .flatten()
+            .map(|g| (g.lo, g.span, g.align))
+    });
+    let (cache_of, held) = cache_plan(&mut b, code, lo, &group_of, &groups, &chains, next_cache);
     let lazy = lazy_floats(code, &prim, &consts);
 
     // entry: the context's fields, then the lane loop. lane_head(m): the next lane of mask m,
@@ -471,6 +489,8 @@ pub(super) fn region(
         translate,
         cache_of,
         held,
+        chains,
+        chain_delta: HashMap::new(),
         live,
     };
     for (k, e) in entries.iter().enumerate() {

@@ -38,6 +38,7 @@
 //! It must not know about warps or the scheduler.
 
 mod call;
+mod chains;
 mod emit;
 mod live;
 mod roots;

@@ -119,6 +119,10 @@ pub(super) struct Check {
     pub span: u64,
     pub align: u64,
     pub in_loop: bool,
+    /// How many times it reads its entry: 1; 2 for the head of a chain (`chains`), which
+    /// checks the chain's last position too; 0 for a member, covered by its head (it only has
+    /// an entry in case it is ever compiled without its head).
+    pub reads: usize,
 }
 
 /// Caches at most this many entries in host registers (SSA variables) through a lane's run;
@@ -128,8 +132,7 @@ const MAX_HELD: usize = 2;
 /// Which cache entry each check uses (`entry`, indices from 0 in the region), and which
 /// entries compiled code keeps in variables (`held`): checks through one root with the same
 /// span and alignment share an entry (its `units` depend on both). An entry is held when
-/// more than one check uses it or one of its checks is in a loop; otherwise loading it at the
-/// check costs no more.
+/// it is read more than once, all in loops; otherwise loading it at the check costs no more.
 pub(super) struct Plan {
     pub entry: Vec<u32>,
     pub entries: u32,
@@ -149,8 +152,8 @@ pub(super) fn plan(code: &[Inst], checks: &[Check]) -> Plan {
         if e == next {
             uses.push((0, 0, e));
         }
-        uses[e as usize].0 += c.in_loop as usize;
-        uses[e as usize].1 += 1;
+        uses[e as usize].0 += c.reads * c.in_loop as usize;
+        uses[e as usize].1 += c.reads;
         entry.push(e);
     }
     let entries = key_of.len() as u32;

@@ -461,6 +461,13 @@ fn interpreted_and_compiled(
     results
 }
 
+/// The global thread index (blocks of 64, as `interpreted_and_compiled` launches) and the
+/// source line of a fault.
+fn thread_and_line(rep: &CheckReport) -> (usize, Option<u32>) {
+    let t = rep.block.0 as usize * 64 + rep.thread.0 as usize;
+    (t, rep.line.as_ref().map(|l| l.line))
+}
+
 #[test]
 fn accesses_sharing_one_check_fault_like_the_interpreter() {
     let dev = Device::new();
@@ -488,11 +495,7 @@ fn accesses_sharing_one_check_fault_like_the_interpreter() {
                     ((0, 0, 0), (0, 0, 0), Some(10))
                 );
             }
-            (2, Err(rep)) => {
-                let line = rep.line.as_ref().map(|l| l.line);
-                let t = rep.block.0 * 64 + rep.thread.0;
-                assert_eq!((t, line), ((n - 1) as u32, Some(12)), "{rep:?}");
-            }
+            (2, Err(rep)) => assert_eq!(thread_and_line(rep), (n - 1, Some(12)), "{rep:?}"),
             (s, r) => panic!("shift {s}: unexpected {r:?}"),
         }
     }
@@ -715,12 +718,118 @@ fn accesses_through_one_root_share_a_cache_and_keep_their_bounds() {
         assert_eq!(results[0], results[1], "short {short}");
         match (short, &results[1]) {
             (0, Ok(out)) => assert_eq!(out, &want),
-            (1, Err(rep)) => {
-                let line = rep.line.as_ref().map(|l| l.line);
-                let t = rep.block.0 * 64 + rep.thread.0;
-                assert_eq!((t, line), ((n - 1) as u32, Some(22)), "{rep:?}");
-            }
+            (1, Err(rep)) => assert_eq!(thread_and_line(rep), (n - 1, Some(22)), "{rep:?}"),
             (s, r) => panic!("short {s}: unexpected {r:?}"),
         }
+    }
+}
+
+/// Three loads down a column (`[p]`, `[p + s]`, `[p + 2s]`, a chain one check covers, see
+/// `jit::chains`) in a loop that moves `p` along a row, for `steps` steps; the step `s` is a
+/// parameter, so that it can be misaligned or huge.
+const COLUMN: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.file 1 "column.cu"
+.visible .entry column(.param .u64 pa, .param .u64 pout, .param .u32 n, .param .u32 steps, .param .u64 step) {
+  .reg .u64 %rd<12>;
+  .reg .u32 %r<12>;
+  .reg .pred %p<3>;
+  ld.param.u64 %rd1, [pa];
+  ld.param.u64 %rd2, [pout];
+  ld.param.u32 %r5, [n];
+  ld.param.u32 %r6, [steps];
+  ld.param.u64 %rd5, [step];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.u32 %r1, %r2, %r3, %r1;
+  setp.ge.u32 %p1, %r1, %r5;
+  @%p1 bra DONE;
+  cvta.to.global.u64 %rd1, %rd1;
+  mul.wide.u32 %rd4, %r1, 4;
+  add.s64 %rd3, %rd1, %rd4;
+  mov.u32 %r7, 0;
+L1:
+  .loc 1 10 0
+  ld.global.u32 %r8, [%rd3];
+  add.s64 %rd6, %rd3, %rd5;
+  .loc 1 11 0
+  ld.global.u32 %r9, [%rd6];
+  add.s64 %rd7, %rd6, %rd5;
+  .loc 1 12 0
+  ld.global.u32 %r10, [%rd7];
+  xor.b32 %r8, %r8, %r9;
+  mad.lo.u32 %r7, %r7, 3, %r8;
+  add.u32 %r7, %r7, %r10;
+  add.s64 %rd3, %rd3, 4;
+  sub.u32 %r6, %r6, 1;
+  setp.ne.u32 %p2, %r6, 0;
+  @%p2 bra L1;
+  cvta.to.global.u64 %rd2, %rd2;
+  add.s64 %rd8, %rd2, %rd4;
+  st.global.u32 [%rd8], %r7;
+DONE:
+  ret;
+}
+"#;
+
+#[test]
+fn a_chain_of_accesses_faults_like_the_interpreter() {
+    let dev = Device::new();
+    let m = dev.load_module(COLUMN).unwrap();
+    let mut rng = Rng(seed());
+    let n = 100 + rng.below(100) as usize;
+    let steps = 3 + rng.below(10) as usize;
+    let cols = n + steps - 1;
+    let a: Vec<u32> = (0..3 * cols).map(|_| rng.next() as u32).collect();
+    let want: Vec<u32> = (0..n)
+        .map(|t| {
+            (0..steps).fold(0u32, |acc, j| {
+                let x = a[t + j] ^ a[cols + t + j];
+                acc.wrapping_mul(3)
+                    .wrapping_add(x)
+                    .wrapping_add(a[2 * cols + t + j])
+            })
+        })
+        .collect();
+    let row = 4 * cols as u64;
+    // (words of `a`, step, the line and thread of the expected fault)
+    type Case = (usize, u64, Option<(u32, usize)>);
+    let cases: [Case; 4] = [
+        (3 * cols, row, None),
+        // The last thread's last load down the column is one word past the end.
+        (3 * cols - 1, row, Some((12, n - 1))),
+        // A step that is not a multiple of 4: the second load is misaligned.
+        (3 * cols, row + 2, Some((11, 0))),
+        // A step of 2^63: the third position is the first again, the second far away.
+        (3 * cols, 1 << 63, Some((11, 0))),
+    ];
+    for (len, step, fault) in cases {
+        let pa = upload_u32(&dev, &a[..len]);
+        let (nb, sb, st) = (i32b(n as i32), i32b(steps as i32), step.to_le_bytes());
+        let results =
+            interpreted_and_compiled(&dev, &m, "column", n, &[&p64(pa)], &[&nb, &sb, &st]);
+        // The same fault (the nearest allocation a report names may differ: each launch has a
+        // fresh output buffer).
+        let key = |r: &Result<Vec<u32>, CheckReport>| {
+            r.as_ref()
+                .map_err(|e| (e.kind, e.block, e.thread, e.address, e.line.clone()))
+                .cloned()
+        };
+        assert_eq!(
+            key(&results[0]),
+            key(&results[1]),
+            "step {step:#x}, {len} words"
+        );
+        match (fault, &results[1]) {
+            (None, Ok(out)) => assert_eq!(out, &want),
+            (Some((line, t)), Err(rep)) => {
+                assert_eq!(thread_and_line(rep), (t, Some(line)), "{rep:?}")
+            }
+            (f, r) => panic!("step {step:#x}: expected {f:?}, got {r:?}"),
+        }
+        dev.free(pa).unwrap();
     }
 }

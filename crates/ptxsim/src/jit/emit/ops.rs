@@ -8,6 +8,7 @@ use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 
 use super::super::call::*;
+use super::super::chains::Chain;
 use super::Em;
 use crate::exec::{CANON_NAN32, CANON_NAN64};
 use crate::ir::{BoolOp, Cmp, FTy, IRnd, Inst, IntTy, Op, Slot, UFn, NONE};
@@ -688,9 +689,78 @@ impl Em<'_, '_> {
                 return self.b.ins().iadd_imm_s(start, i.imm - g.lo);
             }
         }
+        let member = self.chains.members.get(&k).map(|m| m.0);
+        if let Some(&delta) = member.and_then(|ch| self.chain_delta.get(&ch)) {
+            // Covered by its chain's head: the same translation.
+            let base = self.get(i.r[4]);
+            let addr = self.b.ins().iadd_imm_s(base, g.lo);
+            let start = self.b.ins().iadd(addr, delta);
+            self.group_host.insert(k, start);
+            return self.b.ins().iadd_imm_s(start, i.imm - g.lo);
+        }
         let start = self.checked(pc, i.r[4], g);
+        if let Some(&c) = self.chains.heads.get(&k) {
+            self.check_chain(pc, i.r[4], g, c, start);
+        }
         self.group_host.insert(k, start);
         self.b.ins().iadd_imm_s(start, i.imm - g.lo)
+    }
+
+    /// For the head of a chain (`chains`) at `pc` whose first position `start` (host address)
+    /// has been checked: check the last position against the same allocation and the step's
+    /// alignment and size, or leave before the head. Records the host-minus-device difference
+    /// for the members.
+    fn check_chain(&mut self, pc: u32, base_slot: Slot, g: super::Group, c: Chain, start: Value) {
+        let base = self.get(base_slot);
+        let addr = self.b.ins().iadd_imm_s(base, g.lo);
+        let step = self.get(c.step);
+        // The step: a multiple of the alignment and small (|step| < 2^31, so that no position
+        // between the first and the last wraps around). Adding 2^31 keeps the low bits and
+        // puts a small step's high half at zero: one test checks both.
+        let shifted = self.b.ins().iadd_imm_s(step, 1 << 31);
+        let mask = !0xFFFF_FFFFi64 | (g.align as i64 - 1);
+        let wrong = self.b.ins().band_imm_s(shifted, mask);
+        let on = self.b.create_block();
+        self.brif_exit(wrong, on, &[], pc, 1);
+        self.b.switch_to_block(on);
+        self.b.seal_block(on);
+        let span = self.b.ins().imul_imm_s(step, c.last as i64);
+        let last = self.b.ins().iadd(addr, span);
+        // The entry now holds the allocation of the first position (filled by `translate` if
+        // the check missed).
+        let ci = self.cache_of[&((pc - self.lo) as usize)];
+        let fl = MemFlagsData::trusted();
+        let (cb, units) = match self.held.iter().position(|h| h.0 == ci) {
+            Some(h) => {
+                let v = self.held[h].1;
+                (self.b.use_var(v[0]), self.b.use_var(v[1]))
+            }
+            None => {
+                let (ent, at) = self.cache_ent(ci);
+                (
+                    self.b.ins().load(I64, fl, ent, at + ENT_BASE),
+                    self.b.ins().load(I64, fl, ent, at + ENT_UNITS),
+                )
+            }
+        };
+        let off = self.b.ins().isub(last, cb);
+        let rot = if g.align > 1 {
+            self.b
+                .ins()
+                .rotr_imm_s(off, g.align.trailing_zeros() as i64)
+        } else {
+            off
+        };
+        let outside = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, rot, units);
+        let on = self.b.create_block();
+        self.brif_exit(outside, on, &[], pc, 1);
+        self.b.switch_to_block(on);
+        self.b.seal_block(on);
+        let delta = self.b.ins().isub(start, addr);
+        self.chain_delta.insert((pc - self.lo) as usize, delta);
     }
 
     /// Where cache entry `ci` is: a base value and an offset.
