@@ -114,6 +114,30 @@ pub(super) fn analyze(prog: &Program) -> Live {
                 }
                 // Calls and returns read registers their instruction does not name.
                 Op::Call | Op::Ret | Op::Trap => new.copy_from_slice(&all),
+                // Interpreted loads (shared, local, ...), atomics and shuffles write their
+                // destinations in full and read the rest.
+                Op::Ld { .. } | Op::Atom { .. } | Op::Shfl(_) => {
+                    or_in(&mut new, &sets, pc + 1);
+                    let (written, read): (Vec<Slot>, Vec<Slot>) = match i.op {
+                        Op::Ld { n, .. } => {
+                            (i.r[..n as usize].to_vec(), i.r[n as usize..].to_vec())
+                        }
+                        Op::Shfl(_) => (vec![i.r[0], i.r[5]], i.r[1..5].to_vec()),
+                        _ => (vec![i.r[0]], i.r[1..].to_vec()),
+                    };
+                    if i.guard == NONE {
+                        for d in written.into_iter().filter(|&d| d != NONE) {
+                            if (d as usize) < words * 64 {
+                                new[d as usize / 64] &= !(1 << (d % 64));
+                            }
+                        }
+                    }
+                    for s in read.into_iter().chain([i.guard]) {
+                        if s != NONE {
+                            set(&mut new, s);
+                        }
+                    }
+                }
                 // Any other instruction reads at most the slots it names (and its guard); it
                 // kills nothing here (conservative: its writes are not modelled).
                 _ => {

@@ -291,3 +291,54 @@ fn a_block_never_sees_the_registers_or_local_memory_of_the_last_one() {
         dev.free(po).unwrap();
     }
 }
+
+/// Registers written by interpreted instructions (a shared load, an atomic, a shuffle and its
+/// predicate) on every path, and one written only under a guard or on one side of a branch.
+const WRITTEN: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry written(.param .u64 pout) {
+  .shared .align 4 .b8 sh[128];
+  .reg .u64 %rd<6>;
+  .reg .u32 %r<12>;
+  .reg .pred %p<4>;
+  mov.u32 %r1, %tid.x;
+  mov.u64 %rd1, sh;
+  ld.shared.u32 %r2, [%rd1];
+  atom.shared.add.u32 %r3, [%rd1], 1;
+  shfl.sync.down.b32 %r4|%p1, %r1, 1, 31, -1;
+  setp.eq.u32 %p2, %r1, 0;
+  @%p2 ld.shared.u32 %r5, [%rd1];
+  @%p2 bra SKIP;
+  ld.shared.u32 %r6, [%rd1];
+SKIP:
+  add.u32 %r7, %r2, %r3;
+  add.u32 %r7, %r7, %r4;
+  add.u32 %r7, %r7, %r5;
+  add.u32 %r7, %r7, %r6;
+  selp.u32 %r8, 1, 0, %p1;
+  add.u32 %r7, %r7, %r8;
+  ld.param.u64 %rd2, [pout];
+  st.global.u32 [%rd2], %r7;
+  ret;
+}
+"#;
+
+#[test]
+fn registers_read_before_every_write_are_the_ones_cleared() {
+    let dev = Device::new();
+    let m = dev.load_module(WRITTEN).unwrap();
+    let p = m.program("written").unwrap();
+    // Only %r5 (written under a guard) and %r6 (written when the branch is not taken) may be
+    // read before they are written; the loaded, atomic and shuffled registers and the
+    // shuffle's predicate are written first on every path.
+    assert_eq!(p.entry_live.len(), 2, "{:?}", p.entry_live);
+    let fixed: Vec<ir::Slot> = p
+        .consts
+        .iter()
+        .map(|c| c.0)
+        .chain(p.sregs.iter().map(|r| r.0))
+        .collect();
+    assert!(p.entry_live.iter().all(|s| !fixed.contains(s)));
+}
