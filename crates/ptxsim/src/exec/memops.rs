@@ -748,6 +748,41 @@ impl<'a> Worker<'a> {
                 }
             }
         }
+        if space == MemSpace::Global && m != 0 {
+            // One check for the warp: the active lanes' addresses aligned and inside one
+            // allocation (the span from the lowest to the highest). Then the lanes' operations
+            // in lane order, as below.
+            let (mut lo, mut hi, mut or) = (u64::MAX, 0u64, 0u64);
+            let mut addr = [0u64; 32];
+            for (l, a) in addr.iter_mut().enumerate() {
+                *a = base[l].wrapping_add(i.imm as u64);
+                let on = (m >> l) & 1 != 0;
+                lo = if on { lo.min(*a) } else { lo };
+                hi = if on { hi.max(*a) } else { hi };
+                or |= if on { *a } else { 0 };
+            }
+            let span = (hi - lo).saturating_add(size as u64);
+            if or & (size as u64 - 1) == 0 {
+                if let Some(h) = g.translate(&mut self.cache[pc as usize % CACHES], lo, span) {
+                    let mut old = [0u64; 32];
+                    let mut mm = m;
+                    while mm != 0 {
+                        let l = mm.trailing_zeros() as usize;
+                        mm &= mm - 1;
+                        let off = (addr[l] - lo) as usize;
+                        old[l] = if int_add {
+                            h.fetch_add(off, size, b[l])
+                        } else {
+                            h.rmw(off, size, &|o| atom_apply(op, bits, kind, o, b[l], c[l]))
+                        };
+                    }
+                    if i.r[0] != crate::ir::NONE {
+                        alu::write(&mut w.regs[i.r[0] as usize], m, |l| old[l]);
+                    }
+                    return Ok(());
+                }
+            }
+        }
         let mut mm = m;
         while mm != 0 {
             let l = mm.trailing_zeros() as usize;

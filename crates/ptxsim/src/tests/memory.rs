@@ -197,3 +197,107 @@ fn module_globals_are_reachable_and_freed_with_the_module() {
     assert_eq!(dev.allocation_size(coef), None);
     assert_eq!(dev.allocation_size(out), Some(8));
 }
+
+/// `old[t] = atomicAdd(&p[idx[t]], 1)` (line 5), with `p` a parameter and `idx` from memory.
+const SCATTER: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.file 1 "scatter.cu"
+.visible .entry scatter(.param .u64 pp, .param .u64 pidx, .param .u64 pold, .param .u32 n) {
+  .reg .u64 %rd<10>;
+  .reg .u32 %r<8>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [pp];
+  ld.param.u64 %rd2, [pidx];
+  ld.param.u64 %rd3, [pold];
+  ld.param.u32 %r5, [n];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.u32 %r1, %r2, %r3, %r1;
+  setp.ge.u32 %p1, %r1, %r5;
+  @%p1 bra DONE;
+  mul.wide.u32 %rd4, %r1, 4;
+  add.s64 %rd5, %rd2, %rd4;
+  ld.global.s32 %rd6, [%rd5];
+  shl.b64 %rd6, %rd6, 2;
+  add.s64 %rd7, %rd1, %rd6;
+  .loc 1 5 0
+  atom.global.add.u32 %r6, [%rd7], 1;
+  add.s64 %rd8, %rd3, %rd4;
+  st.global.u32 [%rd8], %r6;
+DONE:
+  ret;
+}
+"#;
+
+#[test]
+fn scattered_atomics_check_the_warp_at_once_and_each_lane_when_that_fails() {
+    // The interpreter checks a warp's scattered atomics with one check of the span the lanes
+    // cover; lanes in two allocations, or one lane outside any, take the lane-by-lane path.
+    let dev = Device::new();
+    let m = dev.load_module(SCATTER).unwrap();
+    let mut rng = Rng(seed());
+    let (n, cells) = (500 + rng.below(300) as usize, 40 + rng.below(30) as usize);
+    let p = dev.alloc(cells * 4).unwrap();
+    let q = dev.alloc(cells * 4).unwrap();
+    // Words from `p` to `q`, for indices that land in `q`.
+    let gap = ((q - p) / 4) as i32;
+    let bad = rng.below(n as u64) as usize;
+    for case in ["one allocation", "two allocations", "one lane outside"] {
+        let idx: Vec<i32> = (0..n)
+            .map(|t| {
+                let k = rng.below(cells as u64) as i32;
+                match case {
+                    "two allocations" if t % 3 == 0 => gap + k,
+                    "one lane outside" if t == bad => cells as i32,
+                    _ => k,
+                }
+            })
+            .collect();
+        dev.write(p, 0, &vec![0u8; cells * 4]).unwrap();
+        dev.write(q, 0, &vec![0u8; cells * 4]).unwrap();
+        let pi = upload_i32(&dev, &idx);
+        let po = dev.alloc(n * 4).unwrap();
+        let mut cfg = LaunchConfig::new(((n as u32).div_ceil(64), 1, 1), (64, 1, 1));
+        cfg.threads = 1;
+        let r = dev.launch(
+            &m,
+            "scatter",
+            &cfg,
+            &[&p64(p), &p64(pi), &p64(po), &i32b(n as i32)],
+        );
+        if case == "one lane outside" {
+            let Err(LaunchError::Fault { report, .. }) = r else {
+                panic!("{case}: no fault: {r:?}")
+            };
+            let t = report.block.0 as usize * 64 + report.thread.0 as usize;
+            let line = report.line.as_ref().map(|l| l.line);
+            assert_eq!(
+                (report.kind, t, line),
+                (CheckKind::OutOfBounds, bad, Some(5))
+            );
+            continue;
+        }
+        r.unwrap();
+        // Every cell counts its lanes, and the lanes of a cell got the tickets 0, 1, 2, ...
+        let old = download_u32(&dev, po, n);
+        let (cp, cq) = (download_u32(&dev, p, cells), download_u32(&dev, q, cells));
+        let mut tickets: std::collections::HashMap<i32, Vec<u32>> = Default::default();
+        for t in 0..n {
+            tickets.entry(idx[t]).or_default().push(old[t]);
+        }
+        for (cell, mut got) in tickets {
+            got.sort_unstable();
+            let want: Vec<u32> = (0..got.len() as u32).collect();
+            assert_eq!(got, want, "{case}: cell {cell}");
+            let count = if cell >= gap {
+                cq[(cell - gap) as usize]
+            } else {
+                cp[cell as usize]
+            };
+            assert_eq!(count as usize, want.len(), "{case}: cell {cell}");
+        }
+    }
+}
