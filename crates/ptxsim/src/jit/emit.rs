@@ -460,6 +460,18 @@ pub(super) fn region(
         .collect();
     let default = b.func.dfg.block_call(bad_entry, &[]);
     let jt = b.create_jump_table(JumpTableData::new(default, &targets));
+    // Most calls enter at the region's start: a compare instead of the table.
+    let at_start = b.ins().icmp_imm_s(IntCC::Equal, idx, 0);
+    let by_table = b.create_block();
+    b.ins().brif(
+        at_start,
+        entries[0].unwrap_or(bad_entry),
+        &[],
+        by_table,
+        &[],
+    );
+    b.switch_to_block(by_table);
+    b.seal_block(by_table);
     b.ins().br_table(idx, jt);
     for e in entries.iter().flatten() {
         b.seal_block(*e);
