@@ -316,11 +316,10 @@ fn regions(prog: &Program, every: bool) -> Vec<(u32, u32)> {
     out
 }
 
-/// `PTXSIM_JIT_DEBUG=1`: list each kernel's regions on stderr when it is compiled;
-/// `PTXSIM_JIT_DISASM=1`: also the machine code.
 /// The slots of `prog` other than constants and special registers that some path may read
 /// before writing (live where the kernel starts; the analysis is the one regions use, which
-/// counts every slot live at a call and kills nothing at instructions it does not compile).
+/// counts every slot live at a call and models the writes of the instructions it compiles and
+/// of loads, atomics and shuffles).
 pub fn entry_live(prog: &Program) -> Vec<crate::ir::Slot> {
     if prog.code.is_empty() {
         return Vec::new();
@@ -337,6 +336,8 @@ pub fn entry_live(prog: &Program) -> Vec<crate::ir::Slot> {
         .collect()
 }
 
+/// `PTXSIM_JIT_DEBUG=1`: list each kernel's regions on stderr when it is compiled;
+/// `PTXSIM_JIT_DISASM=1`: also the machine code.
 fn debug() -> bool {
     std::env::var_os("PTXSIM_JIT_DEBUG").is_some()
 }
