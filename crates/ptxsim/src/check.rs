@@ -125,6 +125,19 @@ fn visit(
     write: bool,
     offset: usize,
 ) -> Option<Conflict> {
+    if wrec.epoch() != epoch {
+        // No write of this word in this epoch: a read conflicts with nothing and only joins
+        // the readers; a write conflicts with nothing if nobody read it either (the common
+        // case, kept short).
+        if !write {
+            *rrec = add_reader(*rrec, epoch, tid, wep);
+            return None;
+        }
+        if rrec.epoch() != epoch {
+            *wrec = Rec::new(epoch, wep, tid as u16);
+            return None;
+        }
+    }
     let mut found = None;
     if conflict(epoch, *wrec, tid, wep) {
         found = Some(Conflict {
@@ -243,28 +256,6 @@ impl Shadow {
             let l = mm.trailing_zeros() as usize;
             mm &= mm - 1;
             let tid = warp * 32 + l as u32;
-            if size == 4 {
-                // No write of this word in this epoch: a read conflicts with nothing and only
-                // joins the readers; a write conflicts with nothing if nobody read it either.
-                // (What `visit` does then, without its conflict logic.)
-                let word = offs[l] / 4;
-                if let (Some(w), Some(r), Some(false)) = (
-                    self.w.get_mut(word),
-                    self.r.get_mut(word),
-                    self.byte_mode.get(word),
-                ) {
-                    if w.epoch() != epoch {
-                        if !write {
-                            *r = add_reader(*r, epoch, tid, wep as u16);
-                            continue;
-                        }
-                        if r.epoch() != epoch {
-                            *w = Rec::new(epoch, wep as u16, tid as u16);
-                            continue;
-                        }
-                    }
-                }
-            }
             let c = if size == 4 {
                 self.access_word(offs[l], tid, wep, epoch, write)
             } else {

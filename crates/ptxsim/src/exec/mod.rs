@@ -327,83 +327,37 @@ impl Drop for Worker<'_> {
 
 impl<'a> Worker<'a> {
     pub fn new(ctx: &'a Ctx<'a>) -> Self {
-        let prog = ctx.prog;
-        let mut warps = Vec::with_capacity(ctx.nwarps as usize);
-        let (bx, by, _) = ctx.block;
-        let dims = |d: Dim3, k: u8| [d.0, d.1, d.2][k as usize] as u64;
-        // The (x, y, z) of the next thread, counted on without dividing (a division per lane
-        // and component was most of a small launch's set-up).
-        let mut at = [0u64; 3];
+        // The register files of the last launch on this thread when it ran the same program
+        // with the same shape: their constants and special registers are in place (what a
+        // kernel may read before writing is cleared at each block's start, `run_block_part`).
         let key = RegsKey::of(ctx);
-        let mut reused = SPARE_REGS
-            .with(|c| {
-                c.borrow_mut()
-                    .take()
-                    .filter(|(k, files)| *k == key && files.len() == ctx.nwarps as usize)
-                    .map(|(_, files)| files)
-            })
-            .map(|files| files.into_iter());
-        for wi in 0..ctx.nwarps {
-            if let Some((regs, local)) = reused.as_mut().and_then(|r| r.next()) {
-                // The same program and launch shape as the last launch on this thread: its
-                // constants and special registers are in place (what a kernel may read before
-                // writing is cleared at each block's start, `run_block_part`).
-                warps.push(Box::new(Warp {
+        let reused = SPARE_REGS.with(|c| {
+            c.borrow_mut()
+                .take()
+                .filter(|(k, files)| *k == key && files.len() == ctx.nwarps as usize)
+                .map(|(_, files)| files)
+        });
+        let files = reused.unwrap_or_else(|| {
+            // The (x, y, z) of the next thread, counted on without dividing (a division per
+            // lane and component was most of a small launch's set-up).
+            let mut at = [0u64; 3];
+            (0..ctx.nwarps)
+                .map(|wi| Self::fresh_file(ctx, wi, &mut at))
+                .collect()
+        });
+        let warps = files
+            .into_iter()
+            .zip(0..)
+            .map(|((regs, local), wi)| {
+                Box::new(Warp {
                     regs,
                     local,
                     frames: vec![Vec::new(); 32],
                     idx: wi,
                     ..Warp::default()
-                }));
-                continue;
-            }
-            let mut regs = vec![[0u64; 32]; prog.nslots as usize];
-            for &(s, v) in &prog.consts {
-                regs[s as usize] = [v; 32];
-            }
-            let mut tid = [[0u64; 32]; 3];
-            for l in 0..32 {
-                for (k, t) in tid.iter_mut().enumerate() {
-                    t[l] = at[k];
-                }
-                at[0] += 1;
-                if at[0] == bx as u64 {
-                    at[0] = 0;
-                    at[1] += 1;
-                    if at[1] == by as u64 {
-                        at[1] = 0;
-                        at[2] += 1;
-                    }
-                }
-            }
-            let lanes = |f: fn(u64) -> u64| std::array::from_fn::<u64, 32, _>(|l| f(l as u64));
-            for &(s, r) in &prog.sregs {
-                regs[s as usize] = match r {
-                    SReg::Tid(k) => tid[(k as usize).min(2)],
-                    SReg::LaneId => lanes(|l| l),
-                    SReg::LaneMaskEq => lanes(|l| 1 << l),
-                    SReg::LaneMaskLt => lanes(|l| (1 << l) - 1),
-                    SReg::LaneMaskLe => lanes(|l| (1 << (l + 1)) - 1),
-                    SReg::LaneMaskGt => lanes(|l| !((1 << (l + 1)) - 1) & 0xFFFF_FFFF),
-                    SReg::LaneMaskGe => lanes(|l| !((1 << l) - 1) & 0xFFFF_FFFF),
-                    SReg::Ntid(k) => [dims(ctx.block, k); 32],
-                    SReg::Nctaid(k) => [dims(ctx.grid, k); 32],
-                    SReg::Ctaid(_) | SReg::SmId | SReg::GridId => [0; 32],
-                    SReg::WarpId => [wi as u64; 32],
-                    SReg::NWarpId => [ctx.nwarps as u64; 32],
-                    SReg::NSmId => [1; 32],
-                    SReg::DynSmem => [ctx.dyn_shared as u64; 32],
-                    SReg::TotalSmem => [ctx.shared_bytes as u64; 32],
-                };
-            }
-            warps.push(Box::new(Warp {
-                regs,
-                local: vec![0u8; prog.local_bytes as usize * 32],
-                frames: vec![Vec::new(); 32],
-                idx: wi,
-                ..Warp::default()
-            }));
-        }
+                })
+            })
+            .collect();
         let slice = match ctx.budget {
             Some(b) => (b.clamp(1, SLICE as u64)) as u32,
             None => SLICE,
@@ -434,6 +388,55 @@ impl<'a> Worker<'a> {
                 .jit
                 .map(|j| crate::jit::JitCtx::new(ctx.params, ctx.global, j.caches)),
         }
+    }
+
+    /// A new register file (constants and special registers filled in, the rest zero) and
+    /// local memory for warp `wi`, whose first thread has coordinates `at` (moved on past its
+    /// last).
+    fn fresh_file(ctx: &Ctx, wi: u32, at: &mut [u64; 3]) -> (Vec<[u64; 32]>, Vec<u8>) {
+        let prog = ctx.prog;
+        let (bx, by, _) = ctx.block;
+        let dims = |d: Dim3, k: u8| [d.0, d.1, d.2][k as usize] as u64;
+        let mut regs = vec![[0u64; 32]; prog.nslots as usize];
+        for &(s, v) in &prog.consts {
+            regs[s as usize] = [v; 32];
+        }
+        let mut tid = [[0u64; 32]; 3];
+        for l in 0..32 {
+            for (k, t) in tid.iter_mut().enumerate() {
+                t[l] = at[k];
+            }
+            at[0] += 1;
+            if at[0] == bx as u64 {
+                at[0] = 0;
+                at[1] += 1;
+                if at[1] == by as u64 {
+                    at[1] = 0;
+                    at[2] += 1;
+                }
+            }
+        }
+        let lanes = |f: fn(u64) -> u64| std::array::from_fn::<u64, 32, _>(|l| f(l as u64));
+        for &(s, r) in &prog.sregs {
+            regs[s as usize] = match r {
+                SReg::Tid(k) => tid[(k as usize).min(2)],
+                SReg::LaneId => lanes(|l| l),
+                SReg::LaneMaskEq => lanes(|l| 1 << l),
+                SReg::LaneMaskLt => lanes(|l| (1 << l) - 1),
+                SReg::LaneMaskLe => lanes(|l| (1 << (l + 1)) - 1),
+                SReg::LaneMaskGt => lanes(|l| !((1 << (l + 1)) - 1) & 0xFFFF_FFFF),
+                SReg::LaneMaskGe => lanes(|l| !((1 << l) - 1) & 0xFFFF_FFFF),
+                SReg::Ntid(k) => [dims(ctx.block, k); 32],
+                SReg::Nctaid(k) => [dims(ctx.grid, k); 32],
+                SReg::Ctaid(_) | SReg::SmId | SReg::GridId => [0; 32],
+                SReg::WarpId => [wi as u64; 32],
+                SReg::NWarpId => [ctx.nwarps as u64; 32],
+                SReg::NSmId => [1; 32],
+                SReg::DynSmem => [ctx.dyn_shared as u64; 32],
+                SReg::TotalSmem => [ctx.shared_bytes as u64; 32],
+            };
+        }
+        (regs, vec![0u8; prog.local_bytes as usize * 32])
     }
 
     /// (x, y, z) of thread `lane` of warp `wi`.

@@ -4,8 +4,9 @@
 //! Layout contract with `emit` (offsets in bytes): `JitCtx` = caches, params, translate, global,
 //! fuel (i64), most (i64), left (u32), interp (u32), pcs ([u32; 32]), host_out, regs0, pc_in
 //! (u32, padded to 8), the first `INLINE_PARAM_BYTES` parameter bytes, the first
-//! `INLINE_CACHES` cache entries; `CacheEnt` = base, units, host. Keeping the common parameters and caches inside the
-//! context leaves compiled code one pointer to keep in a register besides the lane's registers.
+//! `INLINE_CACHES` cache entries; `CacheEnt` = base, units, host. Keeping the common parameters
+//! and caches inside the context leaves compiled code one pointer to keep in a register besides
+//! the lane's registers.
 
 use cranelift_codegen::ir::{Function, InstBuilder, MemFlagsData, Signature};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};

@@ -299,16 +299,6 @@ fn accesses_left_to_the_interpreter_see_the_compiled_registers() {
     }
 }
 
-/// Thread `%r1 = ctaid.x * ntid.x + tid.x` (clobbers `%r2`, `%r3`); threads `>= %r5` go to
-/// `DONE`.
-const INDEX_GUARD: &str = "  mov.u32 %r1, %tid.x;
-  mov.u32 %r2, %ctaid.x;
-  mov.u32 %r3, %ntid.x;
-  mad.lo.u32 %r1, %r2, %r3, %r1;
-  setp.ge.u32 %p1, %r1, %r5;
-  @%p1 bra DONE;
-";
-
 /// A kernel with `k` global loads (distinct instructions, so distinct access caches) whose
 /// input pointer and count are parameters past the first `pad + 8` bytes.
 fn many_loads_ptx(k: usize, pad: usize) -> String {
@@ -727,12 +717,14 @@ fn accesses_through_one_root_share_a_cache_and_keep_their_bounds() {
 /// Three loads down a column (`[p]`, `[p + s]`, `[p + 2s]`, a chain one check covers, see
 /// `jit::chains`) in a loop that moves `p` along a row, for `steps` steps; the step `s` is a
 /// parameter, so that it can be misaligned or huge.
-const COLUMN: &str = r#"
+fn column_ptx() -> String {
+    format!(
+        r#"
 .version 7.0
 .target sm_80
 .address_size 64
 .file 1 "column.cu"
-.visible .entry column(.param .u64 pa, .param .u64 pout, .param .u32 n, .param .u32 steps, .param .u64 step) {
+.visible .entry column(.param .u64 pa, .param .u64 pout, .param .u32 n, .param .u32 steps, .param .u64 step) {{
   .reg .u64 %rd<12>;
   .reg .u32 %r<12>;
   .reg .pred %p<3>;
@@ -741,13 +733,7 @@ const COLUMN: &str = r#"
   ld.param.u32 %r5, [n];
   ld.param.u32 %r6, [steps];
   ld.param.u64 %rd5, [step];
-  mov.u32 %r1, %tid.x;
-  mov.u32 %r2, %ctaid.x;
-  mov.u32 %r3, %ntid.x;
-  mad.lo.u32 %r1, %r2, %r3, %r1;
-  setp.ge.u32 %p1, %r1, %r5;
-  @%p1 bra DONE;
-  cvta.to.global.u64 %rd1, %rd1;
+{INDEX_GUARD}  cvta.to.global.u64 %rd1, %rd1;
   mul.wide.u32 %rd4, %r1, 4;
   add.s64 %rd3, %rd1, %rd4;
   mov.u32 %r7, 0;
@@ -772,13 +758,15 @@ L1:
   st.global.u32 [%rd8], %r7;
 DONE:
   ret;
+}}
+"#
+    )
 }
-"#;
 
 #[test]
 fn a_chain_of_accesses_faults_like_the_interpreter() {
     let dev = Device::new();
-    let m = dev.load_module(COLUMN).unwrap();
+    let m = dev.load_module(&column_ptx()).unwrap();
     let mut rng = Rng(seed());
     let n = 100 + rng.below(100) as usize;
     let steps = 3 + rng.below(10) as usize;

@@ -199,12 +199,14 @@ fn module_globals_are_reachable_and_freed_with_the_module() {
 }
 
 /// `old[t] = atomicAdd(&p[idx[t]], 1)` (line 5), with `p` a parameter and `idx` from memory.
-const SCATTER: &str = r#"
+fn scatter_ptx() -> String {
+    format!(
+        r#"
 .version 7.0
 .target sm_80
 .address_size 64
 .file 1 "scatter.cu"
-.visible .entry scatter(.param .u64 pp, .param .u64 pidx, .param .u64 pold, .param .u32 n) {
+.visible .entry scatter(.param .u64 pp, .param .u64 pidx, .param .u64 pold, .param .u32 n) {{
   .reg .u64 %rd<10>;
   .reg .u32 %r<8>;
   .reg .pred %p<2>;
@@ -212,13 +214,7 @@ const SCATTER: &str = r#"
   ld.param.u64 %rd2, [pidx];
   ld.param.u64 %rd3, [pold];
   ld.param.u32 %r5, [n];
-  mov.u32 %r1, %tid.x;
-  mov.u32 %r2, %ctaid.x;
-  mov.u32 %r3, %ntid.x;
-  mad.lo.u32 %r1, %r2, %r3, %r1;
-  setp.ge.u32 %p1, %r1, %r5;
-  @%p1 bra DONE;
-  mul.wide.u32 %rd4, %r1, 4;
+{INDEX_GUARD}  mul.wide.u32 %rd4, %r1, 4;
   add.s64 %rd5, %rd2, %rd4;
   ld.global.s32 %rd6, [%rd5];
   shl.b64 %rd6, %rd6, 2;
@@ -229,15 +225,17 @@ const SCATTER: &str = r#"
   st.global.u32 [%rd8], %r6;
 DONE:
   ret;
+}}
+"#
+    )
 }
-"#;
 
 #[test]
 fn scattered_atomics_check_the_warp_at_once_and_each_lane_when_that_fails() {
     // The interpreter checks a warp's scattered atomics with one check of the span the lanes
     // cover; lanes in two allocations, or one lane outside any, take the lane-by-lane path.
     let dev = Device::new();
-    let m = dev.load_module(SCATTER).unwrap();
+    let m = dev.load_module(&scatter_ptx()).unwrap();
     let mut rng = Rng(seed());
     let (n, cells) = (500 + rng.below(300) as usize, 40 + rng.below(30) as usize);
     let p = dev.alloc(cells * 4).unwrap();

@@ -127,3 +127,13 @@ pub fn launch_cancelled_after(
     };
     (*report, stopped.duration_since(raised).as_secs_f64())
 }
+
+/// Thread `%r1 = ctaid.x * ntid.x + tid.x` (clobbers `%r2`, `%r3`); threads `>= %r5` go to
+/// `DONE`.
+pub const INDEX_GUARD: &str = "  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.u32 %r1, %r2, %r3, %r1;
+  setp.ge.u32 %p1, %r1, %r5;
+  @%p1 bra DONE;
+";

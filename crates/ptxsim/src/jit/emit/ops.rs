@@ -728,21 +728,9 @@ impl Em<'_, '_> {
         let last = self.b.ins().iadd(addr, span);
         // The entry now holds the allocation of the first position (filled by `translate` if
         // the check missed).
-        let ci = self.cache_of[&((pc - self.lo) as usize)];
-        let fl = MemFlagsData::trusted();
-        let (cb, units) = match self.held.iter().position(|h| h.0 == ci) {
-            Some(h) => {
-                let v = self.held[h].1;
-                (self.b.use_var(v[0]), self.b.use_var(v[1]))
-            }
-            None => {
-                let (ent, at) = self.cache_ent(ci);
-                (
-                    self.b.ins().load(I64, fl, ent, at + ENT_BASE),
-                    self.b.ins().load(I64, fl, ent, at + ENT_UNITS),
-                )
-            }
-        };
+        let ent = self.entry(pc);
+        let cb = self.entry_field(ent, 0);
+        let units = self.entry_field(ent, 1);
         let off = self.b.ins().isub(last, cb);
         let rot = if g.align > 1 {
             self.b
@@ -761,6 +749,32 @@ impl Em<'_, '_> {
         self.b.seal_block(on);
         let delta = self.b.ins().isub(start, addr);
         self.chain_delta.insert((pc - self.lo) as usize, delta);
+    }
+
+    /// The cache entry of the check at `pc`: the index of its variables when it is held,
+    /// else where it is in memory.
+    fn entry(&mut self, pc: u32) -> Entry {
+        let ci = self.cache_of[&((pc - self.lo) as usize)];
+        match self.held.iter().position(|h| h.0 == ci) {
+            Some(h) => Entry::Held(h),
+            None => {
+                let (ent, at) = self.cache_ent(ci);
+                Entry::At(ent, at)
+            }
+        }
+    }
+
+    /// Field `k` of an entry (0: base, 1: units, 2: host).
+    fn entry_field(&mut self, e: Entry, k: usize) -> Value {
+        match e {
+            Entry::Held(h) => self.b.use_var(self.held[h].1[k]),
+            Entry::At(ent, at) => {
+                let off = [ENT_BASE, ENT_UNITS, ENT_HOST][k];
+                self.b
+                    .ins()
+                    .load(I64, MemFlagsData::trusted(), ent, at + off)
+            }
+        }
     }
 
     /// Where cache entry `ci` is: a base value and an offset.
@@ -797,18 +811,10 @@ impl Em<'_, '_> {
         let addr = self.b.ins().iadd_imm_s(base, g.lo);
         let ci = self.cache_of[&((pc - self.lo) as usize)];
         let fl = MemFlagsData::trusted();
-        let held = self.held.iter().position(|h| h.0 == ci);
         // The entry's base, units and host address: from its variables, or loaded.
-        let (ent, at) = match held {
-            Some(_) => (self.ctx, 0),
-            None => self.cache_ent(ci),
-        };
-        let field = |em: &mut Self, k: usize, off: i32| match held {
-            Some(h) => em.b.use_var(em.held[h].1[k]),
-            None => em.b.ins().load(I64, fl, ent, at + off),
-        };
-        let cb = field(self, 0, ENT_BASE);
-        let units = field(self, 1, ENT_UNITS);
+        let ent = self.entry(pc);
+        let cb = self.entry_field(ent, 0);
+        let units = self.entry_field(ent, 1);
         let off = self.b.ins().isub(addr, cb);
         // Rotating the offset right by log2(alignment) keeps an aligned offset's value in
         // alignment units and sends a misaligned one past any limit: one compare checks both.
@@ -828,7 +834,7 @@ impl Em<'_, '_> {
         self.b.seal_block(miss_blk);
 
         self.b.switch_to_block(hit_blk);
-        let h = field(self, 2, ENT_HOST);
+        let h = self.entry_field(ent, 2);
         let host = self.b.ins().iadd(h, off);
         self.b.ins().jump(join, &[BlockArg::Value(host)]);
 
@@ -843,7 +849,7 @@ impl Em<'_, '_> {
             .ins()
             .call(self.translate, &[self.ctx, idx, addr, tot, al]);
         let host = self.b.ins().load(I64, fl, self.ctx, CTX_HOST_OUT);
-        if let Some(h) = held {
+        if let Entry::Held(h) = ent {
             // `translate` filled the entry (when it found the allocation).
             self.reload_held(h);
         }
@@ -854,4 +860,12 @@ impl Em<'_, '_> {
         self.b.seal_block(join);
         self.b.block_params(join)[0]
     }
+}
+
+/// Where compiled code finds a cache entry: in held variables (index into `Em::held`), or in
+/// memory (base value and offset).
+#[derive(Clone, Copy)]
+enum Entry {
+    Held(usize),
+    At(Value, i32),
 }
