@@ -10,6 +10,7 @@
 //! program cannot tell which of the two ran; the operations themselves are in `ops`.
 
 mod ops;
+mod versioned;
 
 use std::collections::HashMap;
 
@@ -337,10 +338,17 @@ struct Em<'a, 'b> {
     /// the difference between host and device addresses its check found.
     chains: super::chains::Chains,
     chain_delta: HashMap<usize, Value>,
+    /// The loops checked once before they start (`loops`, `versioned`); while their unchecked
+    /// copy is emitted, the host-minus-device difference of each access group (by head), and
+    /// the copy still to emit after the checked body (loop, entry block, differences).
+    loops: Vec<super::loops::Loop>,
+    fast: Option<HashMap<usize, Value>>,
+    unchecked: Option<(usize, Block, HashMap<usize, Value>)>,
     live: &'a Live,
 }
 
-/// Returns the leaders (see `leaders`), the PCs where the function may be entered.
+/// Returns the leaders (see `leaders`), the PCs where the function may be entered, and the
+/// number of loops checked before they start (`loops`).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn region(
     func: &mut Function,
@@ -352,7 +360,7 @@ pub(super) fn region(
     next_cache: &mut u32,
     live: &Live,
     frontend: cranelift_codegen::isa::TargetFrontendConfig,
-) -> Vec<bool> {
+) -> (Vec<bool>, usize) {
     let code = &prog.code[lo as usize..hi as usize];
     let mut b = FunctionBuilder::new(func, fctx);
     let entry = b.create_block();
@@ -407,6 +415,18 @@ pub(super) fn region(
             .map(|g| (g.lo, g.span, g.align))
     });
     let (cache_of, held) = cache_plan(&mut b, code, lo, &group_of, &groups, &chains, next_cache);
+    // Accesses without a group of their own head are not checked before a loop (`usize::MAX`
+    // is outside every loop).
+    let loops = super::loops::find(code, lo, &leaders, &consts, |k| {
+        access(&code[k]).map(|_| {
+            let h = group_of[k];
+            if groups.contains_key(&h) {
+                h
+            } else {
+                usize::MAX
+            }
+        })
+    });
     let lazy = lazy_floats(code, &prim, &consts);
 
     // entry: the context's fields, then the lane loop. lane_head(m): the next lane of mask m,
@@ -503,6 +523,9 @@ pub(super) fn region(
         held,
         chains,
         chain_delta: HashMap::new(),
+        loops,
+        fast: None,
+        unchecked: None,
         live,
     };
     for (k, e) in entries.iter().enumerate() {
@@ -553,6 +576,14 @@ pub(super) fn region(
     }
     for (k, i) in code.iter().enumerate() {
         em.inst(lo + k as u32, i);
+        if em
+            .unchecked
+            .as_ref()
+            .is_some_and(|u| em.loops[u.0].back == k)
+        {
+            // Before the instruction after the loop is emitted (and its block sealed).
+            em.unchecked_copy(code);
+        }
     }
     // Falling off the end of the region.
     em.b.switch_to_block(em.blocks[code.len()]);
@@ -599,8 +630,9 @@ pub(super) fn region(
     em.b.ins().return_(&[]);
     em.b.seal_all_blocks();
     let leaders = std::mem::take(&mut em.leaders);
+    let versioned = em.loops.len();
     em.b.finalize(frontend);
-    leaders
+    (leaders, versioned)
 }
 
 impl Em<'_, '_> {
@@ -835,6 +867,11 @@ impl Em<'_, '_> {
         let next = self.blocks[k + 1];
         let next_leader = k + 1 == self.leaders.len() || self.leaders[k + 1];
         self.b.switch_to_block(self.blocks[k]);
+        if self.fast.is_none() {
+            if let Some(li) = self.loops.iter().position(|l| l.head == k) {
+                self.start_versioned(li, k);
+            }
+        }
         if !self.leaders[k] {
             // Only the instruction before jumps here (fall-through, or around its guard).
             self.b.seal_block(self.blocks[k]);

@@ -15,7 +15,9 @@
 //! cache of the allocation last hit; accesses through one address register in a straight-line
 //! run share one check of the bytes they cover together (`emit::access_groups`), and checks
 //! through pointers derived from one root share one cache entry, kept in host registers when
-//! several checks in loops use it (`roots`).
+//! several checks in loops use it (`roots`). A simple loop whose accesses all move by fixed
+//! strides is checked once where it starts, for all its iterations, and then runs a copy of its
+//! body without checks (`loops`).
 //!
 //! The interpreter enters a region when the running group reaches one of its leaders (the
 //! region's start, branch targets), runs the group's lanes one after another through the
@@ -41,6 +43,7 @@ mod call;
 mod chains;
 mod emit;
 mod live;
+mod loops;
 mod roots;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -154,6 +157,8 @@ pub struct Compiled {
     at: Vec<Option<JitFn>>,
     /// Number of global-access cache entries the functions use (see `roots::plan`).
     pub caches: usize,
+    /// Number of loops whose accesses are checked once before they start (`loops`).
+    pub loops: usize,
     _module: call::CodeHolder,
 }
 
@@ -417,10 +422,11 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
     let live = live::analyze(prog);
     let mut ids = Vec::new();
     let mut caches = 0u32;
+    let mut loops = 0;
     for (k, &(lo, hi)) in regions.iter().enumerate() {
         ctx.func.signature = sig.clone();
         let translate = module.declare_func_in_func(wrapper, &mut ctx.func);
-        let leaders = emit::region(
+        let (leaders, versioned) = emit::region(
             &mut ctx.func,
             &mut fctx,
             prog,
@@ -448,6 +454,7 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         }
         module.clear_context(&mut ctx);
         ids.push((id, leaders));
+        loops += versioned;
     }
     module.finalize_definitions().ok()?;
     let mut at = vec![None; prog.code.len()];
@@ -461,17 +468,21 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         }
         instructions += (hi - lo) as usize;
     }
-    if debug() {
-        eprintln!(
-            "jit {}: {} regions, {instructions} of {} instructions",
-            prog.name,
-            regions.len(),
-            prog.code.len()
-        );
-    }
-    Some(Compiled {
+    let compiled = Compiled {
         at,
         caches: caches as usize,
+        loops,
         _module: call::CodeHolder::new(module),
-    })
+    };
+    if debug() {
+        eprintln!(
+            "jit {}: {} regions, {instructions} of {} instructions, {} loops checked before \
+             they start",
+            prog.name,
+            regions.len(),
+            prog.code.len(),
+            compiled.loops
+        );
+    }
+    Some(compiled)
 }

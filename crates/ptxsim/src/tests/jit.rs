@@ -821,3 +821,200 @@ fn a_chain_of_accesses_faults_like_the_interpreter() {
         dev.free(pa).unwrap();
     }
 }
+
+/// A loop that loads `[p]` and `[p - 4 other]` and moves `p` by `stride` bytes while a 32-bit
+/// counter moves by `step` (`setp.{cmp}.{ty}` against `end`, the branch taken on the predicate
+/// or, with `neg`, on its negation): a simple loop whose accesses compiled code checks once
+/// before it starts (`jit::loops`), the two with one cache entry (one root, `jit::roots`; a
+/// subtraction, so that they do not make a chain, `jit::chains`).
+fn counted_ptx(cmp: &str, ty: &str, step: i32, neg: bool) -> String {
+    let neg = if neg { "!" } else { "" };
+    format!(
+        r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.file 1 "counted.cu"
+.visible .entry counted(.param .u64 pa, .param .u64 pout, .param .u32 n, .param .u32 start, .param .u32 end, .param .u64 first, .param .u64 stride, .param .u32 other) {{
+  .reg .u64 %rd<12>;
+  .reg .u32 %r<12>;
+  .reg .pred %p<3>;
+  ld.param.u64 %rd1, [pa];
+  ld.param.u64 %rd2, [pout];
+  ld.param.u32 %r5, [n];
+  ld.param.u32 %r7, [start];
+  ld.param.u32 %r6, [end];
+  ld.param.u64 %rd6, [first];
+  ld.param.u64 %rd5, [stride];
+  ld.param.u32 %r11, [other];
+  mul.wide.u32 %rd9, %r11, 4;
+{INDEX_GUARD}  cvta.to.global.u64 %rd1, %rd1;
+  mul.wide.u32 %rd4, %r1, 4;
+  add.s64 %rd3, %rd1, %rd4;
+  add.s64 %rd3, %rd3, %rd6;
+  mov.u32 %r9, 0;
+L1:
+  .loc 1 10 0
+  ld.global.u32 %r8, [%rd3];
+  sub.s64 %rd7, %rd3, %rd9;
+  .loc 1 11 0
+  ld.global.u32 %r10, [%rd7];
+  add.u32 %r8, %r8, %r10;
+  mad.lo.u32 %r9, %r9, 3, %r8;
+  add.s64 %rd3, %rd3, %rd5;
+  add.s32 %r7, %r7, {step};
+  setp.{cmp}.{ty} %p2, %r7, %r6;
+  @{neg}%p2 bra L1;
+  cvta.to.global.u64 %rd2, %rd2;
+  add.s64 %rd8, %rd2, %rd4;
+  st.global.u32 [%rd8], %r9;
+DONE:
+  ret;
+}}
+"#
+    )
+}
+
+/// `counted_ptx` on the CPU for thread `t` over `a`: the result, or the line of the first
+/// access that misses `a` or is misaligned; and the highest word it read.
+#[allow(clippy::too_many_arguments)]
+fn counted_reference(
+    a: &[u32],
+    t: usize,
+    (cmp, ty, step, neg): (&str, &str, i32, bool),
+    start: u32,
+    end: u32,
+    first: u64,
+    stride: u64,
+    other: u32,
+) -> (Result<u32, u32>, u64) {
+    let (mut p, mut i, mut acc) = ((4 * t as u64).wrapping_add(first), start, 0u32);
+    let mut highest = 0;
+    for _ in 0..10_000 {
+        let mut x = 0u32;
+        for (q, line) in [(p, 10), (p.wrapping_sub(4 * other as u64), 11)] {
+            if q % 4 != 0 || q / 4 >= a.len() as u64 {
+                return (Err(line), highest);
+            }
+            highest = highest.max(q / 4);
+            x = x.wrapping_add(a[(q / 4) as usize]);
+        }
+        acc = acc.wrapping_mul(3).wrapping_add(x);
+        p = p.wrapping_add(stride);
+        i = i.wrapping_add(step as u32);
+        let o = if ty == "s32" {
+            (i as i32).cmp(&(end as i32))
+        } else {
+            i.cmp(&end)
+        };
+        use std::cmp::Ordering::*;
+        let c = match cmp {
+            "lt" => o == Less,
+            "le" => o != Greater,
+            "gt" => o == Greater,
+            "ge" => o != Less,
+            "eq" => o == Equal,
+            _ => o != Equal,
+        };
+        if c == neg {
+            return (Ok(acc), highest);
+        }
+    }
+    panic!("counted_reference: the test's loop does not end");
+}
+
+#[test]
+fn loops_checked_before_they_start_count_and_fault_like_the_interpreter() {
+    let dev = Device::new();
+    let mut rng = Rng(seed());
+    let n = 100 + rng.below(100) as usize;
+    let cols = n + 3;
+    let iters = 2 + rng.below(20) as u32;
+    let row = 4 * cols as u64;
+    let a: Vec<u32> = (0..cols * (iters as usize + 1))
+        .map(|_| rng.next() as u32)
+        .collect();
+    let e = rng.below(1000) as u32;
+    let max = i32::MAX as u32;
+    // (loop shape, start, end, first byte, stride, other). Each runs over all of `a`, then over
+    // `a` without the highest word the last thread reads (there it faults).
+    type Shape = (&'static str, &'static str, i32, bool);
+    let cases: Vec<(Shape, u32, u32, u64, u64, u32)> = vec![
+        // Counting up while below, signed, from below zero; and from past the end (one
+        // iteration).
+        (("lt", "s32", 1, false), e.wrapping_sub(iters), e, 0, row, 0),
+        (("lt", "s32", 1, false), e + 5, e, 0, row, 0),
+        // Down by 4 to exactly the bound; `@!p` on `eq`, up by 2.
+        (("ne", "s32", -4, false), e + 4 * iters, e, 0, row, 0),
+        (("eq", "u32", 2, true), e, e + 2 * iters, 0, row, 0),
+        // Down while above (unsigned, an odd gap), up while at most, down while at least
+        // (`@!p` on `lt`).
+        (("gt", "u32", -2, false), e + 2 * iters - 1, e, 0, row, 0),
+        (("le", "u32", 2, false), e, e + 2 * (iters - 1), 0, row, 0),
+        (("lt", "s32", -1, true), e + iters - 1, e, 0, row, 0),
+        // Walking up the rows (a negative stride).
+        (
+            ("lt", "s32", 1, false),
+            0,
+            iters,
+            row * (iters as u64 - 1),
+            row.wrapping_neg(),
+            0,
+        ),
+        // A misaligned stride whose last position (the third) is aligned again, a stride of
+        // 2^63: the second access faults.
+        (("lt", "s32", 1, false), 0, 3, 0, row + 2, 0),
+        (("lt", "s32", 1, false), 0, iters, 0, 1 << 63, 0),
+        // A bound so close to the largest value that the count could wrap: checked in the
+        // loop instead (two iterations); and one where it does wrap (the loop runs on past the
+        // rows of `a`), and a count down by 4 that misses the bound by 2 (the same).
+        (("lt", "s32", 4, false), max - 9, max - 1, 0, row, 0),
+        (("lt", "s32", 4, false), max - 6, max, 0, row, 0),
+        (("ne", "s32", -4, false), e + 4 * iters + 2, e, 0, row, 0),
+        // The second access starts a row before `a` and ends inside it: the check before
+        // the loop finds its first position outside the allocation the first access found.
+        (("lt", "s32", 1, false), 0, iters, row, row, cols as u32),
+        (("lt", "s32", 1, false), 0, iters, 0, row, cols as u32),
+    ];
+    for (shape, start, end, first, stride, other) in cases {
+        let (cmp, ty, step, neg) = shape;
+        let m = dev.load_module(&counted_ptx(cmp, ty, step, neg)).unwrap();
+        let compiled = crate::jit::compile(m.program("counted").unwrap(), true).unwrap();
+        assert_eq!(compiled.loops, 1, "{shape:?}");
+        let reference =
+            |a: &[u32], t| counted_reference(a, t, shape, start, end, first, stride, other);
+        let highest = reference(&a, n - 1).1;
+        for words in [a.len(), highest as usize] {
+            let pa = upload_u32(&dev, &a[..words]);
+            let params: [&[u8]; 6] = [
+                &i32b(n as i32),
+                &start.to_le_bytes(),
+                &end.to_le_bytes(),
+                &first.to_le_bytes(),
+                &stride.to_le_bytes(),
+                &other.to_le_bytes(),
+            ];
+            let results = interpreted_and_compiled(&dev, &m, "counted", n, &[&p64(pa)], &params);
+            let want: Vec<Result<u32, u32>> = (0..n).map(|t| reference(&a[..words], t).0).collect();
+            let what =
+                format!("{shape:?} start {start} end {end} stride {stride:#x} words {words}");
+            let key = |r: &Result<Vec<u32>, CheckReport>| {
+                r.as_ref()
+                    .map_err(|e| (e.kind, e.block, e.thread, e.address, e.line.clone()))
+                    .cloned()
+            };
+            assert_eq!(key(&results[0]), key(&results[1]), "{what}");
+            match &results[1] {
+                Ok(out) => {
+                    let got: Vec<Result<u32, u32>> = out.iter().map(|&x| Ok(x)).collect();
+                    assert_eq!(got, want, "{what}");
+                }
+                Err(rep) => {
+                    let (t, line) = thread_and_line(rep);
+                    assert_eq!(Err(line.unwrap_or(0)), want[t], "{what}: {rep:?}");
+                }
+            }
+            dev.free(pa).unwrap();
+        }
+    }
+}

@@ -4,7 +4,7 @@
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
-use cranelift_codegen::ir::{BlockArg, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{Block, BlockArg, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 
 use super::super::call::*;
@@ -32,7 +32,7 @@ fn zext(b: &mut FunctionBuilder, x: Value, bits: u8) -> Value {
 }
 
 /// `alu::ext` truncated to 64 bits (bits ≥ 8 here).
-fn ext(b: &mut FunctionBuilder, x: Value, t: IntTy) -> Value {
+pub(super) fn ext(b: &mut FunctionBuilder, x: Value, t: IntTy) -> Value {
     if t.signed {
         sext(b, x, t.bits)
     } else {
@@ -678,6 +678,12 @@ impl Em<'_, '_> {
     fn global_addr(&mut self, pc: u32, i: &Inst, total: u64) -> Value {
         let k = (pc - self.lo) as usize;
         let h = self.group_of[k];
+        if let Some(&delta) = self.fast.as_ref().and_then(|f| f.get(&h)) {
+            // In a loop's unchecked copy: the check before the loop covered every iteration.
+            let base = self.get(i.r[4]);
+            let addr = self.b.ins().iadd_imm_s(base, i.imm);
+            return self.b.ins().iadd(addr, delta);
+        }
         let g = self.groups.get(&h).copied().unwrap_or(super::Group {
             lo: i.imm,
             span: total,
@@ -728,27 +734,30 @@ impl Em<'_, '_> {
         let last = self.b.ins().iadd(addr, span);
         // The entry now holds the allocation of the first position (filled by `translate` if
         // the check missed).
-        let ent = self.entry(pc);
-        let cb = self.entry_field(ent, 0);
-        let units = self.entry_field(ent, 1);
-        let off = self.b.ins().isub(last, cb);
-        let rot = if g.align > 1 {
-            self.b
-                .ins()
-                .rotr_imm_s(off, g.align.trailing_zeros() as i64)
-        } else {
-            off
-        };
-        let outside = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, rot, units);
+        let outside = self.outside_entry(pc, last, g.align);
         let on = self.b.create_block();
         self.brif_exit(outside, on, &[], pc, 1);
         self.b.switch_to_block(on);
         self.b.seal_block(on);
         let delta = self.b.ins().isub(start, addr);
         self.chain_delta.insert((pc - self.lo) as usize, delta);
+    }
+
+    /// Whether the access at device address `pos` is outside the allocation (or misaligned for
+    /// `align`) that the cache entry of the check at `pc` holds now.
+    pub(super) fn outside_entry(&mut self, pc: u32, pos: Value, align: u64) -> Value {
+        let ent = self.entry(pc);
+        let cb = self.entry_field(ent, 0);
+        let units = self.entry_field(ent, 1);
+        let off = self.b.ins().isub(pos, cb);
+        let rot = if align > 1 {
+            self.b.ins().rotr_imm_s(off, align.trailing_zeros() as i64)
+        } else {
+            off
+        };
+        self.b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, rot, units)
     }
 
     /// The cache entry of the check at `pc`: the index of its variables when it is held,
@@ -806,9 +815,22 @@ impl Em<'_, '_> {
     /// inside one allocation (the check's cache entry, else `translate`); otherwise the lane
     /// leaves the region before the instruction at `pc`.
     fn checked(&mut self, pc: u32, base_slot: Slot, g: super::Group) -> Value {
-        let (total, align) = (g.span, g.align);
         let base = self.get(base_slot);
         let addr = self.b.ins().iadd_imm_s(base, g.lo);
+        self.check_at(pc, addr, g, None)
+    }
+
+    /// The host address of `[addr, addr + g.span)` after checking it against the cache entry
+    /// of the check at `pc` (filling the entry on a miss); when it fails the lane leaves before
+    /// `pc`, or with `fail`, control goes there.
+    pub(super) fn check_at(
+        &mut self,
+        pc: u32,
+        addr: Value,
+        g: super::Group,
+        fail: Option<Block>,
+    ) -> Value {
+        let (total, align) = (g.span, g.align);
         let ci = self.cache_of[&((pc - self.lo) as usize)];
         let fl = MemFlagsData::trusted();
         // The entry's base, units and host address: from its variables, or loaded.
@@ -854,7 +876,14 @@ impl Em<'_, '_> {
             self.reload_held(h);
         }
         let bad = self.b.ins().icmp_imm_s(IntCC::Equal, host, 0);
-        self.brif_exit(bad, join, &[BlockArg::Value(host)], pc, 1);
+        match fail {
+            Some(f) => {
+                self.b
+                    .ins()
+                    .brif(bad, f, &[], join, &[BlockArg::Value(host)]);
+            }
+            None => self.brif_exit(bad, join, &[BlockArg::Value(host)], pc, 1),
+        }
 
         self.b.switch_to_block(join);
         self.b.seal_block(join);
