@@ -923,6 +923,22 @@ fn counted_reference(
     panic!("counted_reference: the test's loop does not end");
 }
 
+/// Whether `counted_ptx`'s loop ends (or faults) within 10,000 iterations for thread `t`.
+#[allow(clippy::too_many_arguments)]
+fn counted_ends(
+    a: &[u32],
+    t: usize,
+    shape: (&str, &str, i32, bool),
+    start: u32,
+    end: u32,
+    first: u64,
+    stride: u64,
+    other: u32,
+) -> bool {
+    std::panic::catch_unwind(|| counted_reference(a, t, shape, start, end, first, stride, other))
+        .is_ok()
+}
+
 #[test]
 fn loops_checked_before_they_start_count_and_fault_like_the_interpreter() {
     let dev = Device::new();
@@ -1016,5 +1032,78 @@ fn loops_checked_before_they_start_count_and_fault_like_the_interpreter() {
             }
             dev.free(pa).unwrap();
         }
+    }
+}
+
+/// Random loop shapes (every comparison and type, steps that are and are not powers of two,
+/// bounds near the ends of the range, strides of every sign and alignment, starts inside and
+/// outside `a`): compiled code, with its loops checked before they start where it can, gives
+/// the interpreter's results and reports.
+#[test]
+fn random_loop_shapes_run_like_the_interpreter() {
+    let dev = Device::new();
+    let mut rng = Rng(seed());
+    let n = 64 + rng.below(64) as usize;
+    let cols = n + 3;
+    let rows = 12;
+    let row = 4 * cols as u64;
+    let a: Vec<u32> = (0..cols * rows).map(|_| rng.next() as u32).collect();
+    let cmps = ["lt", "le", "gt", "ge", "ne", "eq"];
+    let steps = [1, -1, 2, -2, 4, -4, 8, 3, -3];
+    let anchors = [0u32, 1000, i32::MAX as u32, i32::MIN as u32, u32::MAX];
+    let mut ran = 0;
+    while ran < 80 {
+        let pick = |rng: &mut Rng, k: usize| rng.below(k as u64) as usize;
+        let shape = (
+            cmps[pick(&mut rng, cmps.len())],
+            ["s32", "u32"][pick(&mut rng, 2)],
+            steps[pick(&mut rng, steps.len())],
+            rng.below(2) == 1,
+        );
+        let end = anchors[pick(&mut rng, anchors.len())].wrapping_add(rng.below(9) as u32 - 4);
+        let start = end.wrapping_add(rng.below(33) as u32).wrapping_sub(16);
+        let strides = [row, row.wrapping_neg(), 4, row + 2, 1 << 63, 8];
+        let stride = strides[pick(&mut rng, strides.len())];
+        let first = row * rng.below(rows as u64);
+        let other = [0, cols as u32, 7][pick(&mut rng, 3)];
+        let ends = (0..n).all(|t| counted_ends(&a, t, shape, start, end, first, stride, other));
+        if !ends {
+            continue;
+        }
+        ran += 1;
+        let (cmp, ty, step, neg) = shape;
+        let m = dev.load_module(&counted_ptx(cmp, ty, step, neg)).unwrap();
+        let pa = upload_u32(&dev, &a);
+        let params: [&[u8]; 6] = [
+            &i32b(n as i32),
+            &start.to_le_bytes(),
+            &end.to_le_bytes(),
+            &first.to_le_bytes(),
+            &stride.to_le_bytes(),
+            &other.to_le_bytes(),
+        ];
+        let results = interpreted_and_compiled(&dev, &m, "counted", n, &[&p64(pa)], &params);
+        let what = format!(
+            "{shape:?} start {start} end {end} first {first} stride {stride:#x} other {other}"
+        );
+        let want: Vec<Result<u32, u32>> = (0..n)
+            .map(|t| counted_reference(&a, t, shape, start, end, first, stride, other).0)
+            .collect();
+        // When several threads fault, the interpreter (warps in lockstep) and compiled code
+        // (one lane after another) may report different ones, both right: each report must
+        // name a thread that faults there, at the line where it does.
+        for r in &results {
+            match r {
+                Ok(out) => {
+                    let got: Vec<Result<u32, u32>> = out.iter().map(|&x| Ok(x)).collect();
+                    assert_eq!(got, want, "{what}");
+                }
+                Err(rep) => {
+                    let (t, line) = thread_and_line(rep);
+                    assert_eq!(Err(line.unwrap_or(0)), want[t], "{what}: {rep:?}");
+                }
+            }
+        }
+        dev.free(pa).unwrap();
     }
 }
