@@ -339,11 +339,13 @@ struct Em<'a, 'b> {
     chains: super::chains::Chains,
     chain_delta: HashMap<usize, Value>,
     /// The loops checked once before they start (`loops`, `versioned`); while their unchecked
-    /// copy is emitted, the host-minus-device difference of each access group (by head), and
-    /// the copy still to emit after the checked body (loop, entry block, differences).
+    /// copy is emitted, the host-minus-device difference of each access group (by head); the
+    /// loop whose first iteration is being emitted (loop, its first block, the block of the
+    /// checks its branch back goes to); whether a copy of a loop is being emitted.
     loops: Vec<super::loops::Loop>,
     fast: Option<HashMap<usize, Value>>,
-    unchecked: Option<(usize, Block, HashMap<usize, Value>)>,
+    peeled: Option<(usize, Block, Block)>,
+    copying: bool,
     live: &'a Live,
 }
 
@@ -525,7 +527,8 @@ pub(super) fn region(
         chain_delta: HashMap::new(),
         loops,
         fast: None,
-        unchecked: None,
+        peeled: None,
+        copying: false,
         live,
     };
     for (k, e) in entries.iter().enumerate() {
@@ -576,13 +579,9 @@ pub(super) fn region(
     }
     for (k, i) in code.iter().enumerate() {
         em.inst(lo + k as u32, i);
-        if em
-            .unchecked
-            .as_ref()
-            .is_some_and(|u| em.loops[u.0].back == k)
-        {
+        if em.peeled.as_ref().is_some_and(|u| em.loops[u.0].back == k) {
             // Before the instruction after the loop is emitted (and its block sealed).
-            em.unchecked_copy(code);
+            em.loop_copies(code);
         }
     }
     // Falling off the end of the region.
@@ -867,7 +866,7 @@ impl Em<'_, '_> {
         let next = self.blocks[k + 1];
         let next_leader = k + 1 == self.leaders.len() || self.leaders[k + 1];
         self.b.switch_to_block(self.blocks[k]);
-        if self.fast.is_none() {
+        if !self.copying {
             if let Some(li) = self.loops.iter().position(|l| l.head == k) {
                 self.start_versioned(li, k);
             }

@@ -9,9 +9,11 @@
 //! - the *inductions*: registers each iteration moves by an amount that does not change in the
 //!   loop (a constant, or registers the loop never writes);
 //! - each access's address in iteration n: its address in the first iteration plus n times a
-//!   stride that does not change;
+//!   stride that does not change. A 32-bit induction widened by `mul.wide` (the grid-stride
+//!   loop's `mul.wide.s32 %rd5, %r10, 4`) is linear too as long as it does not wrap, which
+//!   compiled code checks for the iterations the loop runs (`Wide`);
 //! - the number of iterations, from the branch's `setp` on a 32-bit counter that moves by a
-//!   power of two (`Count`).
+//!   constant or by registers the loop never writes (`Count`).
 //!
 //! Where the loop starts, compiled code then checks each access's first and last position
 //! against one allocation (with the stride a multiple of the alignment and small enough that
@@ -26,26 +28,48 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use super::live::dests;
 use crate::ir::{Cmp, Inst, IntTy, Op, Slot, NONE};
 
-/// `c + Σ coef · (value of slot where the iteration starts)`, wrapping modulo 2^64.
+/// `c + Σ coef · (value of slot where the iteration starts) + Σ coef · wide`, wrapping modulo
+/// 2^64.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Form {
     pub c: u64,
     pub terms: BTreeMap<Slot, u64>,
+    pub wides: Vec<(Wide, u64)>,
+}
+
+/// The low 32 bits of `inner` (a form without wides), sign- or zero-extended to 64 bits: what
+/// `mul.wide.s32`/`.u32` reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Wide {
+    pub inner: Form,
+    pub signed: bool,
 }
 
 impl Form {
     fn konst(c: u64) -> Form {
         Form {
             c,
-            terms: BTreeMap::new(),
+            ..Form::default()
         }
     }
 
     fn slot(s: Slot) -> Form {
         Form {
-            c: 0,
             terms: BTreeMap::from([(s, 1)]),
+            ..Form::default()
         }
+    }
+
+    fn wide(inner: Form, signed: bool, k: u64) -> Form {
+        Form {
+            wides: vec![(Wide { inner, signed }, k)],
+            ..Form::default()
+        }
+    }
+
+    /// A constant, if the form is one.
+    pub(super) fn constant(&self) -> Option<u64> {
+        (self.terms.is_empty() && self.wides.is_empty()).then_some(self.c)
     }
 
     /// `self + k · o`.
@@ -59,6 +83,14 @@ impl Form {
                 f.terms.remove(&s);
             }
         }
+        for (w, x) in &o.wides {
+            let x = x.wrapping_mul(k);
+            match f.wides.iter().position(|(v, _)| v == w) {
+                Some(j) => f.wides[j].1 = f.wides[j].1.wrapping_add(x),
+                None => f.wides.push((w.clone(), x)),
+            }
+        }
+        f.wides.retain(|(_, x)| *x != 0);
         f
     }
 
@@ -69,23 +101,26 @@ impl Form {
 
 /// How the loop counts its iterations: in iteration n (from 1) the branch's `setp` compares
 /// `first + (n - 1) · step` (the low 32 bits, of type `ty`) with `bound`, and the loop goes on
-/// while `cont` holds.
+/// while `cont` holds. A constant step is a power of two; `Ne` needs one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Count {
     pub first: Form,
-    pub step: i64,
+    pub step: Form,
     pub bound: Form,
     pub cont: Cmp,
     pub ty: IntTy,
 }
 
 /// A checked access of the loop (the head of its group, see `emit::access_groups`): the value
-/// of its address register in the first iteration, and how much each iteration adds.
+/// of its address register in the first iteration, and how much each iteration adds. The
+/// stride's wides are the sign-extended 32-bit strides of the address's wides, which hold only
+/// while those do not wrap: `wraps` lists each (wide, its inner form's stride) to check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Access {
     pub head: usize,
     pub first: Form,
     pub stride: Form,
+    pub wraps: Vec<(Wide, Form)>,
 }
 
 /// A simple loop from `head` to the branch at `back`, all of whose accesses have strides.
@@ -166,8 +201,30 @@ impl Forms {
                     .zip(self.of(r[2]))
                     .map(|(a, b)| a.add_scaled(&b, u64::MAX)),
                 Op::MulLo => match (self.of(r[1]), self.of(r[2])) {
-                    (Some(a), Some(b)) if b.terms.is_empty() => Some(a.scaled(b.c)),
-                    (Some(a), Some(b)) if a.terms.is_empty() => Some(b.scaled(a.c)),
+                    (Some(a), Some(b)) => match (a.constant(), b.constant()) {
+                        (_, Some(k)) => Some(a.scaled(k)),
+                        (Some(k), _) => Some(b.scaled(k)),
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                // A 32-bit value widened and multiplied by a constant (extended the same way).
+                Op::MulWide(t) if t.bits == 32 => match (self.of(r[1]), self.of(r[2])) {
+                    (Some(a), Some(b)) => {
+                        let ext = |k: u64| {
+                            if t.signed {
+                                k as u32 as i32 as i64 as u64
+                            } else {
+                                k as u32 as u64
+                            }
+                        };
+                        let narrow = |f: &Form| f.wides.is_empty().then(|| f.clone());
+                        match (a.constant(), b.constant()) {
+                            (_, Some(k)) => narrow(&a).map(|a| Form::wide(a, t.signed, ext(k))),
+                            (Some(k), _) => narrow(&b).map(|b| Form::wide(b, t.signed, ext(k))),
+                            _ => None,
+                        }
+                    }
                     _ => None,
                 },
                 _ => None,
@@ -224,7 +281,7 @@ fn analyze(
     }
     // The stride of each induction: its form at the end minus its own entry value, made of
     // invariant slots only.
-    let invariant = |f: &Form| f.terms.keys().all(|s| !written.contains(s));
+    let invariant = |f: &Form| f.wides.is_empty() && f.terms.keys().all(|s| !written.contains(s));
     let stride_of = |s: Slot| -> Option<Form> {
         if !written.contains(&s) {
             return Some(Form::default());
@@ -233,16 +290,32 @@ fn analyze(
         let d = end.add_scaled(&Form::slot(s), u64::MAX);
         invariant(&d).then_some(d)
     };
+    // The stride of a form without wides.
+    let plain_stride = |f: &Form| -> Option<Form> {
+        let mut stride = Form::default();
+        for (&s, &coef) in &f.terms {
+            stride = stride.add_scaled(&stride_of(s)?, coef);
+        }
+        Some(stride)
+    };
     let mut accesses = Vec::new();
     for (k, first) in access_forms {
-        let mut stride = Form::default();
-        for (&s, &coef) in &first.terms {
-            stride = stride.add_scaled(&stride_of(s)?, coef);
+        let narrow = Form {
+            wides: Vec::new(),
+            ..first.clone()
+        };
+        let mut stride = plain_stride(&narrow)?;
+        let mut wraps = Vec::new();
+        for (w, coef) in &first.wides {
+            let ds = plain_stride(&w.inner)?;
+            stride = stride.add_scaled(&Form::wide(ds.clone(), true, 1), *coef);
+            wraps.push((w.clone(), ds));
         }
         accesses.push(Access {
             head: k,
             first,
             stride,
+            wraps,
         });
     }
     let count = count(&code[back], &setp_at, &written, &stride_of, code)?;
@@ -272,10 +345,10 @@ fn count(
         return None;
     }
     let (x, y) = (x?, y?);
-    let invariant = |f: &Form| f.terms.keys().all(|s| !written.contains(s));
-    // One side counts (a single induction with coefficient 1 and a constant stride), the other
-    // does not change.
-    let counter = |f: &Form| -> Option<i64> {
+    let invariant = |f: &Form| f.wides.is_empty() && f.terms.keys().all(|s| !written.contains(s));
+    // One side counts (a single induction with coefficient 1 and a stride the loop does not
+    // change), the other does not change.
+    let counter = |f: &Form| -> Option<Form> {
         let (&s, &coef) = f.terms.iter().find(|(s, _)| written.contains(s))?;
         let d = stride_of(s)?;
         let rest_invariant = f
@@ -283,7 +356,7 @@ fn count(
             .keys()
             .filter(|&&t| t != s)
             .all(|t| !written.contains(t));
-        (coef == 1 && rest_invariant && d.terms.is_empty()).then_some(d.c as i64)
+        (coef == 1 && rest_invariant && f.wides.is_empty()).then_some(d)
     };
     let (first, bound, cmp, step) = if let (Some(d), true) = (counter(&x), invariant(&y)) {
         (x, y, cmp, d)
@@ -312,16 +385,22 @@ fn count(
     } else {
         cmp
     };
-    // The step moves the counter towards ending the loop, by a power of two (so that the count
-    // is a shift).
-    let fits = step != 0 && step.unsigned_abs().is_power_of_two() && step.unsigned_abs() <= 1 << 16;
-    let towards = match cont {
-        Cmp::Ne => true,
-        Cmp::Lt | Cmp::Le => step > 0,
-        Cmp::Gt | Cmp::Ge => step < 0,
-        _ => false,
+    // A constant step moves the counter towards ending the loop; `Ne` needs a power of two (so
+    // that the count is a shift). A step in registers is checked where the loop starts.
+    let ok = match step.constant() {
+        Some(c) => {
+            let c = c as u32 as i32 as i64;
+            let pow2 = c != 0 && c.unsigned_abs().is_power_of_two();
+            match cont {
+                Cmp::Ne => pow2 && c.unsigned_abs() <= 1 << 16,
+                Cmp::Lt | Cmp::Le => c > 0,
+                Cmp::Gt | Cmp::Ge => c < 0,
+                _ => false,
+            }
+        }
+        None => matches!(cont, Cmp::Lt | Cmp::Le | Cmp::Gt | Cmp::Ge),
     };
-    (fits && towards).then_some(Count {
+    ok.then_some(Count {
         first,
         step,
         bound,
@@ -390,6 +469,7 @@ mod tests {
         Form {
             c,
             terms: terms.iter().copied().collect(),
+            wides: Vec::new(),
         }
     }
 
@@ -433,8 +513,8 @@ mod tests {
         let c = &l.count;
         assert_eq!(c.first, form((-4i64) as u64, &[(29, 1)]));
         assert_eq!(
-            (c.step, c.bound.clone(), c.cont),
-            (-4, form(0, &[]), Cmp::Ne)
+            (c.step.clone(), c.bound.clone(), c.cont),
+            (form((-4i64) as u64, &[]), form(0, &[]), Cmp::Ne)
         );
         // `@!p bra` on `setp.eq`, and the operands swapped: the same count.
         let mut code = matmul_loop();

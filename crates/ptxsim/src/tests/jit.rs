@@ -945,7 +945,8 @@ fn loops_checked_before_they_start_count_and_fault_like_the_interpreter() {
     let mut rng = Rng(seed());
     let n = 100 + rng.below(100) as usize;
     let cols = n + 3;
-    let iters = 2 + rng.below(20) as u32;
+    // Enough iterations for the loops to run without checks after their first (`FEW`).
+    let iters = 12 + rng.below(10) as u32;
     let row = 4 * cols as u64;
     let a: Vec<u32> = (0..cols * (iters as usize + 1))
         .map(|_| rng.next() as u32)
@@ -986,6 +987,9 @@ fn loops_checked_before_they_start_count_and_fault_like_the_interpreter() {
         // rows of `a`), and a count down by 4 that misses the bound by 2 (the same).
         (("lt", "s32", 4, false), max - 9, max - 1, 0, row, 0),
         (("lt", "s32", 4, false), max - 6, max, 0, row, 0),
+        // The counter steps over the bound and wraps after ten iterations: a count that ignored
+        // the wrap would let the loop run on past the rows it checked.
+        (("lt", "s32", 4, false), max - 43, max - 1, 0, row, 0),
         (("ne", "s32", -4, false), e + 4 * iters + 2, e, 0, row, 0),
         // The second access starts a row before `a` and ends inside it: the check before
         // the loop finds its first position outside the allocation the first access found.
@@ -1089,21 +1093,257 @@ fn random_loop_shapes_run_like_the_interpreter() {
         let want: Vec<Result<u32, u32>> = (0..n)
             .map(|t| counted_reference(&a, t, shape, start, end, first, stride, other).0)
             .collect();
-        // When several threads fault, the interpreter (warps in lockstep) and compiled code
-        // (one lane after another) may report different ones, both right: each report must
-        // name a thread that faults there, at the line where it does.
-        for r in &results {
-            match r {
-                Ok(out) => {
-                    let got: Vec<Result<u32, u32>> = out.iter().map(|&x| Ok(x)).collect();
-                    assert_eq!(got, want, "{what}");
-                }
-                Err(rep) => {
-                    let (t, line) = thread_and_line(rep);
-                    assert_eq!(Err(line.unwrap_or(0)), want[t], "{what}: {rep:?}");
-                }
+        like_reference(&results, &want, &what);
+        dev.free(pa).unwrap();
+    }
+}
+
+/// Each of `results` (interpreted, compiled) is the reference's result `want` (per thread: the
+/// value, or the line where it faults), or a report that names a thread that faults, at the
+/// line where it does. (When several threads fault, the interpreter, which runs warps in
+/// lockstep, and compiled code, which runs one lane after another, may report different ones.)
+fn like_reference(
+    results: &[Result<Vec<u32>, CheckReport>],
+    want: &[Result<u32, u32>],
+    what: &str,
+) {
+    for r in results {
+        match r {
+            Ok(out) => {
+                let got: Vec<Result<u32, u32>> = out.iter().map(|&x| Ok(x)).collect();
+                assert_eq!(got, want, "{what}");
+            }
+            Err(rep) => {
+                let (t, line) = thread_and_line(rep);
+                assert_eq!(Err(line.unwrap_or(0)), want[t], "{what}: {rep:?}");
             }
         }
-        dev.free(pa).unwrap();
+    }
+}
+
+/// A grid-stride loop: `i` starts at `start + t` and moves by `step` (a register) while
+/// `setp.{cmp}.{ty} i, end` holds; each iteration loads `[a + 4 ext(i + off)]` (`mul.wide` of
+/// type `ty`), so that the widened value can wrap while the counter does not.
+fn strided_ptx(cmp: &str, ty: &str) -> String {
+    format!(
+        r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.file 1 "strided.cu"
+.visible .entry strided(.param .u64 pa, .param .u64 pout, .param .u32 n, .param .u32 start, .param .u32 end, .param .u32 step, .param .u32 off) {{
+  .reg .u64 %rd<12>;
+  .reg .u32 %r<14>;
+  .reg .pred %p<3>;
+  ld.param.u64 %rd1, [pa];
+  ld.param.u64 %rd2, [pout];
+  ld.param.u32 %r5, [n];
+  ld.param.u32 %r7, [start];
+  ld.param.u32 %r6, [end];
+  ld.param.u32 %r11, [step];
+  ld.param.u32 %r12, [off];
+{INDEX_GUARD}  cvta.to.global.u64 %rd1, %rd1;
+  add.u32 %r7, %r7, %r1;
+  mov.u32 %r9, 0;
+L1:
+  add.u32 %r10, %r7, %r12;
+  mul.wide.{ty} %rd3, %r10, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  .loc 1 10 0
+  ld.global.u32 %r8, [%rd4];
+  mad.lo.u32 %r9, %r9, 3, %r8;
+  add.s32 %r7, %r7, %r11;
+  setp.{cmp}.{ty} %p2, %r7, %r6;
+  @%p2 bra L1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mul.wide.u32 %rd5, %r1, 4;
+  add.s64 %rd6, %rd2, %rd5;
+  st.global.u32 [%rd6], %r9;
+DONE:
+  ret;
+}}
+"#
+    )
+}
+
+/// `strided_ptx` on the CPU for thread `t`, with `base` bytes added to `a`'s address: the
+/// result or the faulting line, and the highest word read.
+#[allow(clippy::too_many_arguments)]
+fn strided_reference(
+    a: &[u32],
+    t: usize,
+    (cmp, ty): (&str, &str),
+    base: u64,
+    start: u32,
+    end: u32,
+    step: u32,
+    off: u32,
+) -> (Result<u32, u32>, u64) {
+    let (mut i, mut acc, mut highest) = (start.wrapping_add(t as u32), 0u32, 0);
+    for _ in 0..10_000 {
+        let j = i.wrapping_add(off);
+        let wide = if ty == "s32" {
+            j as i32 as i64 as u64
+        } else {
+            j as u64
+        };
+        let byte = base.wrapping_add(wide.wrapping_mul(4));
+        if byte / 4 >= a.len() as u64 {
+            return (Err(10), highest);
+        }
+        highest = highest.max(byte / 4);
+        acc = acc.wrapping_mul(3).wrapping_add(a[(byte / 4) as usize]);
+        i = i.wrapping_add(step);
+        let o = if ty == "s32" {
+            (i as i32).cmp(&(end as i32))
+        } else {
+            i.cmp(&end)
+        };
+        use std::cmp::Ordering::*;
+        let go_on = match cmp {
+            "lt" => o == Less,
+            "le" => o != Greater,
+            "gt" => o == Greater,
+            _ => o != Less,
+        };
+        if !go_on {
+            return (Ok(acc), highest);
+        }
+    }
+    panic!("strided_reference: the test's loop does not end");
+}
+
+#[test]
+fn grid_stride_loops_are_checked_before_they_start_where_nothing_wraps() {
+    let dev = Device::new();
+    let mut rng = Rng(seed());
+    let n = 100 + rng.below(100) as usize;
+    let rows = 3 + rng.below(6) as usize;
+    let len = n * rows;
+    let a: Vec<u32> = (0..len).map(|_| rng.next() as u32).collect();
+    let (l, nn) = (len as u32, n as u32);
+    let max = i32::MAX as u32;
+    // (cmp, ty), base bytes, start, end, step, off
+    type Case = ((&'static str, &'static str), u64, u32, u32, u32, u32);
+    let wrap_s = max - l / 2;
+    let wrap_u = u32::MAX - l / 2;
+    let cases: Vec<Case> = vec![
+        // Grid-stride up, signed and unsigned; a step that is not a power of two (a division).
+        (("lt", "s32"), 0, 0, l, nn, 0),
+        (("lt", "u32"), 0, 0, l, nn, 0),
+        (("lt", "s32"), 0, 0, l, nn + 3, 0),
+        (("le", "s32"), 0, 0, l - 1, nn + 1, 0),
+        // Down to zero: while above -1, while at least 0.
+        (("gt", "s32"), 0, l - nn, u32::MAX, nn.wrapping_neg(), 0),
+        (("ge", "s32"), 0, l - nn, 0, nn.wrapping_neg(), 0),
+        // The widened value wraps half way (signed at 2^31, unsigned at 2^32) while the counter
+        // does not: the loop runs checked, and faults there.
+        (
+            ("lt", "s32"),
+            (4 * wrap_s as u64).wrapping_neg(),
+            0,
+            l,
+            nn,
+            wrap_s,
+        ),
+        (
+            ("lt", "u32"),
+            (4 * wrap_u as u64).wrapping_neg(),
+            0,
+            l,
+            nn,
+            wrap_u,
+        ),
+        // A step in a register that points away from the bound: the counter wraps after a few
+        // iterations; the second one reads 1 GiB before `a`.
+        (("lt", "s32"), 0, 0, 100, (1u32 << 28).wrapping_neg(), 0),
+        // A bound so close to the largest value that the count could wrap: checked in the loop.
+        (("lt", "s32"), 0, max - 3 * nn, max, nn, 0),
+    ];
+    for (shape, base, start, end, step, off) in cases {
+        let (cmp, ty) = shape;
+        let m = dev.load_module(&strided_ptx(cmp, ty)).unwrap();
+        let compiled = crate::jit::compile(m.program("strided").unwrap(), true).unwrap();
+        assert_eq!(compiled.loops, 1, "{shape:?}");
+        let reference = |a: &[u32], t| strided_reference(a, t, shape, base, start, end, step, off);
+        let highest = (0..n).map(|t| reference(&a, t).1).max().unwrap_or(0);
+        for words in [len, highest as usize] {
+            let pa = upload_u32(&dev, &a[..words]);
+            let params: [&[u8]; 5] = [
+                &i32b(n as i32),
+                &start.to_le_bytes(),
+                &end.to_le_bytes(),
+                &step.to_le_bytes(),
+                &off.to_le_bytes(),
+            ];
+            let pb = p64(pa.wrapping_add(base));
+            let results = interpreted_and_compiled(&dev, &m, "strided", n, &[&pb], &params);
+            let want: Vec<Result<u32, u32>> = (0..n).map(|t| reference(&a[..words], t).0).collect();
+            let what = format!("{shape:?} base {base:#x} start {start} end {end} step {step} off {off}, {words} words");
+            like_reference(&results, &want, &what);
+            dev.free(pa).unwrap();
+        }
+    }
+}
+
+/// A loop whose second access walks from one allocation into the next (through the red zone
+/// between them) must not run unchecked on the allocation its first access found; and a step
+/// of 0 in a register (a grid-stride loop that never ends) stops at the budget, compiled or
+/// not.
+#[test]
+fn loops_across_allocations_and_without_end_stay_checked() {
+    let dev = Device::new();
+    let mut rng = Rng(seed());
+    let n = 64 + rng.below(64) as usize;
+    let cols = n + 3;
+    let rows = 24;
+    let row = 4 * cols as u64;
+    let a: Vec<u32> = (0..cols * rows).map(|_| rng.next() as u32 | 1).collect();
+    let m = dev
+        .load_module(&counted_ptx("lt", "s32", 1, false))
+        .unwrap();
+    // `[p - 4 other]` starts 16 bytes into `d` (zeros) and ends in `a`.
+    let d = dev.alloc(2 * row as usize + 4 * n + 64).unwrap();
+    let pa = upload_u32(&dev, &a);
+    let other = (pa - (d + 16)) / 4;
+    assert!(other < u32::MAX as u64);
+    let other = other as u32;
+    let params: [&[u8]; 6] = [
+        &i32b(n as i32),
+        &0u32.to_le_bytes(),
+        &(rows as u32 - 1).to_le_bytes(),
+        &0u64.to_le_bytes(),
+        &row.to_le_bytes(),
+        &other.to_le_bytes(),
+    ];
+    let results = interpreted_and_compiled(&dev, &m, "counted", n, &[&p64(pa)], &params);
+    for r in &results {
+        let rep = r
+            .as_ref()
+            .expect_err("the second access reaches the red zone");
+        assert_eq!(thread_and_line(rep).1, Some(11), "{rep:?}");
+    }
+    // A step of 0 in a register: the loop never ends.
+    let m = dev.load_module(&strided_ptx("lt", "s32")).unwrap();
+    for mode in [JitMode::Off, JitMode::Always] {
+        let po = dev.alloc(4 * n).unwrap();
+        let params: [&[u8]; 7] = [
+            &p64(pa),
+            &p64(po),
+            &i32b(n as i32),
+            &0u32.to_le_bytes(),
+            &10u32.to_le_bytes(),
+            &0u32.to_le_bytes(),
+            &0u32.to_le_bytes(),
+        ];
+        let mut c = cfg((n as u32).div_ceil(64), 64, mode);
+        c.instruction_budget = Some(1_000_000);
+        match dev.launch(&m, "strided", &c, &params) {
+            Err(LaunchError::Fault { report, .. }) => {
+                assert_eq!(report.kind, CheckKind::BudgetExceeded, "{mode:?}")
+            }
+            r => panic!("{mode:?}: expected the budget to stop the loop, got {r:?}"),
+        }
+        dev.free(po).unwrap();
     }
 }
