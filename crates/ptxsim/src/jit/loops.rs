@@ -1,5 +1,5 @@
-//! Loops whose global accesses can all be checked once, before the loop, instead of in every
-//! iteration (loop versioning).
+//! Loops whose global accesses can all be checked once instead of in every iteration (loop
+//! versioning).
 //!
 //! A *simple loop* is a straight-line run that ends in a conditional branch back to its first
 //! instruction: NVRTC's inner loops (`matmulNaive`'s dot product: `ld [%rd30]; ld [%rd21];
@@ -15,11 +15,13 @@
 //! - the number of iterations, from the branch's `setp` on a 32-bit counter that moves by a
 //!   constant or by registers the loop never writes (`Count`).
 //!
-//! Where the loop starts, compiled code then checks each access's first and last position
-//! against one allocation (with the stride a multiple of the alignment and small enough that
-//! no position wraps), and when all pass runs a copy of the body without checks; otherwise it
-//! runs the checked body as before (`emit::Em::precheck`). Addresses wrap modulo 2^64 exactly
-//! as the forms do, so the first and last positions bound every position between them.
+//! Compiled code runs the first iteration checked. Where it branches back, it checks each
+//! access's first and last position of the iterations left against one allocation (with the
+//! stride a multiple of the alignment and small enough that no position wraps), and when all
+//! pass runs a copy of the body without checks; otherwise a checked copy (`emit::versioned`).
+//! Addresses wrap modulo 2^64 exactly as the forms do, so the first and last positions bound
+//! every position between them. The forms are relative to where an iteration starts, so they
+//! hold at any iteration's start, the second's included.
 //!
 //! This module only finds the loops and their forms; it must not know about Cranelift.
 

@@ -22,9 +22,10 @@ use crate::ir::{Cmp, Inst, IntTy};
 const FEW: i64 = 3;
 
 impl Em<'_, '_> {
-    /// At the start of loop `li` (the current block): the checks of all its accesses over all
-    /// its iterations, going to `slow` when one fails. Returns, per access group head, the
-    /// difference between host and device addresses that holds for all iterations.
+    /// Where an iteration of loop `li` starts (the current block; the second): the checks of
+    /// all its accesses over the iterations left, going to `slow` when one fails. Returns, per
+    /// access group head, the difference between host and device addresses that holds for all
+    /// of them.
     pub(super) fn precheck(&mut self, li: usize, slow: Block) -> HashMap<usize, Value> {
         let lp = self.loops[li].clone();
         let last = self.last_iteration(&lp.count, slow);
