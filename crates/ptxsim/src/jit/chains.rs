@@ -132,31 +132,9 @@ pub(super) fn find(
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_code::{add, inst, ld};
     use super::*;
-    use crate::ir::MemSpace;
 
-    fn inst(op: Op, r: [Slot; 5]) -> Inst {
-        Inst {
-            op,
-            guard: NONE,
-            guard_neg: false,
-            r: [r[0], r[1], r[2], r[3], r[4], NONE],
-            imm: 0,
-            loc: 0,
-        }
-    }
-    fn ld(d: Slot, base: Slot) -> Inst {
-        let op = Op::Ld {
-            space: MemSpace::Global,
-            size: 4,
-            n: 1,
-            sext: false,
-        };
-        inst(op, [d, NONE, NONE, NONE, base])
-    }
-    fn add(d: Slot, a: Slot, b: Slot) -> Inst {
-        inst(Op::Add, [d, a, b, NONE, NONE])
-    }
     fn find_in(code: &[Inst]) -> Chains {
         let leaders = vec![false; code.len()];
         find(code, &leaders, |k| {

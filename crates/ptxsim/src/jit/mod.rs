@@ -45,6 +45,8 @@ mod emit;
 mod live;
 mod loops;
 mod roots;
+#[cfg(test)]
+mod test_code;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
