@@ -340,11 +340,11 @@ struct Em<'a, 'b> {
     chain_delta: HashMap<usize, Value>,
     /// The loops checked once before they start (`loops`, `versioned`); while their unchecked
     /// copy is emitted, the host-minus-device difference of each access group (by head); the
-    /// loop whose first iteration is being emitted (loop, its first block, the block of the
-    /// checks its branch back goes to); whether a copy of a loop is being emitted.
+    /// loop whose body is being emitted, with the copies still to emit; whether a copy of a
+    /// loop is being emitted.
     loops: Vec<super::loops::Loop>,
     fast: Option<HashMap<usize, Value>>,
-    peeled: Option<(usize, Block, Block)>,
+    versioning: Option<versioned::Versioning>,
     copying: bool,
     live: &'a Live,
 }
@@ -527,7 +527,7 @@ pub(super) fn region(
         chain_delta: HashMap::new(),
         loops,
         fast: None,
-        peeled: None,
+        versioning: None,
         copying: false,
         live,
     };
@@ -579,7 +579,11 @@ pub(super) fn region(
     }
     for (k, i) in code.iter().enumerate() {
         em.inst(lo + k as u32, i);
-        if em.peeled.as_ref().is_some_and(|u| em.loops[u.0].back == k) {
+        if em
+            .versioning
+            .as_ref()
+            .is_some_and(|v| em.loops[v.li()].back == k)
+        {
             // Before the instruction after the loop is emitted (and its block sealed).
             em.loop_copies(code);
         }

@@ -982,9 +982,9 @@ fn loops_checked_before_they_start_count_and_fault_like_the_interpreter() {
             row.wrapping_neg(),
             0,
         ),
-        // A misaligned stride whose last position (the third) is aligned again, a stride of
+        // A misaligned stride whose last position (the seventh) is aligned again, a stride of
         // 2^63: the second access faults.
-        (("lt", "s32", 1, false), 0, 3, 0, row + 2, 0),
+        (("lt", "s32", 1, false), 0, 7, 0, row + 2, 0),
         (("lt", "s32", 1, false), 0, iters, 0, 1 << 63, 0),
         // A bound so close to the largest value that the count could wrap: checked in the
         // loop instead (two iterations); and one where it does wrap (the loop runs on past the
@@ -1209,7 +1209,8 @@ fn grid_stride_loops_are_checked_before_they_start_where_nothing_wraps() {
     let dev = Device::new();
     let mut rng = Rng(seed());
     let n = 100 + rng.below(100) as usize;
-    let rows = 3 + rng.below(6) as usize;
+    // Enough rows for the loops to run unchecked after their second iteration (`FEW`).
+    let rows = 10 + rng.below(6) as usize;
     let len = n * rows;
     let a: Vec<u32> = (0..len).map(|_| rng.next() as u32).collect();
     let (l, nn) = (len as u32, n as u32);
@@ -1218,6 +1219,7 @@ fn grid_stride_loops_are_checked_before_they_start_where_nothing_wraps() {
     type Case = ((&'static str, &'static str), u64, u32, u32, u32, u32);
     let wrap_s = max - l / 2;
     let wrap_u = u32::MAX - l / 2;
+    let low_s = (4 * (l as i64 / 2 - i32::MIN as i64)) as u64;
     let cases: Vec<Case> = vec![
         // Grid-stride up, signed and unsigned; a step that is not a power of two (a division).
         (("lt", "s32"), 0, 0, l, nn, 0),
@@ -1244,6 +1246,23 @@ fn grid_stride_loops_are_checked_before_they_start_where_nothing_wraps() {
             l,
             nn,
             wrap_u,
+        ),
+        // The same counting down, past -2^31 and past 0.
+        (
+            ("gt", "s32"),
+            low_s,
+            l - nn,
+            u32::MAX,
+            nn.wrapping_neg(),
+            (i32::MIN as u32).wrapping_sub(l / 2),
+        ),
+        (
+            ("gt", "u32"),
+            2 * l as u64,
+            l - nn,
+            0,
+            nn.wrapping_neg(),
+            (l / 2).wrapping_neg(),
         ),
         // A step in a register that points away from the bound: the counter wraps after a few
         // iterations; the second one reads 1 GiB before `a`.

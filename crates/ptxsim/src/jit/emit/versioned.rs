@@ -1,7 +1,7 @@
-//! Loop versioning (`jit::loops`): the first iteration of a simple loop runs checked; where it
-//! branches back, one check per access of the positions the first and last of the remaining
-//! iterations touch; when every check passes, the lane runs a copy of the body without checks,
-//! else a checked copy.
+//! Loop versioning (`jit::loops`): where a simple loop starts (or, for a loop that often runs
+//! once, where its first iteration branches back), one check per access of the positions the
+//! first and last of the iterations left touch; when every check passes, the lane runs a copy
+//! of the body without checks, else a checked copy.
 
 use std::collections::HashMap;
 
@@ -34,9 +34,10 @@ impl Em<'_, '_> {
         for a in &lp.accesses {
             let g = self.groups[&a.head];
             let s = self.eval(&a.stride);
-            // A multiple of the alignment and |s| < 2^31 (with the count below 2^31, no
-            // position is more than 2^62 from the first): adding 2^31 keeps the low bits and
-            // puts a small stride's high half at zero, so one test checks both.
+            // A multiple of the alignment and |s| < 2^31, so that with the count below 2^32 no
+            // position is 2^63 or more from the first: if the first and the last are in one
+            // allocation, so is every one between them. Adding 2^31 keeps the low bits and puts
+            // a small stride's high half at zero, so one test checks both.
             let shifted = self.b.ins().iadd_imm_s(s, 1 << 31);
             let mask = !0xFFFF_FFFFi64 | (g.align as i64 - 1);
             let wrong = self.b.ins().band_imm_s(shifted, mask);
@@ -98,8 +99,8 @@ impl Em<'_, '_> {
         deltas
     }
 
-    /// The number of iterations after the current one (below 2^31, at least 2, else to
-    /// `slow`: fewer gain nothing from the checks here).
+    /// The number of iterations after the current one (below 2^32: the counter has 32 bits; at
+    /// least 2, else to `slow`: fewer gain nothing from the checks here).
     fn last_iteration(&mut self, c: &Count, slow: Block) -> Value {
         let first = self.eval(&c.first);
         let v1 = ext(&mut self.b, first, c.ty);
@@ -206,11 +207,6 @@ impl Em<'_, '_> {
                 self.b.ins().iconst(I64, 0)
             }
         };
-        let many = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedGreaterThan, last, (1 << 31) - 1);
-        self.fail_if(many, slow);
         let two = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, last, 2);
         self.fail_if(two, slow);
         last
@@ -258,32 +254,69 @@ impl Em<'_, '_> {
         self.b.seal_block(on);
     }
 
-    /// Where loop `li` starts (`k`, its first instruction, whose block is current): the first
-    /// iteration runs the checked body (this one) and its branch back goes to the checks
-    /// (`loop_copies`), so that a loop that runs once pays nothing for them.
+    /// Where loop `li` starts (`k`, its first instruction, whose block is current).
+    ///
+    /// A loop counted by a constant (an inner loop such as `matmulNaive`'s) is checked here,
+    /// where a loop that ends soon costs a compare: it runs the checked body (emitted next, in
+    /// a block of its own) or the unchecked copy (`loop_copies`). Any other (a grid-stride
+    /// loop, which often runs once) runs its first iteration checked and is checked where that
+    /// branches back, so that a loop that runs once pays nothing. (Measured, `matmulNaive` at
+    /// 65,536 threads on one worker, best of 100: checking at the branch back made the launch
+    /// 9 % slower, 12.6 ms against 11.5 ms; host instructions +2 %.)
     pub(super) fn start_versioned(&mut self, li: usize, k: usize) {
-        let dispatch = self.b.create_block();
-        self.peeled = Some((li, self.blocks[k], dispatch));
-        self.blocks[k] = dispatch;
+        if self.loops[li].count.step.constant().is_some() {
+            let checked = self.b.create_block();
+            let unchecked = self.b.create_block();
+            let deltas = self.precheck(li, checked);
+            self.b.ins().jump(unchecked, &[]);
+            self.blocks[k] = checked;
+            self.b.switch_to_block(checked);
+            self.versioning = Some(Versioning::AtEntry {
+                li,
+                unchecked,
+                deltas,
+            });
+        } else {
+            let dispatch = self.b.create_block();
+            self.versioning = Some(Versioning::Peeled {
+                li,
+                first: self.blocks[k],
+                dispatch,
+            });
+            self.blocks[k] = dispatch;
+        }
     }
 
-    /// After the first iteration's body of the loop being versioned: the checks at its branch
-    /// back, then the two copies of the loop they choose from: one checked, one without checks,
-    /// each looping on itself and leaving where the body leaves.
+    /// After the body of the loop being versioned: the copies still to emit, each looping on
+    /// itself and leaving where the body leaves. Checked at entry: the unchecked copy. Peeled:
+    /// the checks at the first iteration's branch back, then a checked and an unchecked copy.
     pub(super) fn loop_copies(&mut self, code: &[Inst]) {
-        let Some((li, first, dispatch)) = self.peeled.take() else {
-            return;
+        let (li, copies, first) = match self.versioning.take() {
+            None => return,
+            Some(Versioning::AtEntry {
+                li,
+                unchecked,
+                deltas,
+            }) => (li, vec![(unchecked, Some(deltas))], None),
+            Some(Versioning::Peeled {
+                li,
+                first,
+                dispatch,
+            }) => {
+                let checked = self.b.create_block();
+                let unchecked = self.b.create_block();
+                self.b.switch_to_block(dispatch);
+                let deltas = self.precheck(li, checked);
+                self.b.ins().jump(unchecked, &[]);
+                let copies = vec![(checked, None), (unchecked, Some(deltas))];
+                (li, copies, Some(first))
+            }
         };
         let (h, back) = (self.loops[li].head, self.loops[li].back);
         let saved: Vec<Block> = self.blocks[h..=back].to_vec();
-        let checked = self.b.create_block();
-        let unchecked = self.b.create_block();
-        self.b.switch_to_block(dispatch);
-        let deltas = self.precheck(li, checked);
-        self.b.ins().jump(unchecked, &[]);
         let pending = std::mem::take(&mut self.pending);
         self.copying = true;
-        for (entry, fast) in [(checked, None), (unchecked, Some(deltas))] {
+        for (entry, fast) in copies {
             self.blocks[h] = entry;
             for k in h + 1..=back {
                 self.blocks[k] = self.b.create_block();
@@ -297,6 +330,34 @@ impl Em<'_, '_> {
         self.copying = false;
         self.pending = pending;
         self.blocks[h..=back].copy_from_slice(&saved);
-        self.blocks[h] = first;
+        if let Some(f) = first {
+            self.blocks[h] = f;
+        }
+    }
+}
+
+/// A loop whose copies are still to be emitted (see `Em::start_versioned`).
+pub(super) enum Versioning {
+    /// Checked where it starts: the unchecked copy's entry and differences.
+    AtEntry {
+        li: usize,
+        unchecked: Block,
+        deltas: HashMap<usize, Value>,
+    },
+    /// Its first iteration is the body; its first block, and the block its branch back goes
+    /// to (the checks).
+    Peeled {
+        li: usize,
+        first: Block,
+        dispatch: Block,
+    },
+}
+
+impl Versioning {
+    /// The loop.
+    pub(super) fn li(&self) -> usize {
+        match *self {
+            Versioning::AtEntry { li, .. } | Versioning::Peeled { li, .. } => li,
+        }
     }
 }
