@@ -14,18 +14,18 @@ use super::ops::ext;
 use super::Em;
 use crate::ir::{Cmp, Inst, IntTy};
 
-/// A loop whose step is in registers runs checked when it has at most this many iterations
-/// left after its second: the division that counts them and the checks cost about what the
-/// checks in the loop do in three. Measured (callgrind, a grid-stride `saxpy` over 65,536
-/// elements, host instructions against no versioning): 1 iteration a thread +2 %, 2 +7 %,
-/// 4 +5 %, 8 -9 %, 16 -25 %, 64 -39 %.
+/// A loop whose step is not a power of two runs checked when it has at most this many
+/// iterations left: the division that counts them and the checks cost about what the checks
+/// in the loop do in three. Measured (callgrind, a grid-stride `saxpy` over 65,536 elements,
+/// checked where the first iteration branches back, host instructions against no versioning):
+/// 1 iteration a thread +2 %, 2 +7 %, 4 +5 %, 8 -9 %, 16 -25 %, 64 -39 %.
 const FEW: i64 = 3;
 
 impl Em<'_, '_> {
-    /// Where an iteration of loop `li` starts (the current block; the second): the checks of
-    /// all its accesses over the iterations left, going to `slow` when one fails. Returns, per
-    /// access group head, the difference between host and device addresses that holds for all
-    /// of them.
+    /// Where an iteration of loop `li` starts (the current block: the loop's start, or where its
+    /// second iteration starts, see `start_versioned`): the checks of all its accesses over the
+    /// iterations left, going to `slow` when one fails. Returns, per access group head, the
+    /// difference between host and device addresses that holds for all of them.
     pub(super) fn precheck(&mut self, li: usize, slow: Block) -> HashMap<usize, Value> {
         let lp = self.loops[li].clone();
         let last = self.last_iteration(&lp.count, slow);
