@@ -69,6 +69,12 @@ impl Form {
         }
     }
 
+    /// Whether the form only reads slots that `written` (the loop's writes) does not hold: its
+    /// value is the same in every iteration.
+    fn invariant(&self, written: &HashSet<Slot>) -> bool {
+        self.wides.is_empty() && self.terms.keys().all(|s| !written.contains(s))
+    }
+
     /// A constant, if the form is one.
     pub(super) fn constant(&self) -> Option<u64> {
         (self.terms.is_empty() && self.wides.is_empty()).then_some(self.c)
@@ -213,13 +219,7 @@ impl Forms {
                 // A 32-bit value widened and multiplied by a constant (extended the same way).
                 Op::MulWide(t) if t.bits == 32 => match (self.of(r[1]), self.of(r[2])) {
                     (Some(a), Some(b)) => {
-                        let ext = |k: u64| {
-                            if t.signed {
-                                k as u32 as i32 as i64 as u64
-                            } else {
-                                k as u32 as u64
-                            }
-                        };
+                        let ext = |k: u64| crate::exec::alu::ext(k, t) as u64;
                         let narrow = |f: &Form| f.wides.is_empty().then(|| f.clone());
                         match (a.constant(), b.constant()) {
                             (_, Some(k)) => narrow(&a).map(|a| Form::wide(a, t.signed, ext(k))),
@@ -283,14 +283,13 @@ fn analyze(
     }
     // The stride of each induction: its form at the end minus its own entry value, made of
     // invariant slots only.
-    let invariant = |f: &Form| f.wides.is_empty() && f.terms.keys().all(|s| !written.contains(s));
     let stride_of = |s: Slot| -> Option<Form> {
         if !written.contains(&s) {
             return Some(Form::default());
         }
         let end = forms.of(s)?;
         let d = end.add_scaled(&Form::slot(s), u64::MAX);
-        invariant(&d).then_some(d)
+        d.invariant(&written).then_some(d)
     };
     // The stride of a form without wides.
     let plain_stride = |f: &Form| -> Option<Form> {
@@ -347,7 +346,6 @@ fn count(
         return None;
     }
     let (x, y) = (x?, y?);
-    let invariant = |f: &Form| f.wides.is_empty() && f.terms.keys().all(|s| !written.contains(s));
     // One side counts (a single induction with coefficient 1 and a stride the loop does not
     // change), the other does not change.
     let counter = |f: &Form| -> Option<Form> {
@@ -360,9 +358,9 @@ fn count(
             .all(|t| !written.contains(t));
         (coef == 1 && rest_invariant && f.wides.is_empty()).then_some(d)
     };
-    let (first, bound, cmp, step) = if let (Some(d), true) = (counter(&x), invariant(&y)) {
+    let (first, bound, cmp, step) = if let (Some(d), true) = (counter(&x), y.invariant(written)) {
         (x, y, cmp, d)
-    } else if let (Some(d), true) = (counter(&y), invariant(&x)) {
+    } else if let (Some(d), true) = (counter(&y), x.invariant(written)) {
         let mirrored = match cmp {
             Cmp::Lt => Cmp::Gt,
             Cmp::Le => Cmp::Ge,
@@ -391,7 +389,7 @@ fn count(
     // that the count is a shift). A step in registers is checked where the loop starts.
     let ok = match step.constant() {
         Some(c) => {
-            let c = c as u32 as i32 as i64;
+            let c = crate::exec::alu::sext(c, 32);
             let pow2 = c != 0 && c.unsigned_abs().is_power_of_two();
             match cont {
                 Cmp::Ne => pow2 && c.unsigned_abs() <= 1 << 16,

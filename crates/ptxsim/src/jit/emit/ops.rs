@@ -720,12 +720,8 @@ impl Em<'_, '_> {
         let base = self.get(base_slot);
         let addr = self.b.ins().iadd_imm_s(base, g.lo);
         let step = self.get(c.step);
-        // The step: a multiple of the alignment and small (|step| < 2^31, so that no position
-        // between the first and the last wraps around). Adding 2^31 keeps the low bits and
-        // puts a small step's high half at zero: one test checks both.
-        let shifted = self.b.ins().iadd_imm_s(step, 1 << 31);
-        let mask = !0xFFFF_FFFFi64 | (g.align as i64 - 1);
-        let wrong = self.b.ins().band_imm_s(shifted, mask);
+        // (|step| < 2^31: no position between the first and the last wraps around.)
+        let wrong = self.bad_step(step, g.align);
         let on = self.b.create_block();
         self.brif_exit(wrong, on, &[], pc, 1);
         self.b.switch_to_block(on);
@@ -741,6 +737,15 @@ impl Em<'_, '_> {
         self.b.seal_block(on);
         let delta = self.b.ins().isub(start, addr);
         self.chain_delta.insert((pc - self.lo) as usize, delta);
+    }
+
+    /// Nonzero unless `step` is a multiple of `align` and |step| < 2^31 (the step of a chain of
+    /// accesses, or of a loop's): adding 2^31 keeps the low bits and puts a small step's high
+    /// half at zero, so one test checks both.
+    pub(super) fn bad_step(&mut self, step: Value, align: u64) -> Value {
+        let shifted = self.b.ins().iadd_imm_s(step, 1 << 31);
+        let mask = !0xFFFF_FFFFi64 | (align as i64 - 1);
+        self.b.ins().band_imm_s(shifted, mask)
     }
 
     /// Whether the access at device address `pos` is outside the allocation (or misaligned for

@@ -21,6 +21,12 @@ use crate::ir::{Cmp, Inst, IntTy};
 /// 1 iteration a thread +2 %, 2 +7 %, 4 +5 %, 8 -9 %, 16 -25 %, 64 -39 %.
 const FEW: i64 = 3;
 
+/// The counter's type as the steps are read: 32 bits, signed.
+const S32: IntTy = IntTy {
+    bits: 32,
+    signed: true,
+};
+
 impl Em<'_, '_> {
     /// Where an iteration of loop `li` starts (the current block: the loop's start, or where its
     /// second iteration starts, see `start_versioned`): the checks of all its accesses over the
@@ -34,13 +40,9 @@ impl Em<'_, '_> {
         for a in &lp.accesses {
             let g = self.groups[&a.head];
             let s = self.eval(&a.stride);
-            // A multiple of the alignment and |s| < 2^31, so that with the count below 2^32 no
-            // position is 2^63 or more from the first: if the first and the last are in one
-            // allocation, so is every one between them. Adding 2^31 keeps the low bits and puts
-            // a small stride's high half at zero, so one test checks both.
-            let shifted = self.b.ins().iadd_imm_s(s, 1 << 31);
-            let mask = !0xFFFF_FFFFi64 | (g.align as i64 - 1);
-            let wrong = self.b.ins().band_imm_s(shifted, mask);
+            // With the count below 2^32 and |s| < 2^31, no position is 2^63 or more from the
+            // first: if the first and the last are in one allocation, so is every one between.
+            let wrong = self.bad_step(s, g.align);
             self.fail_if(wrong, slow);
             strides.push(s);
             // Each widened 32-bit value moves by its sign-extended 32-bit stride only while
@@ -48,11 +50,7 @@ impl Em<'_, '_> {
             for (w, ds) in &a.wraps {
                 let x1 = self.eval_wide(w);
                 let d = self.eval(ds);
-                let signed32 = IntTy {
-                    bits: 32,
-                    signed: true,
-                };
-                let d = ext(&mut self.b, d, signed32);
+                let d = ext(&mut self.b, d, S32);
                 let moved = self.b.ins().imul(last, d);
                 let xl = self.b.ins().iadd(x1, moved);
                 let (max, min) = if w.signed {
@@ -110,7 +108,7 @@ impl Em<'_, '_> {
         let known = c
             .step
             .constant()
-            .map(|k| k as u32 as i32 as i64)
+            .map(|k| crate::exec::alu::sext(k, 32))
             .filter(|k| k.unsigned_abs().is_power_of_two());
         let last = match c.cont {
             // The first n with v_n = b: (n - 1) d = b - v_1 modulo 2^32 (`loops::count` admits
@@ -149,11 +147,7 @@ impl Em<'_, '_> {
                     Some(k) => self.b.ins().iconst(I64, k.abs()),
                     None => {
                         let s = self.eval(&c.step);
-                        let signed32 = IntTy {
-                            bits: 32,
-                            signed: true,
-                        };
-                        let s = ext(&mut self.b, s, signed32);
+                        let s = ext(&mut self.b, s, S32);
                         if up {
                             s
                         } else {
