@@ -193,6 +193,24 @@ impl Shadow {
         }
     }
 
+    /// Make epoch `epoch` eager: replay the reads logged in it into the reader records, so
+    /// that they hold every access of the epoch so far. Accesses that bypass the log (single
+    /// lanes, `access`) must call this first.
+    pub fn go_eager(&mut self, epoch: u32) {
+        if epoch != self.log_epoch {
+            self.log_epoch = epoch;
+            self.log.clear();
+        } else if self.wrote {
+            return;
+        }
+        self.wrote = true;
+        for e in std::mem::take(&mut self.log) {
+            let offs: [usize; 32] = e.offs.map(|x| x as usize);
+            // Reads before any write of the epoch never conflict.
+            self.eager(&offs, e.m, e.size as usize, e.warp, e.wep, epoch, false);
+        }
+    }
+
     /// Record the accesses of the active lanes `m` of warp `warp` (offsets `offs`, `size`
     /// bytes each) and return the first conflict with the lane that met it.
     #[allow(clippy::too_many_arguments)]
@@ -228,12 +246,7 @@ impl Shadow {
                 return None;
             }
             // A write (or a long read-only epoch): replay the reads and go eager.
-            self.wrote = true;
-            for e in std::mem::take(&mut self.log) {
-                let offs: [usize; 32] = e.offs.map(|x| x as usize);
-                // Reads before any write of the epoch never conflict.
-                self.eager(&offs, e.m, e.size as usize, e.warp, e.wep, epoch, false);
-            }
+            self.go_eager(epoch);
         }
         self.eager(offs, m, size, warp, wep, epoch, write)
     }
@@ -289,7 +302,8 @@ impl Shadow {
         }
     }
 
-    /// Record an access of `size` bytes at `off` by thread `tid` and report the first conflict.
+    /// Record an access of `size` bytes at `off` by thread `tid` and report the first conflict
+    /// (with the records: after `go_eager` in this epoch).
     #[inline(never)]
     pub fn access(
         &mut self,

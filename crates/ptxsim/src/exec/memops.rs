@@ -193,6 +193,8 @@ impl<'a> Worker<'a> {
                 }
                 if self.ctx.check && acc != Access::Atomic {
                     let tid = w.idx * 32 + l as u32;
+                    // Reads logged in this epoch must be in the records this access checks.
+                    self.shadow.go_eager(self.epoch);
                     if let Some(c) = self.shadow.access(
                         off,
                         total as usize,

@@ -241,3 +241,68 @@ fn vector_loads_past_the_end_or_misaligned_after_in_bounds_warps() {
     assert_eq!(r.thread, (32, 0, 0));
     assert_eq!(r.address, p + 32 * 16 + 8);
 }
+
+/// Warp 0 reads `s[lane]` with `ld.shared`; warp 1 then writes the same words through generic
+/// pointers (`cvta.shared`), with no barrier between: `mode` 0 writes `s[lane]` (a race with
+/// warp 0's reads), 1 writes `s[lane + 32]` (no race).
+const GENERIC_WRITE_PTX: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry gwrite(.param .u32 mode)
+{
+    .shared .align 4 .b8 s[256];
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<6>;
+    ld.param.u32 %r7, [mode];
+    mov.u32 %r1, %tid.x;
+    and.b32 %r2, %r1, 31;
+    shl.b32 %r3, %r2, 2;
+    setp.ge.u32 %p1, %r1, 32;
+    @%p1 bra WRITE;
+    mov.u32 %r4, s;
+    add.u32 %r4, %r4, %r3;
+    ld.shared.u32 %r5, [%r4];
+    bra.uni DONE;
+WRITE:
+    shl.b32 %r6, %r7, 7;
+    add.u32 %r3, %r3, %r6;
+    mov.u64 %rd1, s;
+    cvta.shared.u64 %rd2, %rd1;
+    cvt.u64.u32 %rd3, %r3;
+    add.u64 %rd4, %rd2, %rd3;
+    st.u32 [%rd4], %r1;
+DONE:
+    ret;
+}
+"#;
+
+/// Reads of an epoch without writes are only logged until its first write; a write through a
+/// generic pointer is checked lane by lane, and must see the logged reads too.
+#[test]
+fn a_generic_write_races_with_shared_reads_logged_before_it() {
+    let dev = Device::new();
+    let m = dev.load_module(GENERIC_WRITE_PTX).unwrap();
+    let mut c = cfg(1, 64);
+    c.threads = 1;
+    let r = dev
+        .launch(&m, "gwrite", &c, &[&0u32.to_le_bytes()])
+        .unwrap();
+    assert_eq!(r.reports.len(), 1, "{:#?}", r.reports);
+    let rep = &r.reports[0];
+    assert_eq!(rep.kind, CheckKind::SharedRace);
+    assert_eq!(rep.thread, (32, 0, 0));
+    assert!(
+        rep.message
+            .contains("write of 4 bytes at shared offset 0x0")
+            && rep.message.contains("read")
+            && rep.message.contains("thread (0,0,0)"),
+        "{}",
+        rep.message
+    );
+    let r = dev
+        .launch(&m, "gwrite", &c, &[&1u32.to_le_bytes()])
+        .unwrap();
+    assert!(r.reports.is_empty(), "{:#?}", r.reports);
+}
