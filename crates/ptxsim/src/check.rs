@@ -13,7 +13,9 @@ const MULTI_IN_WARP: u16 = 0x8000;
 
 /// One access record, packed in a u64 so that runs of equal records compare fast:
 /// barrier epoch (bits 32..64), warp-sync epoch (16..32), thread or reader set (0..16).
+/// (`repr(transparent)`: compiled code reads and writes the records as u64s, see `raw`.)
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
+#[repr(transparent)]
 struct Rec(u64);
 
 impl Rec {
@@ -100,13 +102,24 @@ pub struct Shadow {
     /// Warp reads of `log_epoch` made before its first write: they cannot conflict yet, so
     /// they are only recorded, and replayed into the reader records at the first write.
     log: Vec<Logged>,
+    /// Reads that compiled code logged in `log_epoch` before its first write (see
+    /// `compiled_log`), `clog_len` of them, each `count` accesses of `2^w` words, `stride`
+    /// words apart: byte offset (bits 0..18) | count - 1 << 18 | stride << 24 | w << 34 |
+    /// thread << 36 | warp-sync epoch << 48. Allocated on first use, `CLOG_CAP` entries.
+    clog: Vec<u64>,
+    clog_len: usize,
 }
+
+/// Entries of the compiled code's read log.
+const CLOG_CAP: usize = 1 << 14;
 
 /// Longest read log kept before switching the epoch to eager tracking.
 const MAX_LOG: usize = 4096;
 
 /// One logged warp read.
 struct Logged {
+    /// How many compiled reads were logged before this one (replay keeps the order).
+    clog_at: u32,
     offs: [u32; 32],
     m: u32,
     size: u32,
@@ -176,6 +189,8 @@ impl Shadow {
             log_epoch: 0,
             wrote: false,
             log: Vec::new(),
+            clog: Vec::new(),
+            clog_len: 0,
         }
     }
 
@@ -194,21 +209,86 @@ impl Shadow {
     }
 
     /// Make epoch `epoch` eager: replay the reads logged in it into the reader records, so
-    /// that they hold every access of the epoch so far. Accesses that bypass the log (single
-    /// lanes, `access`) must call this first.
+    /// that the records hold every access of the epoch so far (before accesses that bypass the
+    /// log: single lanes, compiled code).
     pub fn go_eager(&mut self, epoch: u32) {
-        if epoch != self.log_epoch {
-            self.log_epoch = epoch;
-            self.log.clear();
-        } else if self.wrote {
+        self.begin_epoch(epoch);
+        if self.wrote {
             return;
         }
         self.wrote = true;
+        // Both logs, in the order the reads were made. Reads before any write of the epoch
+        // never conflict.
+        let clog = std::mem::take(&mut self.clog);
+        let mut c = 0;
+        let mut replay_clog = |sh: &mut Shadow, to: usize| {
+            while c < to {
+                let e = clog[c];
+                let off = (e & 0x3_FFFF) as usize;
+                let count = (e >> 18 & 0x3F) as usize + 1;
+                let stride = 4 * (e >> 24 & 0x3FF) as usize;
+                let bytes = 4 << (e >> 34 & 3);
+                let (tid, wep) = ((e >> 36 & 0x3FF) as u32, (e >> 48) as u32);
+                for j in 0..count {
+                    sh.access(off + j * stride, bytes, tid, wep, epoch, false);
+                }
+                c += 1;
+            }
+        };
         for e in std::mem::take(&mut self.log) {
+            replay_clog(self, (e.clog_at as usize).min(self.clog_len));
             let offs: [usize; 32] = e.offs.map(|x| x as usize);
-            // Reads before any write of the epoch never conflict.
             self.eager(&offs, e.m, e.size as usize, e.warp, e.wep, epoch, false);
         }
+        replay_clog(self, self.clog_len);
+        self.clog = clog;
+        self.clog_len = 0;
+    }
+
+    /// Start epoch `epoch` if it is not the one the logs are about.
+    fn begin_epoch(&mut self, epoch: u32) {
+        if epoch != self.log_epoch {
+            self.log_epoch = epoch;
+            self.wrote = false;
+            self.log.clear();
+            self.clog_len = 0;
+        }
+    }
+
+    /// For compiled code in epoch `epoch`: while nobody wrote shared memory in it, the read
+    /// log to append to (its entries, the number used and the capacity; see `clog`), which
+    /// the caller gives back with `compiled_log_used`. Otherwise (or when the log is full)
+    /// `None`, and the epoch is eager (`go_eager`).
+    pub fn compiled_log(&mut self, epoch: u32) -> Option<(*mut u64, usize, usize)> {
+        self.begin_epoch(epoch);
+        if self.wrote || self.clog_len >= CLOG_CAP {
+            self.go_eager(epoch);
+            return None;
+        }
+        if self.clog.is_empty() {
+            self.clog = vec![0; CLOG_CAP];
+        }
+        Some((self.clog.as_mut_ptr(), self.clog_len, CLOG_CAP))
+    }
+
+    /// How many entries of the compiled read log are used now (at most its capacity).
+    pub fn compiled_log_used(&mut self, n: usize) {
+        self.clog_len = n.min(self.clog.len());
+    }
+
+    /// The writer records, the reader records (one u64 each per 4-byte word: barrier epoch
+    /// in bits 32..64, warp-sync epoch in 16..32, thread or reader set in 0..16, see `Rec`)
+    /// and the byte-mode flags (one byte per word, nonzero: the word has per-byte records and
+    /// its word records are stale), for compiled code, which handles word accesses whose
+    /// records show no possible conflict and leaves every other access to `access`. Valid
+    /// while the shadow lives (the vectors never grow); `words` entries each.
+    pub fn raw(&mut self) -> (*mut u64, *mut u64, *const u8, usize) {
+        (
+            self.w.as_mut_ptr() as *mut u64,
+            self.r.as_mut_ptr() as *mut u64,
+            self.byte_mode.as_ptr() as *const u8,
+            self.w.len(),
+        )
     }
 
     /// Record the accesses of the active lanes `m` of warp `warp` (offsets `offs`, `size`
@@ -225,11 +305,7 @@ impl Shadow {
         epoch: u32,
         write: bool,
     ) -> Option<(usize, Conflict)> {
-        if epoch != self.log_epoch {
-            self.log_epoch = epoch;
-            self.wrote = false;
-            self.log.clear();
-        }
+        self.begin_epoch(epoch);
         if !self.wrote {
             if !write && self.log.len() < MAX_LOG {
                 let mut o = [0u32; 32];
@@ -237,6 +313,7 @@ impl Shadow {
                     *d = s as u32;
                 }
                 self.log.push(Logged {
+                    clog_at: self.clog_len as u32,
                     offs: o,
                     m,
                     size: size as u32,
@@ -302,8 +379,7 @@ impl Shadow {
         }
     }
 
-    /// Record an access of `size` bytes at `off` by thread `tid` and report the first conflict
-    /// (with the records: after `go_eager` in this epoch).
+    /// Record an access of `size` bytes at `off` by thread `tid` and report the first conflict.
     #[inline(never)]
     pub fn access(
         &mut self,

@@ -23,10 +23,38 @@ impl Worker<'_> {
         let Some(ctx) = self.jit_ctx.as_deref_mut() else {
             return w.pc;
         };
+        if f.uses_shared() {
+            // The race records must hold every access of the epoch so far when compiled code
+            // checks and updates them directly; until the epoch's first write it logs its
+            // reads instead (`check::Shadow::compiled_log`).
+            let (shadow, log) = if self.ctx.check {
+                let log = if self.ctx.shared_bytes <= crate::jit::SHARED_LOG_LIMIT {
+                    self.shadow.compiled_log(self.epoch)
+                } else {
+                    self.shadow.go_eager(self.epoch);
+                    None
+                };
+                (Some(self.shadow.raw()), log)
+            } else {
+                (None, None)
+            };
+            ctx.set_shared(
+                &mut self.shared,
+                self.ctx.shared_bytes,
+                shadow,
+                log,
+                self.epoch,
+                w.idx,
+                w.wepoch,
+            );
+        }
         let pc = w.pc;
         let m = w.mask;
         ctx.fuel = *fuel as i64;
         f.run_lanes(&mut w.regs, m, ctx, pc);
+        if f.uses_shared() && self.ctx.check {
+            self.shadow.compiled_log_used(ctx.log_used());
+        }
         // A lane that ran out of fuel used at least all of it.
         *fuel = fuel.saturating_sub(ctx.most.clamp(0, u32::MAX as i64) as u32);
         let (pcs, interp) = (ctx.pcs, ctx.interp);

@@ -3,7 +3,10 @@
 //!
 //! Layout contract with `emit` (offsets in bytes): `JitCtx` = caches, params, translate, global,
 //! fuel (i64), most (i64), left (u32), interp (u32), pcs ([u32; 32]), host_out, regs0, pc_in
-//! (u32, padded to 8), the first `INLINE_PARAM_BYTES` parameter bytes, the first
+//! (u32, padded to 8), the shared-memory fields (`shared`, `shared_len`, `shadow_w`,
+//! `shadow_r`, `shadow_bm`, `epoch`, `race`, `tid0`, `wep`, `log`, `log_len`, `log_cap`),
+//! the first `INLINE_PARAM_BYTES`
+//! parameter bytes, the first
 //! `INLINE_CACHES` cache entries; `CacheEnt` = base, units, host. Keeping the common parameters
 //! and caches inside the context leaves compiled code one pointer to keep in a register besides
 //! the lane's registers.
@@ -26,7 +29,19 @@ pub(super) const CTX_PCS: i32 = 56;
 pub(super) const CTX_HOST_OUT: i32 = 184;
 pub(super) const CTX_REGS0: i32 = 192;
 pub(super) const CTX_PC_IN: i32 = 200;
-pub(super) const CTX_INLINE_PARAMS: i32 = 208;
+pub(super) const CTX_SHARED: i32 = 208;
+pub(super) const CTX_SHARED_LEN: i32 = 216;
+pub(super) const CTX_SHADOW_W: i32 = 224;
+pub(super) const CTX_SHADOW_R: i32 = 232;
+pub(super) const CTX_SHADOW_BM: i32 = 240;
+pub(super) const CTX_EPOCH: i32 = 248;
+pub(super) const CTX_RACE: i32 = 252;
+pub(super) const CTX_TID0: i32 = 256;
+pub(super) const CTX_WEP: i32 = 260;
+pub(super) const CTX_LOG: i32 = 264;
+pub(super) const CTX_LOG_LEN: i32 = 272;
+pub(super) const CTX_LOG_CAP: i32 = 276;
+pub(super) const CTX_INLINE_PARAMS: i32 = 280;
 pub(super) const CTX_INLINE_CACHES: i32 = CTX_INLINE_PARAMS + INLINE_PARAM_BYTES as i32;
 /// Parameter bytes copied into the context (loads past them go through `params`).
 pub(super) const INLINE_PARAM_BYTES: usize = 1024;
@@ -52,6 +67,18 @@ const _: () = {
     assert!(offset_of!(JitCtx, host_out) == CTX_HOST_OUT as usize);
     assert!(offset_of!(JitCtx, regs0) == CTX_REGS0 as usize);
     assert!(offset_of!(JitCtx, pc_in) == CTX_PC_IN as usize);
+    assert!(offset_of!(JitCtx, shared) == CTX_SHARED as usize);
+    assert!(offset_of!(JitCtx, shared_len) == CTX_SHARED_LEN as usize);
+    assert!(offset_of!(JitCtx, shadow_w) == CTX_SHADOW_W as usize);
+    assert!(offset_of!(JitCtx, shadow_r) == CTX_SHADOW_R as usize);
+    assert!(offset_of!(JitCtx, shadow_bm) == CTX_SHADOW_BM as usize);
+    assert!(offset_of!(JitCtx, epoch) == CTX_EPOCH as usize);
+    assert!(offset_of!(JitCtx, race) == CTX_RACE as usize);
+    assert!(offset_of!(JitCtx, tid0) == CTX_TID0 as usize);
+    assert!(offset_of!(JitCtx, wep) == CTX_WEP as usize);
+    assert!(offset_of!(JitCtx, log) == CTX_LOG as usize);
+    assert!(offset_of!(JitCtx, log_len) == CTX_LOG_LEN as usize);
+    assert!(offset_of!(JitCtx, log_cap) == CTX_LOG_CAP as usize);
     assert!(offset_of!(JitCtx, inline_params) == CTX_INLINE_PARAMS as usize);
     assert!(offset_of!(JitCtx, inline_caches) == CTX_INLINE_CACHES as usize);
     assert!(offset_of!(CacheEnt, base) == ENT_BASE as usize);
@@ -97,6 +124,25 @@ pub struct JitCtx {
     /// occupy host registers through the region's code.
     regs0: u64,
     pc_in: u32,
+    /// The block's shared memory and its size in bytes (see `set_shared`).
+    shared: *mut u8,
+    shared_len: u64,
+    /// The race checker's word records (see `check::Shadow::raw`), when `race` is 1.
+    shadow_w: *mut u64,
+    shadow_r: *mut u64,
+    shadow_bm: *const u8,
+    /// The barrier epoch, whether races are tracked, the running warp's first thread (linear
+    /// index in the block) and its `__syncwarp` epoch.
+    epoch: u32,
+    race: u32,
+    tid0: u32,
+    wep: u32,
+    /// The race checker's log of compiled reads (`check::Shadow::compiled_log`): entries,
+    /// the number used (updated by compiled code) and the capacity, 0 when reads are not
+    /// logged (they update the records instead).
+    log: *mut u64,
+    log_len: u32,
+    log_cap: u32,
     /// The first parameter bytes (8-aligned).
     inline_params: [u64; INLINE_PARAM_BYTES / 8],
     /// The first cache entries.
@@ -122,6 +168,18 @@ impl JitCtx {
             host_out: 0,
             regs0: 0,
             pc_in: 0,
+            shared: std::ptr::null_mut(),
+            shared_len: 0,
+            shadow_w: std::ptr::null_mut(),
+            shadow_r: std::ptr::null_mut(),
+            shadow_bm: std::ptr::null(),
+            epoch: 0,
+            race: 0,
+            tid0: 0,
+            wep: 0,
+            log: std::ptr::null_mut(),
+            log_len: 0,
+            log_cap: 0,
             inline_params: [0; INLINE_PARAM_BYTES / 8],
             inline_caches: [CacheEnt::default(); INLINE_CACHES],
             cache_store: vec![CacheEnt::default(); caches.saturating_sub(INLINE_CACHES).max(1)],
@@ -133,6 +191,54 @@ impl JitCtx {
             *w = u64::from_le_bytes(b);
         }
         c
+    }
+
+    /// Point compiled shared-memory accesses at the block's shared memory `shared` (its first
+    /// `bytes` bytes are the block's) and, when `shadow` is given (the race checker's records,
+    /// `check::Shadow::raw`, with their word count), at the records to check and update, for
+    /// warp `warp` in barrier epoch `epoch` and `__syncwarp` epoch `wep`. Compiled code then
+    /// touches bytes below `bytes` only, and records of words below `bytes / 4` rounded up.
+    /// With `log` (entries, number used, capacity: `check::Shadow::compiled_log`), reads are
+    /// appended to the log instead, and writes leave to the interpreter; `log_used` then
+    /// says how many entries are used after the call. A log is only for blocks of at most
+    /// `SHARED_LOG_LIMIT` shared bytes (entries hold 18-bit offsets).
+    #[allow(clippy::too_many_arguments)]
+    pub fn set_shared(
+        &mut self,
+        shared: &mut [u64],
+        bytes: u32,
+        shadow: Option<(*mut u64, *mut u64, *const u8, usize)>,
+        log: Option<(*mut u64, usize, usize)>,
+        epoch: u32,
+        warp: u32,
+        wep: u32,
+    ) {
+        (self.log, self.log_len, self.log_cap) = match log {
+            Some((p, n, cap)) if n <= cap && cap <= u32::MAX as usize => (p, n as u32, cap as u32),
+            _ => (std::ptr::null_mut(), 0, 0),
+        };
+        self.shared = shared.as_mut_ptr() as *mut u8;
+        // Never past the memory itself (the shared vector holds `bytes` rounded up to 8).
+        self.shared_len = (bytes as u64).min(shared.len() as u64 * 8);
+        let words = self.shared_len.div_ceil(4) as usize;
+        match shadow {
+            Some((w, r, bm, n)) if n >= words => {
+                (self.shadow_w, self.shadow_r, self.shadow_bm) = (w, r, bm);
+                self.race = 1;
+            }
+            _ => {
+                self.race = 0;
+                self.log_cap = 0;
+            }
+        }
+        self.epoch = epoch;
+        self.tid0 = warp * 32;
+        self.wep = wep;
+    }
+
+    /// Entries of the compiled read log used after the call (see `set_shared`).
+    pub fn log_used(&self) -> usize {
+        self.log_len as usize
     }
 }
 
@@ -200,18 +306,29 @@ extern "C" fn translate(ctx: *mut JitCtx, idx: u32, addr: u64, total: u64, align
 
 /// A compiled region: `fn(registers of lane 0, context, entry pc, lanes)`, which runs each lane
 /// of the mask from the entry PC until it leaves the region and reports in the context.
+/// `shared`: whether the region accesses shared memory (the context's shared-memory fields
+/// must then be set, `JitCtx::set_shared`).
 #[derive(Clone, Copy, Debug)]
-pub struct JitFn(unsafe extern "C" fn(*mut u64, *mut JitCtx, u32, u32));
+pub struct JitFn(unsafe extern "C" fn(*mut u64, *mut JitCtx, u32, u32), bool);
 
 impl JitFn {
-    pub(super) fn from_code(p: *const u8) -> JitFn {
+    pub(super) fn from_code(p: *const u8, shared: bool) -> JitFn {
         // SAFETY: `p` is a function Cranelift compiled for the signature (i64, i64, i32, i32) in
         // the host's default calling convention, which is this type's.
-        JitFn(unsafe {
-            std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64, *mut JitCtx, u32, u32)>(
-                p,
-            )
-        })
+        JitFn(
+            unsafe {
+                std::mem::transmute::<
+                    *const u8,
+                    unsafe extern "C" fn(*mut u64, *mut JitCtx, u32, u32),
+                >(p)
+            },
+            shared,
+        )
+    }
+
+    /// Whether the region accesses shared memory.
+    pub fn uses_shared(self) -> bool {
+        self.1
     }
 
     /// Run the lanes `mask` of the register file `regs` (slot-major, 32 lanes a slot) from `pc`
@@ -223,7 +340,9 @@ impl JitFn {
         // `mask` (< 32) of each, the context's fields, cache entries below the count it was
         // compiled with, the parameter bytes at offsets checked at compile time, and global
         // memory at host addresses that a cache entry or `translate` found inside a live
-        // allocation of the launch's view. Global bytes may be accessed by other workers at the
+        // allocation of the launch's view, and (when it accesses shared memory) the shared
+        // bytes and race records that `set_shared` bounds, which the worker owns and does not
+        // touch during the call. Global bytes may be accessed by other workers at the
         // same time: the compiled code uses plain machine loads and stores, which on the hosts
         // Cranelift supports are what relaxed atomics compile to.
         unsafe { (self.0)(regs.as_mut_ptr() as *mut u64, ctx, pc, mask) }

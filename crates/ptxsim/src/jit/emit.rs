@@ -10,6 +10,7 @@
 //! program cannot tell which of the two ran; the operations themselves are in `ops`.
 
 mod ops;
+mod shared;
 mod versioned;
 
 use std::collections::HashMap;
@@ -326,6 +327,11 @@ struct Em<'a, 'b> {
     group_of: Vec<usize>,
     groups: HashMap<usize, Group>,
     group_host: HashMap<usize, Value>,
+    /// Per instruction, the head of its run of shared accesses (`shared::shared_runs`), the
+    /// runs by head, and each checked access's host address (a base's, and the offset from it).
+    shared_head: Vec<Option<usize>>,
+    shared_runs: HashMap<usize, shared::Run>,
+    shared_host: HashMap<usize, (Value, i64)>,
     lo: u32,
     hi: u32,
     /// The register-preserving wrapper of `translate` (see `compile`).
@@ -410,6 +416,7 @@ pub(super) fn region(
         .collect();
     let leaders = leaders(code, lo);
     let (group_of, groups) = access_groups(code, &leaders);
+    let (shared_head, shared_runs) = shared::shared_runs(code, &leaders);
     let chains = super::chains::find(code, &leaders, |k| {
         (group_of[k] == k)
             .then(|| groups.get(&k))
@@ -419,7 +426,11 @@ pub(super) fn region(
     let (cache_of, held) = cache_plan(&mut b, code, lo, &group_of, &groups, &chains, next_cache);
     // Accesses without a group of their own head are not checked before a loop (`usize::MAX`
     // is outside every loop).
+    // Loops with shared accesses are not (their accesses check on their own).
     let loops = super::loops::find(code, lo, &leaders, &consts, |k| {
+        if super::is_shared_access(&code[k]) {
+            return Some(usize::MAX);
+        }
         access(&code[k]).map(|_| {
             let h = group_of[k];
             if groups.contains_key(&h) {
@@ -518,6 +529,9 @@ pub(super) fn region(
         group_of,
         groups,
         group_host: HashMap::new(),
+        shared_head,
+        shared_runs,
+        shared_host: HashMap::new(),
         lo,
         hi,
         translate,

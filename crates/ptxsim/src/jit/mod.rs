@@ -1,12 +1,14 @@
 //! The region compiler: turns the lane-local parts of a kernel into host code with Cranelift.
 //!
 //! A *region* is a maximal run of consecutive instructions that only touch the running lane's
-//! own registers and global memory: integer and common floating-point arithmetic (with min, max,
-//! abs, neg, sqrt, rcp, rsqrt), comparisons, conversions, global loads and stores,
-//! kernel-parameter loads and branches. Nothing in a region
-//! lets one lane see another lane's state (no shared memory, barriers, warp collectives, atomics
-//! or calls), so its lanes can run one after another instead of in lockstep, which is what the
-//! CUDA programming model allows since Volta (independent thread scheduling). Compiled code keeps
+//! own registers, global memory and shared memory: integer and common floating-point arithmetic
+//! (with min, max, abs, neg, sqrt, rcp, rsqrt), comparisons, conversions, global loads and
+//! stores, shared loads and stores of whole words, kernel-parameter loads and branches. Nothing
+//! in a region lets one lane wait for another (no barriers, warp collectives, atomics or calls),
+//! so its lanes can run one after another instead of in lockstep, which is what the CUDA
+//! programming model allows since Volta (independent thread scheduling); where lanes could see
+//! each other's shared-memory words between barriers, that is a race, which compiled code
+//! leaves to the interpreter to report (`emit::shared`). Compiled code keeps
 //! a lane's values in host registers through the whole region, loops included: it loads the
 //! registers live where it is entered and writes back only those it wrote that are still live
 //! where the lane leaves (`live`). Registers only ever read as one float type live in float
@@ -60,6 +62,10 @@ use cranelift_module::{Linkage, Module};
 use crate::ir::{FTy, IRnd, Inst, IntTy, MemSpace, Op, Program, Rnd, UFn, NONE};
 
 pub use call::{JitCtx, JitFn};
+
+/// The most shared bytes a block may have for compiled code to log its reads (`emit::shared`;
+/// bigger blocks record every read).
+pub const SHARED_LOG_LIMIT: u32 = 1 << 18;
 
 /// Regions without a loop inside that are shorter than this stay interpreted: entering compiled
 /// code costs each lane about what the interpreter spends per warp on a few instructions.
@@ -267,9 +273,10 @@ fn supported(i: &Inst, prog: &Program) -> bool {
                     _ => false,
                 }
         }
+        // Shared memory in whole words only (the race checker's records are per word).
         Op::Ld { space, size, n, .. } | Op::St { space, size, n } => {
-            matches!(space, MemSpace::Global | MemSpace::Generic)
-                && matches!(size, 1 | 2 | 4 | 8)
+            (matches!(space, MemSpace::Global | MemSpace::Generic) && matches!(size, 1 | 2 | 4 | 8)
+                || space == MemSpace::Shared && matches!(size, 4 | 8))
                 && matches!(n, 1 | 2 | 4)
                 && i.r[4] != NONE
                 && i.r[..n as usize].iter().all(|&s| s != NONE)
@@ -284,6 +291,20 @@ fn supported(i: &Inst, prog: &Program) -> bool {
         Op::Cvta { .. } => true,
         _ => false,
     }
+}
+
+/// Whether `i` is a load or store in the shared space.
+fn is_shared_access(i: &Inst) -> bool {
+    matches!(
+        i.op,
+        Op::Ld {
+            space: MemSpace::Shared,
+            ..
+        } | Op::St {
+            space: MemSpace::Shared,
+            ..
+        }
+    )
 }
 
 /// The regions of `prog`: maximal runs of supported instructions, `[lo, hi)`.
@@ -462,7 +483,10 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
     let mut at = vec![None; prog.code.len()];
     let mut instructions = 0;
     for (&(lo, hi), (id, leaders)) in regions.iter().zip(&ids) {
-        let f = call::JitFn::from_code(module.get_finalized_function(*id));
+        let shared = prog.code[lo as usize..hi as usize]
+            .iter()
+            .any(is_shared_access);
+        let f = call::JitFn::from_code(module.get_finalized_function(*id), shared);
         for (slot, &leader) in at[lo as usize..hi as usize].iter_mut().zip(leaders) {
             if leader {
                 *slot = Some(f);

@@ -11,7 +11,7 @@ use super::super::call::*;
 use super::super::chains::Chain;
 use super::Em;
 use crate::exec::{CANON_NAN32, CANON_NAN64};
-use crate::ir::{BoolOp, Cmp, FTy, IRnd, Inst, IntTy, Op, Slot, UFn, NONE};
+use crate::ir::{BoolOp, Cmp, FTy, IRnd, Inst, IntTy, MemSpace, Op, Slot, UFn, NONE};
 
 /// Sign-extend the low `bits` bits of `x` (as `alu::sext`).
 fn sext(b: &mut FunctionBuilder, x: Value, bits: u8) -> Value {
@@ -539,9 +539,17 @@ impl Em<'_, '_> {
                 }
             }
             Op::Ld {
-                size, n, sext: sx, ..
+                space,
+                size,
+                n,
+                sext: sx,
             } => {
-                let host = self.global_addr(pc, i, size as u64 * n as u64);
+                let total = size as u64 * n as u64;
+                let host = if space == MemSpace::Shared {
+                    self.shared_addr(pc, i)
+                } else {
+                    self.global_addr(pc, i, total)
+                };
                 let fl = MemFlagsData::trusted();
                 let mut vals = Vec::new();
                 for (k, dst) in r[..n as usize].iter().enumerate() {
@@ -565,8 +573,13 @@ impl Em<'_, '_> {
                     }
                 }
             }
-            Op::St { size, n, .. } => {
-                let host = self.global_addr(pc, i, size as u64 * n as u64);
+            Op::St { space, size, n } => {
+                let total = size as u64 * n as u64;
+                let host = if space == MemSpace::Shared {
+                    self.shared_addr(pc, i)
+                } else {
+                    self.global_addr(pc, i, total)
+                };
                 let fl = MemFlagsData::trusted();
                 for (k, &slot) in r[..n as usize].iter().enumerate() {
                     let off = (k * size as usize) as i32;
