@@ -31,7 +31,7 @@ L1:
 }
 "#;
 
-fn cfg(grid: u32, block: u32, jit: JitMode) -> LaunchConfig {
+pub(super) fn cfg(grid: u32, block: u32, jit: JitMode) -> LaunchConfig {
     let mut c = LaunchConfig::new((grid, 1, 1), (block, 1, 1));
     c.jit = jit;
     c

@@ -3,6 +3,7 @@
 //! misaligned, and the same race reports, with reads logged, recorded, and logged past the
 //! log's capacity.
 
+use super::jit::cfg;
 use super::util::*;
 use crate::*;
 
@@ -103,12 +104,6 @@ fn tile_reference(t: u32) -> u32 {
     vals[1..]
         .iter()
         .fold(vals[0], |h, &v| h.wrapping_mul(31).wrapping_add(v))
-}
-
-fn cfg(grid: u32, block: u32, jit: JitMode) -> LaunchConfig {
-    let mut c = LaunchConfig::new((grid, 1, 1), (block, 1, 1));
-    c.jit = jit;
-    c
 }
 
 /// The result of a launch of `kernel` over `grid` blocks of `block` threads with an output of
