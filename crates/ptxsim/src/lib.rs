@@ -52,7 +52,9 @@
 //!   host code compiled with Cranelift (`jit`; `LaunchConfig::jit`, `PTXSIM_JIT`), one lane after
 //!   another, which the CUDA model allows (threads of a warp are not in lockstep since Volta).
 //!   Results, printf and check reports are those of the interpreter; the instruction count of
-//!   such a stretch is that of its longest lane.
+//!   such a stretch is that of its longest lane. Shared-memory loads and stores between
+//!   barriers run compiled too; a shared-memory race there is still reported, but the values
+//!   a racing kernel computes may differ from an interpreted run's (as they may on a GPU).
 
 mod check;
 mod exec;
