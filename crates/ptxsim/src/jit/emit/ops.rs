@@ -546,7 +546,7 @@ impl Em<'_, '_> {
             } => {
                 let total = size as u64 * n as u64;
                 let host = if space == MemSpace::Shared {
-                    self.shared_addr(pc, i)
+                    self.shared_addr(pc)
                 } else {
                     self.global_addr(pc, i, total)
                 };
@@ -576,7 +576,7 @@ impl Em<'_, '_> {
             Op::St { space, size, n } => {
                 let total = size as u64 * n as u64;
                 let host = if space == MemSpace::Shared {
-                    self.shared_addr(pc, i)
+                    self.shared_addr(pc)
                 } else {
                     self.global_addr(pc, i, total)
                 };

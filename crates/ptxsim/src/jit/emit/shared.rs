@@ -235,9 +235,9 @@ const MULTI_WARP: i64 = 0xFFFF;
 const MULTI_IN_WARP: i64 = 0x8000;
 
 impl Em<'_, '_> {
-    /// The host address of the shared access of `i` at `pc`, checked with its run at the
-    /// run's head (see the module docs).
-    pub(super) fn shared_addr(&mut self, pc: u32, i: &Inst) -> Value {
+    /// The host address of the shared access at `pc`, checked with its run at the run's head
+    /// (see the module docs).
+    pub(super) fn shared_addr(&mut self, pc: u32) -> Value {
         let k = (pc - self.lo) as usize;
         let h = self.shared_head[k].unwrap_or(k);
         if h == k {
@@ -245,14 +245,16 @@ impl Em<'_, '_> {
         }
         match self.shared_host.get(&k).copied() {
             Some((host, delta)) => self.b.ins().iadd_imm_s(host, delta),
-            // (Every access has a run; not reached.)
+            // Every access has a run (`shared_runs`); were one unchecked, the interpreter
+            // would execute it. The code after the exit is unreachable.
             None => {
-                let sh = self.b.ins().load(I64, fixed(), self.ctx, CTX_SHARED);
-                let base = self.get(i.r[4]);
-                let a = self.b.ins().iadd_imm_s(base, i.imm);
-                let a32 = self.b.ins().ireduce(I32, a);
-                let off = self.b.ins().uextend(I64, a32);
-                self.b.ins().iadd(sh, off)
+                let pending = self.pending;
+                self.exit_at(pc, 1);
+                self.pending = pending;
+                let dead = self.b.create_block();
+                self.b.switch_to_block(dead);
+                self.b.seal_block(dead);
+                self.b.ins().iconst(I64, 0)
             }
         }
     }
