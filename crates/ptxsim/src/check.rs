@@ -257,11 +257,12 @@ impl Shadow {
 
     /// For compiled code in epoch `epoch`: while nobody wrote shared memory in it, the read
     /// log to append to (its entries, the number used and the capacity; see `clog`), which
-    /// the caller gives back with `compiled_log_used`. Otherwise (or when the log is full)
-    /// `None`, and the epoch is eager (`go_eager`).
+    /// the caller gives back with `compiled_log_used`. Otherwise (or when the log is 7/8 full,
+    /// so that one call of compiled code seldom meets a full log, where each lane leaves to the
+    /// interpreter) `None`, and the epoch is eager (`go_eager`).
     pub fn compiled_log(&mut self, epoch: u32) -> Option<(*mut u64, usize, usize)> {
         self.begin_epoch(epoch);
-        if self.wrote || self.clog_len >= CLOG_CAP {
+        if self.wrote || self.clog_len >= CLOG_CAP - CLOG_CAP / 8 {
             self.go_eager(epoch);
             return None;
         }
@@ -273,7 +274,13 @@ impl Shadow {
 
     /// How many entries of the compiled read log are used now (at most its capacity).
     pub fn compiled_log_used(&mut self, n: usize) {
-        self.clog_len = n.min(self.clog.len());
+        // Compiled code never appends past the capacity (it leaves to the interpreter first);
+        // a count past it would be a simulator bug (turned into an internal-error report).
+        assert!(
+            n <= self.clog.len(),
+            "compiled read log overrun: {n} entries"
+        );
+        self.clog_len = n;
     }
 
     /// The writer records, the reader records (one u64 each per 4-byte word: barrier epoch

@@ -317,29 +317,38 @@ DONE:
 }
 "#;
 
-/// Thread t of a block of 1,024 writes `s[t % 256]` (threads below 256), and after a barrier
-/// reads `s[(t + 7i) % 256]` for i < 20 in a loop, one access a run: 20,480 log entries,
-/// past the compiled read log's 16,384. Then thread 1,023 writes `s[3]` (line 50) with no
-/// barrier: a race with the reads of several threads. Writes the sum of its reads.
+/// The block fills `s[k] = k` for k < 256, and after a barrier thread t reads
+/// `s[(t + 7i) % 256]` for i < `iters` in a loop, one access a run, one log entry each. Then
+/// the block's last thread writes `s[3]` (line 50) with no barrier: a race with the reads of
+/// several threads. Writes the sum of its reads. 1,024 threads of 20 reads fill the compiled
+/// read log (16,384 entries) over many calls; 32 threads of 600 reads, within one call.
 const MANY_READS: &str = r#"
 .version 8.0
 .target sm_80
 .address_size 64
 .file 1 "many.cu"
-.visible .entry many_reads(.param .u64 out)
+.visible .entry many_reads(.param .u64 out, .param .u32 iters)
 {
     .shared .align 4 .b8 s[1024];
     .reg .pred %p<4>;
     .reg .b32 %r<20>;
     .reg .b64 %rd<6>;
     ld.param.u64 %rd1, [out];
+    ld.param.u32 %r15, [iters];
+    mov.u32 %r17, %ntid.x;
+    sub.u32 %r16, %r17, 1;
     mov.u32 %r3, %tid.x;
     mov.u32 %r4, s;
-    and.b32 %r5, %r3, 255;
+    mov.u32 %r5, %r3;
+FILL:
+    setp.ge.u32 %p1, %r5, 256;
+    @%p1 bra FILLED;
     shl.b32 %r6, %r5, 2;
     add.u32 %r7, %r4, %r6;
-    setp.lt.u32 %p1, %r3, 256;
-    @%p1 st.shared.u32 [%r7], %r3;
+    st.shared.u32 [%r7], %r5;
+    add.u32 %r5, %r5, %r17;
+    bra.uni FILL;
+FILLED:
     bar.sync 0;
     mov.u32 %r8, 0;
     mov.u32 %r9, 0;
@@ -352,9 +361,9 @@ LOOP:
     add.u32 %r9, %r9, %r14;
     add.u32 %r10, %r10, 7;
     add.u32 %r8, %r8, 1;
-    setp.lt.u32 %p2, %r8, 20;
+    setp.lt.u32 %p2, %r8, %r15;
     @%p2 bra LOOP;
-    setp.ne.u32 %p3, %r3, 1023;
+    setp.ne.u32 %p3, %r3, %r16;
     @%p3 bra DONE;
     .loc 1 50 0
     st.shared.u32 [%r4+12], %r3;
@@ -423,20 +432,33 @@ fn races_through_compiled_shared_runs_are_the_interpreters() {
         assert_eq!(keys[0], keys[1], "mode {mode}");
     }
     let m = dev.load_module(MANY_READS).unwrap();
-    let want: Vec<u32> = (0..1024u32)
-        .map(|t| (0..20).map(|i| (t + 7 * i) % 256).sum())
-        .collect();
-    let mut keys = Vec::new();
-    for jit in [JitMode::Off, JitMode::Always] {
-        let (out, reports) = launch(&dev, &m, "many_reads", (1, 1024), 1024, &[], jit, true)
+    for (threads, iters) in [(1024u32, 20u32), (32, 600)] {
+        let want: Vec<u32> = (0..threads)
+            .map(|t| (0..iters).map(|i| (t + 7 * i) % 256).sum())
+            .collect();
+        let mut keys = Vec::new();
+        for jit in [JitMode::Off, JitMode::Always] {
+            let rest: [&[u8]; 1] = [&iters.to_le_bytes()];
+            let shape = (1, threads);
+            let (out, reports) = launch(
+                &dev,
+                &m,
+                "many_reads",
+                shape,
+                threads as usize,
+                &rest,
+                jit,
+                true,
+            )
             .unwrap_or_else(|f| panic!("{jit:?}: {f:?}"));
-        assert_eq!(
-            race_lines(&reports),
-            vec![Some(50)],
-            "{jit:?}: {reports:#?}"
-        );
-        assert_eq!(out, want, "{jit:?}");
-        keys.push(reports.iter().map(key).collect::<Vec<_>>());
+            assert_eq!(
+                race_lines(&reports),
+                vec![Some(50)],
+                "{jit:?}: {reports:#?}"
+            );
+            assert_eq!(out, want, "{jit:?}");
+            keys.push(reports.iter().map(key).collect::<Vec<_>>());
+        }
+        assert_eq!(keys[0], keys[1], "{threads} threads");
     }
-    assert_eq!(keys[0], keys[1]);
 }
