@@ -5,9 +5,8 @@
 //! fuel (i64), most (i64), left (u32), interp (u32), pcs ([u32; 32]), host_out, regs0, pc_in
 //! (u32, padded to 8), the shared-memory fields (`shared`, `shared_len`, `shadow_w`,
 //! `shadow_r`, `shadow_bm`, `epoch`, `race`, `tid0`, `wep`, `log`, `log_len`, `log_cap`),
-//! the first `INLINE_PARAM_BYTES`
-//! parameter bytes, the first
-//! `INLINE_CACHES` cache entries; `CacheEnt` = base, units, host. Keeping the common parameters
+//! the first `INLINE_PARAM_BYTES` parameter bytes, the first `INLINE_CACHES` cache entries;
+//! `CacheEnt` = base, units, host. Keeping the common parameters
 //! and caches inside the context leaves compiled code one pointer to keep in a register besides
 //! the lane's registers.
 

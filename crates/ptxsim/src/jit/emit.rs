@@ -425,8 +425,8 @@ pub(super) fn region(
     });
     let (cache_of, held) = cache_plan(&mut b, code, lo, &group_of, &groups, &chains, next_cache);
     // Accesses without a group of their own head are not checked before a loop (`usize::MAX`
-    // is outside every loop).
-    // Loops with shared accesses are not (their accesses check on their own).
+    // is outside every loop); loops with shared accesses are not versioned at all (those
+    // accesses check at their runs' heads).
     let loops = super::loops::find(code, lo, &leaders, &consts, |k| {
         if super::is_shared_access(&code[k]) {
             return Some(usize::MAX);
