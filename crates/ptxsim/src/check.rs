@@ -3,13 +3,17 @@
 //! For every shared byte it remembers the last writer and the last reader(s) with the barrier
 //! epoch (bumped at every block-wide barrier) and the writer's warp-sync epoch (bumped at every
 //! `bar.warp.sync`). An access by another thread of a byte written (or, for a write, read) in the
-//! same epoch, not ordered by a barrier or, within one warp, by `__syncwarp`, is a race. It only
-//! runs when the launch's checker is on. It produces conflict facts; the interpreter turns them
+//! same epoch, not ordered by a barrier or, within one warp, by `__syncwarp`, is a race. Atomic
+//! updates are writer records of their own: they race with plain writes of other threads, not
+//! with each other nor with reads (`visit_atomic`). It only runs when the launch's checker is on. It produces conflict facts; the interpreter turns them
 //! into reports.
 
 /// Reader ids: several threads of different warps, or of one warp (low bits: the warp).
 const MULTI_WARP: u16 = 0xFFFF;
 const MULTI_IN_WARP: u16 = 0x8000;
+/// Writer ids of atomic updates: one thread (low bits), or several threads.
+const ATOMIC: u16 = 0x4000;
+const MULTI_ATOMIC: u16 = 0x7FFF;
 
 /// One access record, packed in a u64 so that runs of equal records compare fast:
 /// barrier epoch (bits 32..64), warp-sync epoch (16..32), thread or reader set (0..16).
@@ -40,8 +44,9 @@ impl Rec {
 /// What an access conflicts with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Conflict {
-    /// The other access was a write.
+    /// The other access was a write (or, with `other_atomic`, an atomic update).
     pub other_write: bool,
+    pub other_atomic: bool,
     /// The other thread (linear index in the block), or None for several readers.
     pub other: Option<u32>,
     /// Byte offset where the conflict was found.
@@ -56,11 +61,66 @@ fn conflict(epoch: u32, rec: Rec, tid: u32, wep: u16) -> bool {
         return false;
     }
     let warp = tid / 32;
+    let single = |t: u32| t != tid && (t / 32 != warp || rec.wepoch() == wep);
     match rec.tid() {
-        MULTI_WARP => true,
+        MULTI_WARP | MULTI_ATOMIC => true,
         t if t & MULTI_IN_WARP != 0 => (t & !MULTI_IN_WARP) as u32 != warp || rec.wepoch() == wep,
-        t => t as u32 != tid && (t as u32 / 32 != warp || rec.wepoch() == wep),
+        t if t & ATOMIC != 0 => single((t & !ATOMIC) as u32),
+        t => single(t as u32),
     }
+}
+
+/// Whether writer record `w` is of atomic updates.
+#[inline(always)]
+fn is_atomic(w: Rec) -> bool {
+    w.tid() & ATOMIC != 0 && w.tid() & MULTI_IN_WARP == 0
+}
+
+/// The conflict of an access with writer record `w`.
+#[inline(always)]
+fn with_writer(w: Rec, offset: usize) -> Conflict {
+    let t = w.tid();
+    Conflict {
+        other_write: true,
+        other_atomic: is_atomic(w),
+        other: match t {
+            MULTI_ATOMIC => None,
+            t => Some((t & !ATOMIC) as u32),
+        },
+        offset: offset as u32,
+    }
+}
+
+/// The conflict of an access with reader record `r`.
+#[inline(always)]
+fn with_readers(r: Rec, offset: usize) -> Conflict {
+    Conflict {
+        other_write: false,
+        other_atomic: false,
+        other: (r.tid() & MULTI_IN_WARP == 0).then_some(r.tid() as u32),
+        offset: offset as u32,
+    }
+}
+
+/// `visit` for an atomic update: it conflicts with plain writes of other threads in the epoch,
+/// not with other atomic updates, and not with plain reads (the compare-and-swap loop reads the
+/// word other threads update atomically, and checks what it read with the swap). A plain write
+/// of the epoch stays the writer record (so that every later atomic update or access of
+/// another thread still races with it); otherwise the record becomes this thread's atomic
+/// update, or several threads'.
+#[inline(always)]
+fn visit_atomic(wrec: &mut Rec, epoch: u32, tid: u32, wep: u16, offset: usize) -> Option<Conflict> {
+    if wrec.epoch() == epoch && !is_atomic(*wrec) {
+        return conflict(epoch, *wrec, tid, wep).then(|| with_writer(*wrec, offset));
+    }
+    let me = ATOMIC | tid as u16;
+    let id = if wrec.epoch() == epoch && wrec.tid() != me {
+        MULTI_ATOMIC
+    } else {
+        me
+    };
+    *wrec = Rec::new(epoch, wep, id);
+    None
 }
 
 /// The reader record after thread `tid` reads a byte whose reader record was `rd`.
@@ -152,20 +212,13 @@ fn visit(
         }
     }
     let mut found = None;
-    if conflict(epoch, *wrec, tid, wep) {
-        found = Some(Conflict {
-            other_write: true,
-            other: Some(wrec.tid() as u32),
-            offset: offset as u32,
-        });
+    // A read does not conflict with atomic updates (see `visit_atomic`); a write does.
+    if conflict(epoch, *wrec, tid, wep) && (write || !is_atomic(*wrec)) {
+        found = Some(with_writer(*wrec, offset));
     }
     if write {
         if found.is_none() && conflict(epoch, *rrec, tid, wep) {
-            found = Some(Conflict {
-                other_write: false,
-                other: (rrec.tid() & MULTI_IN_WARP == 0).then_some(rrec.tid() as u32),
-                offset: offset as u32,
-            });
+            found = Some(with_readers(*rrec, offset));
         }
         *wrec = Rec::new(epoch, wep, tid as u16);
     } else {
@@ -298,6 +351,39 @@ impl Shadow {
         )
     }
 
+    /// Record the atomic updates of the active lanes `m` of warp `warp` (offsets `offs`, `size`
+    /// bytes each, in lane order) and return the first conflict with the lane that met it.
+    pub fn atomic_warp(
+        &mut self,
+        offs: &[usize; 32],
+        m: u32,
+        size: usize,
+        warp: u32,
+        wep: u32,
+        epoch: u32,
+    ) -> Option<(usize, Conflict)> {
+        self.go_eager(epoch);
+        let mut first = None;
+        let mut mm = m;
+        while mm != 0 {
+            let l = mm.trailing_zeros() as usize;
+            mm &= mm - 1;
+            let (off, tid) = (offs[l], warp * 32 + l as u32);
+            let word = off / 4;
+            // An aligned word in word mode (the common case) directly.
+            let c = match (self.w.get_mut(word), self.byte_mode.get(word)) {
+                (Some(w), Some(false)) if size == 4 && off.is_multiple_of(4) => {
+                    visit_atomic(w, epoch, tid, wep as u16, off)
+                }
+                _ => self.atomic(off, size, tid, wep, epoch),
+            };
+            if let (None, Some(c)) = (&first, c) {
+                first = Some((l, c));
+            }
+        }
+        first
+    }
+
     /// Record the accesses of the active lanes `m` of warp `warp` (offsets `offs`, `size`
     /// bytes each) and return the first conflict with the lane that met it.
     #[allow(clippy::too_many_arguments)]
@@ -397,6 +483,41 @@ impl Shadow {
         epoch: u32,
         write: bool,
     ) -> Option<Conflict> {
+        self.touch(off, size, tid, wep, epoch, write, false)
+    }
+
+    /// Record an atomic update of `size` bytes at `off` by thread `tid` (after `go_eager` in
+    /// this epoch) and report the first conflict with a plain access (`visit_atomic`).
+    pub fn atomic(
+        &mut self,
+        off: usize,
+        size: usize,
+        tid: u32,
+        wep: u32,
+        epoch: u32,
+    ) -> Option<Conflict> {
+        self.touch(off, size, tid, wep, epoch, true, true)
+    }
+
+    /// `access` or `atomic`, a word or byte at a time.
+    #[allow(clippy::too_many_arguments)]
+    fn touch(
+        &mut self,
+        off: usize,
+        size: usize,
+        tid: u32,
+        wep: u32,
+        epoch: u32,
+        write: bool,
+        atomic: bool,
+    ) -> Option<Conflict> {
+        let visit = |w: &mut Rec, r: &mut Rec, wep: u16, b: usize| {
+            if atomic {
+                visit_atomic(w, epoch, tid, wep, b)
+            } else {
+                visit(w, r, epoch, tid, wep, write, b)
+            }
+        };
         let wep = wep as u16;
         let end = (off + size).min(self.w.len() * 4);
         let mut found = None;
@@ -405,21 +526,13 @@ impl Shadow {
             let word = b / 4;
             let aligned_word = b.is_multiple_of(4) && end - b >= 4;
             if aligned_word && !self.byte_mode[word] {
-                let c = visit(
-                    &mut self.w[word],
-                    &mut self.r[word],
-                    epoch,
-                    tid,
-                    wep,
-                    write,
-                    b,
-                );
+                let c = visit(&mut self.w[word], &mut self.r[word], wep, b);
                 found = found.or(c);
                 b += 4;
                 continue;
             }
             self.enter_byte_mode(word);
-            let c = visit(&mut self.bw[b], &mut self.br[b], epoch, tid, wep, write, b);
+            let c = visit(&mut self.bw[b], &mut self.br[b], wep, b);
             found = found.or(c);
             b += 1;
         }

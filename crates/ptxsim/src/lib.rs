@@ -40,8 +40,10 @@
 //!   barrier while other lanes of that warp exit or wait at a different barrier is a fatal
 //!   `DivergentBarrier`; a block in which no thread can make progress is reported the same way.
 //! - Shared-memory races are reported (not fatal) between accesses of different threads in the
-//!   same barrier interval; within one warp `__syncwarp` also orders accesses. Atomics never
-//!   race. One report per racing instruction.
+//!   same barrier interval; within one warp `__syncwarp` also orders accesses. Atomic updates
+//!   race with plain writes (a word set without a barrier before other threads update it), not
+//!   with each other nor with plain reads (the compare-and-swap loop reads the word it then
+//!   swaps). One report per racing instruction.
 //! - Integer division by zero gives all ones; `.approx` functions are computed exactly or with
 //!   the host's libm (within PTX's documented error); every IEEE rounding mode is exact.
 //! - `%clock`/`%clock64` count simulated work (4 per warp-instruction), `%globaltimer` is the

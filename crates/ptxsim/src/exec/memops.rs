@@ -191,18 +191,18 @@ impl<'a> Worker<'a> {
                 if off + total as usize > self.ctx.shared_bytes as usize {
                     return Err(self.space_fault(w, l, pc, MemSpace::Shared, off, total, acc));
                 }
-                if self.ctx.check && acc != Access::Atomic {
+                if self.ctx.check {
                     let tid = w.idx * 32 + l as u32;
                     // Reads logged in this epoch must be in the records this access checks.
                     self.shadow.go_eager(self.epoch);
-                    if let Some(c) = self.shadow.access(
-                        off,
-                        total as usize,
-                        tid,
-                        w.wepoch,
-                        self.epoch,
-                        acc == Access::Store,
-                    ) {
+                    let (n, e) = (total as usize, self.epoch);
+                    let c = if acc == Access::Atomic {
+                        self.shadow.atomic(off, n, tid, w.wepoch, e)
+                    } else {
+                        self.shadow
+                            .access(off, n, tid, w.wepoch, e, acc == Access::Store)
+                    };
+                    if let Some(c) = c {
                         self.race(w, l, pc, off, total, acc, c);
                     }
                 }
@@ -306,12 +306,16 @@ impl<'a> Worker<'a> {
                 Ok(_) => Err(self.misaligned(w, l, pc, MemSpace::Shared, a, total as u64, acc)),
             };
         }
-        if self.ctx.check && acc != Access::Atomic {
+        if self.ctx.check {
             let write = acc == Access::Store;
-            if let Some((l, c)) = self
-                .shadow
-                .access_warp(offs, m, total, w.idx, w.wepoch, self.epoch, write)
-            {
+            let found = if acc == Access::Atomic {
+                self.shadow
+                    .atomic_warp(offs, m, total, w.idx, w.wepoch, self.epoch)
+            } else {
+                self.shadow
+                    .access_warp(offs, m, total, w.idx, w.wepoch, self.epoch, write)
+            };
+            if let Some((l, c)) = found {
                 self.race(w, l, pc, offs[l], total as u64, acc, c);
             }
         }
@@ -997,10 +1001,18 @@ impl<'a> Worker<'a> {
             None => "several threads".to_string(),
         };
         let msg = format!(
-            "shared-memory race: {} of {total} bytes at shared offset 0x{off:x} conflicts with a {} \
+            "shared-memory race: {} of {total} bytes at shared offset 0x{off:x} conflicts with {} \
              of byte 0x{:x} by {other} since the last barrier (missing __syncthreads()?)",
-            if acc == Access::Store { "write" } else { "read" },
-            if c.other_write { "write" } else { "read" },
+            match acc {
+                Access::Store => "write",
+                Access::Atomic => "atomic update",
+                _ => "read",
+            },
+            match (c.other_write, c.other_atomic) {
+                (true, true) => "an atomic update",
+                (true, false) => "a write",
+                _ => "a read",
+            },
             c.offset
         );
         let r = self.report(

@@ -306,3 +306,103 @@ fn a_generic_write_races_with_shared_reads_logged_before_it() {
         .unwrap();
     assert!(r.reports.is_empty(), "{:#?}", r.reports);
 }
+
+/// A block of 64 and one shared word, by `mode`:
+/// 0. thread 0 sets the word to 0 (line 10) and every thread adds 1 to it atomically (line 20)
+///    with no barrier between: the atomic updates race with thread 0's write;
+/// 1. the same with a barrier between: no race;
+/// 2. (after a barrier) the atomic updates, then thread 5 writes the word (line 30) with no
+///    barrier: the write races with the updates of several threads;
+/// 3. (after a barrier) each thread reads the word (line 40) before its own atomic update, as
+///    a compare-and-swap loop does: no race.
+///
+/// Each thread writes the value it read (mode 3) or 0 to `out[t]`.
+const ATOMIC_RACE_PTX: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.file 1 "atomic_race.cu"
+.visible .entry atomic_race(.param .u64 out, .param .u32 mode)
+{
+    .shared .align 4 .b32 s;
+    .reg .pred %p<6>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [mode];
+    mov.u32 %r2, %tid.x;
+    mov.u32 %r3, 0;
+    mov.u32 %r10, 0;
+    setp.eq.u32 %p1, %r2, 0;
+    setp.eq.u32 %p2, %r1, 0;
+    and.pred %p3, %p1, %p2;
+    .loc 1 10 0
+    @%p3 st.shared.u32 [s], %r3;
+    @%p2 bra ADD;
+    bar.sync 0;
+    setp.eq.u32 %p4, %r1, 3;
+    @!%p4 bra ADD;
+    .loc 1 40 0
+    ld.shared.u32 %r10, [s];
+ADD:
+    .loc 1 20 0
+    atom.shared.add.u32 %r4, [s], 1;
+    setp.ne.u32 %p5, %r1, 2;
+    @%p5 bra DONE;
+    setp.ne.u32 %p5, %r2, 5;
+    @%p5 bra DONE;
+    .loc 1 30 0
+    st.shared.u32 [s], %r2;
+DONE:
+    mul.wide.u32 %rd2, %r2, 4;
+    cvta.to.global.u64 %rd3, %rd1;
+    add.u64 %rd4, %rd3, %rd2;
+    st.global.u32 [%rd4], %r10;
+    ret;
+}
+"#;
+
+#[test]
+fn plain_writes_race_with_atomic_updates_and_reads_do_not() {
+    let dev = Device::new();
+    let m = dev.load_module(ATOMIC_RACE_PTX).unwrap();
+    let out = dev.alloc(64 * 4).unwrap();
+    let update = "atomic update of 4 bytes at shared offset 0x0 conflicts with a write of byte 0x0";
+    let write = "write of 4 bytes at shared offset 0x0 conflicts with an atomic update of byte 0x0";
+    // Per mode, the reports: (thread, line, what the message says). In mode 2, warp 1's
+    // updates come after thread 5's write and race with it too.
+    type Report = (u32, u32, String);
+    let cases: [(u32, Vec<Report>); 4] = [
+        (0, vec![(1, 20, format!("{update} by thread (0,0,0)"))]),
+        (1, vec![]),
+        (
+            2,
+            vec![
+                (5, 30, format!("{write} by several threads")),
+                (32, 20, format!("{update} by thread (5,0,0)")),
+            ],
+        ),
+        (3, vec![]),
+    ];
+    for (mode, want) in cases {
+        let r = dev
+            .launch(
+                &m,
+                "atomic_race",
+                &cfg(1, 64),
+                &[&p64(out), &mode.to_le_bytes()],
+            )
+            .unwrap();
+        assert_eq!(r.reports.len(), want.len(), "mode {mode}: {:#?}", r.reports);
+        for (rep, (t, line, msg)) in r.reports.iter().zip(&want) {
+            assert_eq!(rep.kind, CheckKind::SharedRace);
+            assert_eq!(rep.thread, (*t, 0, 0), "mode {mode}: {rep:?}");
+            assert_eq!(rep.line.as_ref().map(|l| l.line), Some(*line), "{rep:?}");
+            assert!(
+                rep.message.contains(msg.as_str()),
+                "mode {mode}: {}",
+                rep.message
+            );
+        }
+    }
+}
