@@ -147,6 +147,32 @@ fn add_reader(rd: Rec, epoch: u32, tid: u32, wep: u16) -> Rec {
     Rec::new(epoch, wep, id)
 }
 
+/// `f` for each lane of `m` in lane order; the first conflict and the lane that met it.
+#[inline(always)]
+fn first_in_lanes(
+    m: u32,
+    mut f: impl FnMut(usize) -> Option<Conflict>,
+) -> Option<(usize, Conflict)> {
+    let mut first = None;
+    let mut mm = m;
+    while mm != 0 {
+        let l = mm.trailing_zeros() as usize;
+        mm &= mm - 1;
+        if let (None, Some(c)) = (&first, f(l)) {
+            first = Some((l, c));
+        }
+    }
+    first
+}
+
+/// What an access does to the records (`Shadow::touch`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Read,
+    Write,
+    Atomic,
+}
+
 /// Shadow state of a block's shared memory: one writer and one reader record per 4-byte word,
 /// and per byte for words that were accessed by sub-word accesses (byte mode).
 pub struct Shadow {
@@ -363,25 +389,9 @@ impl Shadow {
         epoch: u32,
     ) -> Option<(usize, Conflict)> {
         self.go_eager(epoch);
-        let mut first = None;
-        let mut mm = m;
-        while mm != 0 {
-            let l = mm.trailing_zeros() as usize;
-            mm &= mm - 1;
-            let (off, tid) = (offs[l], warp * 32 + l as u32);
-            let word = off / 4;
-            // An aligned word in word mode (the common case) directly.
-            let c = match (self.w.get_mut(word), self.byte_mode.get(word)) {
-                (Some(w), Some(false)) if size == 4 && off.is_multiple_of(4) => {
-                    visit_atomic(w, epoch, tid, wep as u16, off)
-                }
-                _ => self.atomic(off, size, tid, wep, epoch),
-            };
-            if let (None, Some(c)) = (&first, c) {
-                first = Some((l, c));
-            }
-        }
-        first
+        first_in_lanes(m, |l| {
+            self.atomic(offs[l], size, warp * 32 + l as u32, wep, epoch)
+        })
     }
 
     /// Record the accesses of the active lanes `m` of warp `warp` (offsets `offs`, `size`
@@ -433,22 +443,14 @@ impl Shadow {
         epoch: u32,
         write: bool,
     ) -> Option<(usize, Conflict)> {
-        let mut first = None;
-        let mut mm = m;
-        while mm != 0 {
-            let l = mm.trailing_zeros() as usize;
-            mm &= mm - 1;
+        first_in_lanes(m, |l| {
             let tid = warp * 32 + l as u32;
-            let c = if size == 4 {
+            if size == 4 {
                 self.access_word(offs[l], tid, wep, epoch, write)
             } else {
                 self.access(offs[l], size, tid, wep, epoch, write)
-            };
-            if let (None, Some(c)) = (&first, c) {
-                first = Some((l, c));
             }
-        }
-        first
+        })
     }
 
     /// `access` for an aligned 4-byte word (the common case, kept small enough to inline).
@@ -473,7 +475,7 @@ impl Shadow {
     }
 
     /// Record an access of `size` bytes at `off` by thread `tid` and report the first conflict.
-    #[inline(never)]
+    #[inline]
     pub fn access(
         &mut self,
         off: usize,
@@ -483,11 +485,13 @@ impl Shadow {
         epoch: u32,
         write: bool,
     ) -> Option<Conflict> {
-        self.touch(off, size, tid, wep, epoch, write, false)
+        let kind = if write { Kind::Write } else { Kind::Read };
+        self.touch(off, size, tid, wep, epoch, kind)
     }
 
     /// Record an atomic update of `size` bytes at `off` by thread `tid` (after `go_eager` in
     /// this epoch) and report the first conflict with a plain access (`visit_atomic`).
+    #[inline(always)]
     pub fn atomic(
         &mut self,
         off: usize,
@@ -496,11 +500,18 @@ impl Shadow {
         wep: u32,
         epoch: u32,
     ) -> Option<Conflict> {
-        self.touch(off, size, tid, wep, epoch, true, true)
+        let word = off / 4;
+        // An aligned word in word mode (the common case) directly.
+        match (self.w.get_mut(word), self.byte_mode.get(word)) {
+            (Some(w), Some(false)) if size == 4 && off.is_multiple_of(4) => {
+                visit_atomic(w, epoch, tid, wep as u16, off)
+            }
+            _ => self.touch(off, size, tid, wep, epoch, Kind::Atomic),
+        }
     }
 
     /// `access` or `atomic`, a word or byte at a time.
-    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
     fn touch(
         &mut self,
         off: usize,
@@ -508,15 +519,11 @@ impl Shadow {
         tid: u32,
         wep: u32,
         epoch: u32,
-        write: bool,
-        atomic: bool,
+        kind: Kind,
     ) -> Option<Conflict> {
-        let visit = |w: &mut Rec, r: &mut Rec, wep: u16, b: usize| {
-            if atomic {
-                visit_atomic(w, epoch, tid, wep, b)
-            } else {
-                visit(w, r, epoch, tid, wep, write, b)
-            }
+        let visit = |w: &mut Rec, r: &mut Rec, wep: u16, b: usize| match kind {
+            Kind::Atomic => visit_atomic(w, epoch, tid, wep, b),
+            _ => visit(w, r, epoch, tid, wep, kind == Kind::Write, b),
         };
         let wep = wep as u16;
         let end = (off + size).min(self.w.len() * 4);

@@ -13,6 +13,8 @@ mod ops;
 mod shared;
 mod versioned;
 
+pub(super) use shared::shared_access;
+
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -428,7 +430,7 @@ pub(super) fn region(
     // is outside every loop); loops with shared accesses are not versioned at all (those
     // accesses check at their runs' heads).
     let loops = super::loops::find(code, lo, &leaders, &consts, |k| {
-        if super::is_shared_access(&code[k]) {
+        if shared_access(&code[k]).is_some() {
             return Some(usize::MAX);
         }
         access(&code[k]).map(|_| {

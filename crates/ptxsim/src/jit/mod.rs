@@ -273,10 +273,11 @@ fn supported(i: &Inst, prog: &Program) -> bool {
                     _ => false,
                 }
         }
-        // Shared memory in whole words only (the race checker's records are per word).
+        // Shared memory in whole words only (`emit::shared_access`: the race checker's records
+        // are per word).
         Op::Ld { space, size, n, .. } | Op::St { space, size, n } => {
             (matches!(space, MemSpace::Global | MemSpace::Generic) && matches!(size, 1 | 2 | 4 | 8)
-                || space == MemSpace::Shared && matches!(size, 4 | 8))
+                || emit::shared_access(i).is_some())
                 && matches!(n, 1 | 2 | 4)
                 && i.r[4] != NONE
                 && i.r[..n as usize].iter().all(|&s| s != NONE)
@@ -291,20 +292,6 @@ fn supported(i: &Inst, prog: &Program) -> bool {
         Op::Cvta { .. } => true,
         _ => false,
     }
-}
-
-/// Whether `i` is a load or store in the shared space.
-fn is_shared_access(i: &Inst) -> bool {
-    matches!(
-        i.op,
-        Op::Ld {
-            space: MemSpace::Shared,
-            ..
-        } | Op::St {
-            space: MemSpace::Shared,
-            ..
-        }
-    )
 }
 
 /// The regions of `prog`: maximal runs of supported instructions, `[lo, hi)`.
@@ -485,7 +472,7 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
     for (&(lo, hi), (id, leaders)) in regions.iter().zip(&ids) {
         let shared = prog.code[lo as usize..hi as usize]
             .iter()
-            .any(is_shared_access);
+            .any(|i| emit::shared_access(i).is_some());
         let f = call::JitFn::from_code(module.get_finalized_function(*id), shared);
         for (slot, &leader) in at[lo as usize..hi as usize].iter_mut().zip(leaders) {
             if leader {

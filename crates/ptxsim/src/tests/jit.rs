@@ -943,18 +943,22 @@ fn counted_ends(
         .is_ok()
 }
 
+/// The loop tests' matrix for `n` threads: `rows` rows of `n + 3` random words. Returns the
+/// columns, a row's bytes and the words.
+fn random_rows(rng: &mut Rng, n: usize, rows: usize) -> (usize, u64, Vec<u32>) {
+    let cols = n + 3;
+    let a = (0..cols * rows).map(|_| rng.next() as u32).collect();
+    (cols, 4 * cols as u64, a)
+}
+
 #[test]
 fn loops_checked_before_they_start_count_and_fault_like_the_interpreter() {
     let dev = Device::new();
     let mut rng = Rng(seed());
     let n = 100 + rng.below(100) as usize;
-    let cols = n + 3;
     // Enough iterations for the loops to run without checks after their first (`FEW`).
     let iters = 12 + rng.below(10) as u32;
-    let row = 4 * cols as u64;
-    let a: Vec<u32> = (0..cols * (iters as usize + 1))
-        .map(|_| rng.next() as u32)
-        .collect();
+    let (cols, row, a) = random_rows(&mut rng, n, iters as usize + 1);
     let e = rng.below(1000) as u32;
     let max = i32::MAX as u32;
     // (loop shape, start, end, first byte, stride, other). Each runs over all of `a`, then over
@@ -1039,10 +1043,8 @@ fn random_loop_shapes_run_like_the_interpreter() {
     let dev = Device::new();
     let mut rng = Rng(seed());
     let n = 64 + rng.below(64) as usize;
-    let cols = n + 3;
     let rows = 12;
-    let row = 4 * cols as u64;
-    let a: Vec<u32> = (0..cols * rows).map(|_| rng.next() as u32).collect();
+    let (cols, row, a) = random_rows(&mut rng, n, rows);
     let cmps = ["lt", "le", "gt", "ge", "ne", "eq"];
     let steps = [1, -1, 2, -2, 4, -4, 8, 3, -3];
     let anchors = [0u32, 1000, i32::MAX as u32, i32::MIN as u32, u32::MAX];
@@ -1305,10 +1307,10 @@ fn loops_across_allocations_and_without_end_stay_checked() {
     let dev = Device::new();
     let mut rng = Rng(seed());
     let n = 64 + rng.below(64) as usize;
-    let cols = n + 3;
     let rows = 24;
-    let row = 4 * cols as u64;
-    let a: Vec<u32> = (0..cols * rows).map(|_| rng.next() as u32 | 1).collect();
+    let (_, row, mut a) = random_rows(&mut rng, n, rows);
+    // Odd words, never equal to the zeros of `d` (below).
+    a.iter_mut().for_each(|x| *x |= 1);
     let m = dev
         .load_module(&counted_ptx("lt", "s32", 1, false))
         .unwrap();

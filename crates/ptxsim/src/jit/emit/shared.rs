@@ -76,8 +76,8 @@ const MAX_COUNT: u32 = 64;
 const MAX_STRIDE_WORDS: u64 = 1023;
 
 /// The shared access `i` (address register, immediate, bytes, store), when compiled code does
-/// it (whole words: 4- and 8-byte elements).
-pub(super) fn shared_access(i: &Inst) -> Option<(Slot, i64, u64, bool)> {
+/// it (whole words: 4- and 8-byte elements; `jit::supported` admits no other).
+pub(in crate::jit) fn shared_access(i: &Inst) -> Option<(Slot, i64, u64, bool)> {
     match i.op {
         Op::Ld {
             space: MemSpace::Shared,
