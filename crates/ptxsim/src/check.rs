@@ -289,8 +289,17 @@ impl Shadow {
 
     /// Make epoch `epoch` eager: replay the reads logged in it into the reader records, so
     /// that the records hold every access of the epoch so far (before accesses that bypass the
-    /// log: single lanes, compiled code).
+    /// log: `access`, `atomic` and compiled code).
+    #[inline(always)]
     pub fn go_eager(&mut self, epoch: u32) {
+        if epoch != self.log_epoch || !self.wrote {
+            self.replay_logs(epoch);
+        }
+    }
+
+    /// `go_eager` when the epoch may still have logs.
+    #[cold]
+    fn replay_logs(&mut self, epoch: u32) {
         self.begin_epoch(epoch);
         if self.wrote {
             return;
@@ -388,7 +397,6 @@ impl Shadow {
         wep: u32,
         epoch: u32,
     ) -> Option<(usize, Conflict)> {
-        self.go_eager(epoch);
         first_in_lanes(m, |l| {
             self.atomic(offs[l], size, warp * 32 + l as u32, wep, epoch)
         })
@@ -443,14 +451,24 @@ impl Shadow {
         epoch: u32,
         write: bool,
     ) -> Option<(usize, Conflict)> {
-        first_in_lanes(m, |l| {
+        // The loop written out: through `first_in_lanes` (a closure) the block-tree reduction
+        // took 10% more host instructions (callgrind, 63.8M against 70.1M).
+        let mut first = None;
+        let mut mm = m;
+        while mm != 0 {
+            let l = mm.trailing_zeros() as usize;
+            mm &= mm - 1;
             let tid = warp * 32 + l as u32;
-            if size == 4 {
+            let c = if size == 4 {
                 self.access_word(offs[l], tid, wep, epoch, write)
             } else {
                 self.access(offs[l], size, tid, wep, epoch, write)
+            };
+            if let (None, Some(c)) = (&first, c) {
+                first = Some((l, c));
             }
-        })
+        }
+        first
     }
 
     /// `access` for an aligned 4-byte word (the common case, kept small enough to inline).
@@ -474,8 +492,9 @@ impl Shadow {
         }
     }
 
-    /// Record an access of `size` bytes at `off` by thread `tid` and report the first conflict.
-    #[inline]
+    /// Record an access of `size` bytes at `off` by thread `tid` and report the first conflict
+    /// (the epoch's logged reads are replayed into the records first: `go_eager`).
+    #[inline(never)]
     pub fn access(
         &mut self,
         off: usize,
@@ -485,12 +504,13 @@ impl Shadow {
         epoch: u32,
         write: bool,
     ) -> Option<Conflict> {
+        self.go_eager(epoch);
         let kind = if write { Kind::Write } else { Kind::Read };
         self.touch(off, size, tid, wep, epoch, kind)
     }
 
-    /// Record an atomic update of `size` bytes at `off` by thread `tid` (after `go_eager` in
-    /// this epoch) and report the first conflict with a plain access (`visit_atomic`).
+    /// Record an atomic update of `size` bytes at `off` by thread `tid` (after `go_eager`, as
+    /// `access`) and report the first conflict with a plain access (`visit_atomic`).
     #[inline(always)]
     pub fn atomic(
         &mut self,
@@ -500,6 +520,7 @@ impl Shadow {
         wep: u32,
         epoch: u32,
     ) -> Option<Conflict> {
+        self.go_eager(epoch);
         let word = off / 4;
         // An aligned word in word mode (the common case) directly.
         match (self.w.get_mut(word), self.byte_mode.get(word)) {
@@ -511,7 +532,7 @@ impl Shadow {
     }
 
     /// `access` or `atomic`, a word or byte at a time.
-    #[inline(never)]
+    #[inline]
     fn touch(
         &mut self,
         off: usize,

@@ -193,8 +193,6 @@ impl<'a> Worker<'a> {
                 }
                 if self.ctx.check {
                     let tid = w.idx * 32 + l as u32;
-                    // Reads logged in this epoch must be in the records this access checks.
-                    self.shadow.go_eager(self.epoch);
                     let (n, e) = (total as usize, self.epoch);
                     let c = if acc == Access::Atomic {
                         self.shadow.atomic(off, n, tid, w.wepoch, e)
