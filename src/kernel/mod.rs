@@ -6,6 +6,7 @@
 pub mod cells;
 pub mod nb_crate;
 pub mod nb_server;
+pub mod scratch;
 
 use crate::magics::{MagicError, Magics};
 use crate::output::{CellOutput, MimeBundle, OutputSink};
@@ -20,7 +21,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// Start the Jupyter kernel on `connection_file` and serve until shutdown.
 pub fn run(connection_file: &Path) -> anyhow::Result<()> {
+    // First, while this is the only thread: it sets EVCXR_TMPDIR and TMPDIR.
+    let scratch = scratch::Scratch::for_this_kernel();
     let interpreter = Arc::new(NbcudaInterpreter::new());
+    *lock(&interpreter.scratch) = scratch;
     crate::protocol::serve(connection_file, interpreter)
 }
 
@@ -31,8 +35,10 @@ pub struct NbcudaInterpreter {
     magics: Arc<Mutex<Magics>>,
     /// Where output of the running cell goes; `nb::exec` from a Rust cell writes there too.
     current_sink: Arc<Mutex<Option<OutputSink>>>,
-    /// Serves the `nb` crate; dropped (socket removed) with the interpreter.
-    _nb_server: Option<NbServer>,
+    /// Serves the `nb` crate; dropped (socket removed) at shutdown.
+    nb_server: Mutex<Option<NbServer>>,
+    /// The folder evcxr builds in (see `scratch`); removed at shutdown.
+    scratch: Mutex<Option<scratch::Scratch>>,
     /// Raised by the interrupt button; magics and simulator launches poll it.
     cancel: Arc<AtomicBool>,
     /// The active backend's name, readable while a cell holds the magics lock.
@@ -103,7 +109,8 @@ impl NbcudaInterpreter {
             rust_interrupt,
             magics,
             current_sink,
-            _nb_server: nb_server,
+            nb_server: Mutex::new(nb_server),
+            scratch: Mutex::new(None),
             cancel,
             backend: Mutex::new(backend),
             backend_note,
@@ -449,6 +456,13 @@ impl Interpreter for NbcudaInterpreter {
     fn interrupt(&self) {
         self.cancel.store(true, Ordering::SeqCst);
         self.rust_interrupt.interrupt();
+    }
+
+    /// The process leaves with `exit` right after this, which runs no destructors: remove what
+    /// this Jupyter kernel made on disk now (the `nb` socket's folder, evcxr's build folder).
+    fn shutdown(&self, _restart: bool) {
+        drop(lock(&self.nb_server).take());
+        drop(lock(&self.scratch).take());
     }
 }
 

@@ -40,6 +40,22 @@ pub trait NbHost: Send + Sync + 'static {
     fn display(&self, data: MimeBundle, metadata: Metadata);
 }
 
+const SOCKET_FILE: &str = "nb.sock";
+/// The longest path `bind` takes for a Unix socket (sun_path is 108 bytes with its NUL).
+const MAX_SOCKET_PATH: usize = 107;
+
+/// Where the socket's folder may go, best first: $XDG_RUNTIME_DIR (private to the user), then
+/// the temporary folder, then /tmp (when $TMPDIR is too deep for a socket path).
+fn socket_bases() -> Vec<PathBuf> {
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_dir());
+    runtime
+        .into_iter()
+        .chain([std::env::temp_dir(), PathBuf::from("/tmp")])
+        .collect()
+}
+
 /// A running server; the socket directory is removed on drop.
 pub struct NbServer {
     dir: PathBuf,
@@ -49,24 +65,30 @@ pub struct NbServer {
 impl NbServer {
     /// Bind a fresh socket and serve `host` on background threads.
     pub fn start(host: Arc<dyn NbHost>) -> std::io::Result<NbServer> {
-        let base = std::env::var_os("XDG_RUNTIME_DIR")
-            .map(PathBuf::from)
-            .filter(|p| p.is_dir())
-            .unwrap_or_else(std::env::temp_dir);
-        let dir = base.join(format!(
+        let name = format!(
             "nbcuda-{}-{}",
             std::process::id(),
             uuid::Uuid::new_v4().simple()
-        ));
+        );
+        // A socket's path must fit in sockaddr_un (107 bytes): a deep $TMPDIR does not serve.
+        let dir = socket_bases()
+            .into_iter()
+            .map(|base| base.join(&name))
+            .find(|dir| dir.join(SOCKET_FILE).as_os_str().len() <= MAX_SOCKET_PATH)
+            .ok_or_else(|| std::io::Error::other("no temporary folder has a path short enough"))?;
         std::fs::create_dir(&dir)?;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
-        let socket = dir.join("nb.sock");
-        let listener = UnixListener::bind(&socket)?;
-        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))?;
+        // From here on the folder is removed on every way out, the errors included.
+        let server = NbServer {
+            socket: dir.join(SOCKET_FILE),
+            dir,
+        };
+        std::fs::set_permissions(&server.dir, std::fs::Permissions::from_mode(0o700))?;
+        let listener = UnixListener::bind(&server.socket)?;
+        std::fs::set_permissions(&server.socket, std::fs::Permissions::from_mode(0o600))?;
         std::thread::Builder::new()
             .name("nb-server".into())
             .spawn(move || accept_loop(listener, host))?;
-        Ok(NbServer { dir, socket })
+        Ok(server)
     }
 
     /// The path to put in `NBCUDA_SOCKET`.

@@ -708,14 +708,22 @@ fn print_format_is_numpy_like() {
     assert_eq!(host::fmt_f64(0.1), "0.1");
 }
 
-fn tmp(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("nbcuda-magics-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    dir.join(name).to_string_lossy().to_string()
+/// A folder of one test's own, removed when dropped.
+struct TestDir(tempfile::TempDir);
+
+impl TestDir {
+    fn new() -> TestDir {
+        TestDir(tempfile::tempdir().expect("a temporary folder"))
+    }
+
+    fn file(&self, name: &str) -> String {
+        self.0.path().join(name).to_string_lossy().to_string()
+    }
 }
 
 #[test]
 fn npy_round_trips_every_dtype() {
+    let dir = TestDir::new();
     for (k, d) in Dtype::ALL.into_iter().enumerate() {
         let shape = [vec![7], vec![3, 5], vec![2, 3, 4]][k % 3].clone();
         let n: usize = shape.iter().product();
@@ -725,7 +733,7 @@ fn npy_round_trips_every_dtype() {
             shape: shape.clone(),
             data,
         };
-        let p = tmp(&format!("rt_{}.npy", d.name()));
+        let p = dir.file(&format!("rt_{}.npy", d.name()));
         files::save(&p, &a).unwrap();
         let b = files::load(&p, false, None).unwrap();
         assert_eq!(a, b, "{d}");
@@ -739,7 +747,7 @@ fn npy_round_trips_every_dtype() {
             .flat_map(|v| v.to_le_bytes())
             .collect(),
     };
-    let p = tmp("conv.npy");
+    let p = dir.file("conv.npy");
     files::save(&p, &a).unwrap();
     let b = files::load(&p, false, Some(Dtype::F64)).unwrap();
     assert_eq!(f64s(&b.data), vec![1.0, -2.0, 300.0]);
@@ -748,6 +756,7 @@ fn npy_round_trips_every_dtype() {
 
 #[test]
 fn npy_written_by_numpy_layout_is_read() {
+    let dir = TestDir::new();
     // A hand-built v1.0 header, as numpy writes it, in Fortran order.
     let header = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }";
     let mut h = header.to_string();
@@ -762,7 +771,7 @@ fn npy_written_by_numpy_layout_is_read() {
     for v in [0.0f32, 3.0, 1.0, 4.0, 2.0, 5.0] {
         bytes.extend_from_slice(&v.to_le_bytes());
     }
-    let p = tmp("fortran.npy");
+    let p = dir.file("fortran.npy");
     std::fs::write(&p, bytes).unwrap();
     let a = files::load(&p, false, None).unwrap();
     assert_eq!(a.shape, vec![2, 3]);
@@ -771,6 +780,7 @@ fn npy_written_by_numpy_layout_is_read() {
 
 #[test]
 fn png_round_trips_and_converts() {
+    let dir = TestDir::new();
     // RGB u8.
     let (h, w) = (5usize, 7usize);
     let rgb = host::generate(Fill::Rand(3), Dtype::U8, h * w * 3).unwrap();
@@ -780,7 +790,7 @@ fn png_round_trips_and_converts() {
         shape: vec![h, w, 3],
         data: rgb.clone(),
     };
-    let p = tmp("rgb.png");
+    let p = dir.file("rgb.png");
     files::save(&p, &a).unwrap();
     assert_eq!(files::load(&p, false, None).unwrap(), a);
     // --gray: luma of each pixel; --as f32 scales to [0, 1].
@@ -805,7 +815,7 @@ fn png_round_trips_and_converts() {
         shape: vec![2, 2, 4],
         data: (0..16).map(|i| i * 16).collect(),
     };
-    let p4 = tmp("rgba.png");
+    let p4 = dir.file("rgba.png");
     files::save(&p4, &rgba).unwrap();
     assert_eq!(files::load(&p4, false, None).unwrap(), rgba);
     // Float 2-D → min-max gray.
@@ -817,7 +827,7 @@ fn png_round_trips_and_converts() {
             .flat_map(|v| v.to_le_bytes())
             .collect(),
     };
-    let pf = tmp("float.png");
+    let pf = dir.file("float.png");
     files::save(&pf, &f).unwrap();
     assert_eq!(
         files::load(&pf, true, None).unwrap().data,
@@ -829,21 +839,28 @@ fn png_round_trips_and_converts() {
         shape: vec![10],
         data: vec![0; 10],
     };
-    let (ename, msg) = files::save(&tmp("bad.png"), &v).unwrap_err();
+    let (ename, msg) = files::save(&dir.file("bad.png"), &v).unwrap_err();
     assert_eq!(ename, "ArgumentError");
     assert!(msg.contains("images are (H, W) or (H, W, 3|4)"), "{msg}");
-    assert_eq!(files::save(&tmp("x.bmp"), &v).unwrap_err().0, "IOError");
-    let (ename, msg) = files::load(&tmp("missing.png"), false, None).unwrap_err();
-    assert_eq!(ename, "IOError");
-    assert!(msg.starts_with("no such file"), "{msg}");
-    std::fs::write(tmp("garbage.png"), b"not a png").unwrap();
     assert_eq!(
-        files::load(&tmp("garbage.png"), false, None).unwrap_err().0,
+        files::save(&dir.file("x.bmp"), &v).unwrap_err().0,
         "IOError"
     );
-    std::fs::write(tmp("garbage.npy"), b"\x93NUMPY garbage").unwrap();
+    let (ename, msg) = files::load(&dir.file("missing.png"), false, None).unwrap_err();
+    assert_eq!(ename, "IOError");
+    assert!(msg.starts_with("no such file"), "{msg}");
+    std::fs::write(dir.file("garbage.png"), b"not a png").unwrap();
     assert_eq!(
-        files::load(&tmp("garbage.npy"), false, None).unwrap_err().0,
+        files::load(&dir.file("garbage.png"), false, None)
+            .unwrap_err()
+            .0,
+        "IOError"
+    );
+    std::fs::write(dir.file("garbage.npy"), b"\x93NUMPY garbage").unwrap();
+    assert_eq!(
+        files::load(&dir.file("garbage.npy"), false, None)
+            .unwrap_err()
+            .0,
         "IOError"
     );
 }

@@ -201,9 +201,8 @@ fn failing_lines_change_nothing() {
 
 #[test]
 fn load_and_save_through_magics() {
-    let dir = std::env::temp_dir().join(format!("nbcuda-magics-dev-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = |n: &str| dir.join(n).to_string_lossy().to_string();
+    let tmp = tempfile::tempdir().expect("a temporary folder");
+    let p = |n: &str| tmp.path().join(n).to_string_lossy().to_string();
     let mut s = Session::new();
     s.ok("%array img = rand((6, 5, 3), u8, seed=1)");
     s.ok(&format!("%save img {}", p("img.png")));
@@ -244,7 +243,8 @@ fn completion_and_inspect() {
     assert_eq!(c(&mut s, "%backend s").0, vec!["sim"]);
     assert_eq!(c(&mut s, "%help lau").0, vec!["%launch"]);
     // File paths after %load NAME = and %save NAME.
-    let dir = std::env::temp_dir().join(format!("nbcuda-complete-{}", std::process::id()));
+    let tmp = tempfile::tempdir().expect("a temporary folder");
+    let dir = tmp.path();
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::fs::write(dir.join("pic.png"), b"").unwrap();
     std::fs::write(dir.join("notes.txt"), b"").unwrap();

@@ -162,10 +162,14 @@ def check_kernelspec() -> None:
         pytest.fail(f"kernelspec {KERNEL_NAME!r} starts {exe}, which does not exist", pytrace=False)
 
 
-def start_kernel() -> tuple[KernelManager, Any]:
+def start_kernel(env: dict[str, str] | None = None) -> tuple[KernelManager, Any]:
+    """Start a Jupyter kernel (with `env` as its whole environment, when given) and connect."""
     check_kernelspec()
     km = KernelManager(kernel_name=KERNEL_NAME)
-    km.start_kernel()
+    if env is None:
+        km.start_kernel()
+    else:
+        km.start_kernel(env=env)
     kc = km.client()
     kc.start_channels()
     try:

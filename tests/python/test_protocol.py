@@ -3,9 +3,10 @@ shutdown/restart, heartbeat, stdin input_request, and the magic dispatcher."""
 
 from __future__ import annotations
 
+import os
 import random
-
 import time
+from pathlib import Path
 from queue import Empty
 
 import pytest
@@ -192,6 +193,50 @@ def test_restart_then_a_cell_runs(fresh_kernel):
     assert ex.reply["content"]["execution_count"] == 1, "a restart starts a new session"
     gone = execute(kc, "before_restart", timeout=CELL_TIMEOUT)
     assert gone.status == "error", "state survived a restart: " + gone.describe()
+
+
+def folder_size(path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def test_evcxr_build_folders_are_removed_at_shutdown_and_after_a_kill(tmp_path):
+    """evcxr builds Rust cells in a folder of tens of MB. A Jupyter kernel removes its own at
+    shutdown; a killed one cannot, so the next Jupyter kernel to start removes it."""
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    for name in ("EVCXR_TMPDIR", "XDG_RUNTIME_DIR"):
+        env.pop(name, None)
+    root = tmp_path / f"nbcuda-scratch-{os.getuid()}"
+    km, kc = start_kernel(env)
+    try:
+        ex = execute(kc, 'println!("built");', timeout=FIRST_CELL_TIMEOUT)
+        assert ex.status == "ok" and "built" in ex.stream(), ex.describe()
+        folders = list(root.iterdir())
+        assert len(folders) == 1, folders
+        killed = folders[0]
+        size = folder_size(killed / "evcxr")
+        assert size > 1_000_000, f"evcxr did not build in the scratch folder ({size} bytes there)"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)  # SIGKILL: no clean-up runs
+    assert killed.is_dir()
+
+    km, kc = start_kernel(env)
+    try:
+        assert not killed.exists(), "the folder of the killed Jupyter kernel is still there"
+        (live,) = list(root.iterdir())
+        # A $TMPDIR this deep is too long for a socket path: nb must still reach the kernel.
+        ex = execute(kc, 'nb::put("deep", &[1.5f32, 2.5]).unwrap();', timeout=FIRST_CELL_TIMEOUT)
+        assert ex.status == "ok", ex.describe()
+        ex = execute(kc, "%print deep")
+        assert ex.status == "ok" and "2.5" in ex.stream(), ex.describe()
+        pid = km.provisioner.process.pid
+    finally:
+        stop_kernel(km, kc)  # a shutdown request
+    assert list(root.iterdir()) == [], "the Jupyter kernel left its folder after a shutdown"
+    others = sorted(p.name for p in tmp_path.iterdir() if p != root)
+    assert others == [], f"left in $TMPDIR outside the scratch folders: {others}"
+    sockets = list(tmp_path.glob(f"nbcuda-{pid}-*")) + list(Path("/tmp").glob(f"nbcuda-{pid}-*"))
+    assert sockets == [], f"the nb socket's folder stayed after a shutdown: {sockets}"
 
 
 def test_heartbeat_echoes(kernel):

@@ -1,0 +1,274 @@
+//! The scratch folder of one Jupyter kernel process (where evcxr builds Rust cells), and the
+//! removal of the scratch folders of Jupyter kernels that have ended.
+//!
+//! Left to itself, evcxr makes a temporary folder of its own (about 50 MB once a cell has
+//! compiled) and removes it only when its context is dropped. A Jupyter kernel that is killed (a
+//! restart, a shutdown with `now=True`, a crashed front end) never drops it, nor does one that
+//! leaves through `process::exit` after a shutdown request; every one of those folders stayed
+//! behind, and a day of test runs filled a disk with them. So the Jupyter kernel chooses evcxr's
+//! folder itself (`EVCXR_TMPDIR`): `<root>/<random>/evcxr`, where `<root>` is
+//! `$TMPDIR/nbcuda-scratch-<uid>`; its own temporary folder (`TMPDIR`, inherited by evcxr, cargo,
+//! rust-analyzer and the cells) becomes `<root>/<random>/tmp`. It holds an exclusive lock (`flock`) on `<root>/<random>/lock`
+//! for as long as it lives, removes its folder when it shuts down, and when it starts it removes
+//! every folder under `<root>` whose lock nobody holds: the folders of Jupyter kernels that ended
+//! without removing theirs.
+//!
+//! What this module must not do: touch anything it did not make. A user's own `EVCXR_TMPDIR` is
+//! left alone, and only folders directly under `<root>` are ever removed.
+
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// The file in each scratch folder that its Jupyter kernel keeps locked.
+const LOCK_FILE: &str = "lock";
+/// A folder under the root without a lock file belongs to a Jupyter kernel that died between
+/// making the folder and locking it (or is being made right now); it is removed once this old.
+const ORPHAN_AGE: Duration = Duration::from_secs(3600);
+
+/// A locked scratch folder; dropping it removes the folder.
+#[derive(Debug)]
+pub struct Scratch {
+    dir: PathBuf,
+    _lock: File,
+}
+
+impl Scratch {
+    /// Makes this Jupyter kernel's scratch folder, after removing those of ended Jupyter
+    /// kernels, and points the process at it: `EVCXR_TMPDIR` (evcxr's build folder) at its
+    /// `evcxr` subfolder, unless the user set it, and `TMPDIR` (everything else temporary: the
+    /// `nb` socket, rust-analyzer's files, temporary files of cells) at its `tmp` subfolder.
+    /// `None` when the folder cannot be made (a warning is logged); nothing is changed then.
+    ///
+    /// Call it before the process starts any thread: it changes the environment.
+    pub fn for_this_kernel() -> Option<Scratch> {
+        let root = default_root();
+        let made = Scratch::claim_in(&root).and_then(|scratch| {
+            let (evcxr, tmp) = (scratch.path().join("evcxr"), scratch.path().join("tmp"));
+            fs::create_dir(&evcxr)?;
+            fs::create_dir(&tmp)?;
+            Ok((scratch, evcxr, tmp))
+        });
+        match made {
+            Ok((scratch, evcxr, tmp)) => {
+                if std::env::var_os("EVCXR_TMPDIR").is_none() {
+                    std::env::set_var("EVCXR_TMPDIR", evcxr);
+                }
+                std::env::set_var("TMPDIR", tmp);
+                Some(scratch)
+            }
+            Err(e) => {
+                tracing::warn!(
+                    "cannot make a scratch folder under {}: {e}; evcxr uses a temporary folder \
+                     of its own, which stays behind if this Jupyter kernel is killed",
+                    root.display()
+                );
+                None
+            }
+        }
+    }
+
+    /// Removes the folders under `root` whose lock is free, then makes and locks a new one.
+    pub fn claim_in(root: &Path) -> io::Result<Scratch> {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(root)?;
+        sweep(root);
+        // A sweep by another Jupyter kernel starting at the same moment can take the new folder
+        // between its making and its locking (it sees a free lock); then make another.
+        for _ in 0..4 {
+            let dir = root.join(uuid::Uuid::new_v4().simple().to_string());
+            fs::create_dir(&dir)?;
+            let lock = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(dir.join(LOCK_FILE))?;
+            if lock.try_lock().is_ok() && is_same_file(&dir.join(LOCK_FILE), &lock) {
+                return Ok(Scratch { dir, _lock: lock });
+            }
+            let _ = fs::remove_dir_all(&dir);
+        }
+        Err(io::Error::other(
+            "another process kept removing the new folder",
+        ))
+    }
+
+    /// The folder; everything in it goes when the [`Scratch`] is dropped.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `$TMPDIR/nbcuda-scratch-<uid>`: one root per user, since /tmp is shared.
+fn default_root() -> PathBuf {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    std::env::temp_dir().join(format!("nbcuda-scratch-{uid}"))
+}
+
+/// Removes each folder under `root` whose Jupyter kernel has ended: its lock file is there and
+/// nobody holds the lock, or it has no lock file and is older than [`ORPHAN_AGE`]. Errors leave
+/// a folder in place.
+fn sweep(root: &Path) {
+    let Ok(entries) = fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(dir.join(LOCK_FILE))
+        {
+            // Removed while holding the lock, so no other sweep removes it at the same time.
+            Ok(lock) => match lock.try_lock() {
+                Ok(()) => remove_logged(&dir),
+                Err(TryLockError::WouldBlock) => {} // its Jupyter kernel is alive
+                Err(TryLockError::Error(e)) => {
+                    tracing::debug!("cannot test the lock of {}: {e}", dir.display())
+                }
+            },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let age = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| SystemTime::now().duration_since(t).ok());
+                if age.is_some_and(|age| age > ORPHAN_AGE) {
+                    remove_logged(&dir);
+                }
+            }
+            Err(e) => tracing::debug!("cannot open the lock of {}: {e}", dir.display()),
+        }
+    }
+}
+
+fn remove_logged(dir: &Path) {
+    match fs::remove_dir_all(dir) {
+        Ok(()) => tracing::info!(
+            "removed the scratch folder of an ended Jupyter kernel: {}",
+            dir.display()
+        ),
+        Err(e) => tracing::warn!(
+            "cannot remove the old scratch folder {}: {e}",
+            dir.display()
+        ),
+    }
+}
+
+/// Whether `path` still names the open file `file` (a sweep may have removed it meanwhile).
+fn is_same_file(path: &Path, file: &File) -> bool {
+    match (fs::metadata(path), file.metadata()) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test_root(tag: &str) -> PathBuf {
+        let root = std::env::temp_dir().join(format!(
+            "nbcuda-scratch-test-{tag}-{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
+        let _ = fs::remove_dir_all(&root);
+        root
+    }
+
+    fn folders(root: &Path) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = fs::read_dir(root)
+            .map(|rd| rd.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    /// A folder as an ended Jupyter kernel leaves it: a lock file nobody holds, and content.
+    fn ended_kernel_folder(root: &Path, name: &str) -> PathBuf {
+        let dir = root.join(name);
+        fs::create_dir_all(dir.join("evcxr/target")).expect("make folder");
+        fs::write(dir.join(LOCK_FILE), b"").expect("lock file");
+        fs::write(dir.join("evcxr/target/big"), vec![0u8; 4096]).expect("content");
+        dir
+    }
+
+    #[test]
+    fn a_claim_removes_ended_folders_and_keeps_live_ones() {
+        let root = test_root("sweep");
+        let live = Scratch::claim_in(&root).expect("first claim");
+        let ended = ended_kernel_folder(&root, "ended");
+        // A folder whose lock is held through another open file: a Jupyter kernel still running.
+        let running = ended_kernel_folder(&root, "running");
+        let held = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(running.join(LOCK_FILE))
+            .expect("open");
+        held.try_lock().expect("lock");
+        // Being made right now (no lock file yet), and one that was abandoned long ago.
+        let young = root.join("young");
+        fs::create_dir(&young).expect("young");
+        let old = root.join("old");
+        fs::create_dir(&old).expect("old");
+        File::open(&old)
+            .and_then(|f| f.set_modified(SystemTime::now() - 2 * ORPHAN_AGE))
+            .expect("age the folder");
+
+        let second = Scratch::claim_in(&root).expect("second claim");
+
+        let mut want = vec![
+            live.path().to_path_buf(),
+            running.clone(),
+            second.path().to_path_buf(),
+            young.clone(),
+        ];
+        want.sort();
+        assert_eq!(folders(&root), want);
+        assert!(!ended.exists() && !old.exists());
+        assert!(live.path().join(LOCK_FILE).is_file());
+
+        // Once the running kernel's lock is free, the next claim takes its folder too.
+        drop(held);
+        let third = Scratch::claim_in(&root).expect("third claim");
+        assert!(!running.exists());
+        assert!(third.path().is_dir());
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn dropping_a_scratch_removes_its_folder() {
+        let root = test_root("drop");
+        let scratch = Scratch::claim_in(&root).expect("claim");
+        let dir = scratch.path().to_path_buf();
+        fs::create_dir_all(dir.join("evcxr/target")).expect("content");
+        assert!(dir.join(LOCK_FILE).is_file());
+        drop(scratch);
+        assert!(!dir.exists());
+        assert!(folders(&root).is_empty());
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_root_that_cannot_be_made_is_an_error() {
+        let root = test_root("file");
+        fs::write(&root, b"not a folder").expect("file");
+        assert!(Scratch::claim_in(&root).is_err());
+        let _ = fs::remove_file(&root);
+    }
+}
