@@ -99,6 +99,7 @@ impl RustCellError {
 pub struct RustEngine {
     shared: Arc<Shared>,
     jobs: Mutex<mpsc::Sender<Job>>,
+    worker: Option<std::thread::JoinHandle<()>>,
 }
 
 /// Interrupts the running Rust cell from another thread.
@@ -127,13 +128,18 @@ impl RustEngine {
         let spawned = std::thread::Builder::new()
             .name("nbcuda-evcxr".to_owned())
             .spawn(move || engine::worker_main(env, prelude, worker_shared, receiver));
-        if let Err(error) = spawned {
-            *lock(&shared.status) =
-                Status::Failed(format!("cannot start the evcxr thread: {error}"));
-        }
+        let worker = match spawned {
+            Ok(handle) => Some(handle),
+            Err(error) => {
+                *lock(&shared.status) =
+                    Status::Failed(format!("cannot start the evcxr thread: {error}"));
+                None
+            }
+        };
         RustEngine {
             shared,
             jobs: Mutex::new(jobs),
+            worker,
         }
     }
 
@@ -281,10 +287,27 @@ impl RustEngine {
     }
 }
 
+/// How long dropping a [`RustEngine`] waits for the worker to end, which drops evcxr's context:
+/// that kills its child and removes the build folder evcxr made for itself.
+const WORKER_END_WAIT: Duration = Duration::from_secs(5);
+
 impl Drop for RustEngine {
-    /// Stops a running cell; the worker then ends and evcxr's child with it.
+    /// Stops a running cell; the worker then ends and evcxr's child with it. Waits a little for
+    /// that (a worker still starting evcxr, or still compiling, is left to end on its own).
     fn drop(&mut self) {
         self.shared.interrupt();
+        // Closing the job queue is what ends the worker's loop.
+        *lock(&self.jobs) = mpsc::channel().0;
+        let Some(worker) = self.worker.take() else {
+            return;
+        };
+        let deadline = Instant::now() + WORKER_END_WAIT;
+        while !worker.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if worker.is_finished() {
+            let _ = worker.join();
+        }
     }
 }
 
