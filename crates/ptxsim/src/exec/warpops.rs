@@ -56,12 +56,7 @@ impl Worker<'_> {
             }
         }
         bad &= m;
-        let d = &mut w.regs[i.r[0] as usize];
-        for l in 0..32 {
-            if (m >> l) & 1 != 0 {
-                d[l] = out[l];
-            }
-        }
+        alu::write(&mut w.regs[i.r[0] as usize], m, |l| out[l]);
         if i.r[5] != NONE {
             let p = &mut w.regs[i.r[5] as usize];
             alu::write(p, m, |l| ((okm >> l) & 1) as u64);
