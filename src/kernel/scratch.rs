@@ -76,6 +76,7 @@ impl Scratch {
             .recursive(true)
             .mode(0o700)
             .create(root)?;
+        check_private(root)?;
         sweep(root);
         // A sweep by another Jupyter kernel starting at the same moment can take the new folder
         // between its making and its locking (it sees a free lock); then make another.
@@ -111,9 +112,25 @@ impl Drop for Scratch {
 
 /// `$TMPDIR/nbcuda-scratch-<uid>`: one root per user, since /tmp is shared.
 fn default_root() -> PathBuf {
+    std::env::temp_dir().join(format!("nbcuda-scratch-{}", user_id()))
+}
+
+fn user_id() -> u32 {
     // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    std::env::temp_dir().join(format!("nbcuda-scratch-{uid}"))
+    unsafe { libc::getuid() }
+}
+
+/// The root must be this user's alone: in a shared /tmp another user could have made it first,
+/// and could then change the code evcxr builds.
+fn check_private(root: &Path) -> io::Result<()> {
+    let meta = fs::symlink_metadata(root)?;
+    if !meta.is_dir() || meta.uid() != user_id() || meta.mode() & 0o022 != 0 {
+        return Err(io::Error::other(format!(
+            "{} is not a folder of this user's that only this user can write to",
+            root.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Removes each folder under `root` whose Jupyter kernel has ended: its lock file is there and
@@ -261,6 +278,26 @@ mod tests {
         drop(scratch);
         assert!(!dir.exists());
         assert!(folders(&root).is_empty());
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn a_root_that_others_can_write_to_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = test_root("shared");
+        fs::create_dir_all(&root).expect("root");
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o777)).expect("chmod");
+        let e = Scratch::claim_in(&root).expect_err("a world-writable root");
+        assert!(e.to_string().contains("only this user can write"), "{e}");
+        assert!(folders(&root).is_empty());
+        let link = test_root("link");
+        fs::set_permissions(&root, fs::Permissions::from_mode(0o700)).expect("chmod");
+        std::os::unix::fs::symlink(&root, &link).expect("symlink");
+        assert!(
+            Scratch::claim_in(&link).is_err(),
+            "a root that is a symbolic link"
+        );
+        let _ = fs::remove_file(&link);
         let _ = fs::remove_dir_all(&root);
     }
 
