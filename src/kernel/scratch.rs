@@ -24,9 +24,10 @@ use std::time::{Duration, SystemTime};
 
 /// The file in each scratch folder that its Jupyter kernel keeps locked.
 const LOCK_FILE: &str = "lock";
-/// A folder under the root without a lock file belongs to a Jupyter kernel that died between
-/// making the folder and locking it (or is being made right now); it is removed once this old.
-const ORPHAN_AGE: Duration = Duration::from_secs(3600);
+/// A folder under the root without a lock file is being made right now (the lock file comes
+/// microseconds after the folder), or is what a thread of an ending Jupyter kernel (rust-analyzer)
+/// made again after the folder was removed at shutdown; it is removed once this old.
+const ORPHAN_AGE: Duration = Duration::from_secs(60);
 
 /// A locked scratch folder; dropping it removes the folder.
 #[derive(Debug)]
