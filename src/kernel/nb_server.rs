@@ -65,10 +65,12 @@ pub struct NbServer {
 impl NbServer {
     /// Bind a fresh socket and serve `host` on background threads.
     pub fn start(host: Arc<dyn NbHost>) -> std::io::Result<NbServer> {
+        // Short (pid and 64 random bits), so that it fits inside a Jupyter kernel's scratch
+        // folder, which `TMPDIR` names.
         let name = format!(
-            "nbcuda-{}-{}",
+            "nbcuda-{}-{:016x}",
             std::process::id(),
-            uuid::Uuid::new_v4().simple()
+            uuid::Uuid::new_v4().as_u64_pair().0
         );
         // A socket's path must fit in sockaddr_un (107 bytes): a deep $TMPDIR does not serve.
         let dir = socket_bases()

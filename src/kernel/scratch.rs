@@ -82,7 +82,8 @@ impl Scratch {
         // A sweep by another Jupyter kernel starting at the same moment can take the new folder
         // between its making and its locking (it sees a free lock); then make another.
         for _ in 0..4 {
-            let dir = root.join(uuid::Uuid::new_v4().simple().to_string());
+            // 64 random bits: short, so that the `nb` socket's path inside fits (107 bytes).
+            let dir = root.join(format!("{:016x}", uuid::Uuid::new_v4().as_u64_pair().0));
             fs::create_dir(&dir)?;
             let lock = OpenOptions::new()
                 .read(true)

@@ -239,6 +239,24 @@ def test_evcxr_build_folders_are_removed_at_shutdown_and_after_a_kill(tmp_path):
     assert sockets == [], f"the nb socket's folder stayed after a shutdown: {sockets}"
 
 
+def test_temporary_files_and_the_nb_socket_live_in_the_scratch_folder(kc):
+    """So that the scratch folder's removal (at shutdown, or by the next Jupyter kernel after a
+    kill) takes them too."""
+    base = os.environ.get("TMPDIR", "/tmp")
+    if len(base) > 40:
+        pytest.skip(f"TMPDIR {base} is too deep for the nb socket's path to fit in the scratch folder")
+    ex = execute(
+        kc,
+        'println!("{}", std::env::var("NBCUDA_SOCKET").unwrap()); '
+        'println!("{}", std::env::temp_dir().display());',
+    )
+    assert ex.status == "ok", ex.describe()
+    socket, tmp = ex.stream().split()
+    root = str(Path(base) / f"nbcuda-scratch-{os.getuid()}") + "/"
+    assert socket.startswith(root) and socket.endswith("/nb.sock"), (socket, root)
+    assert tmp.startswith(root) and tmp.endswith("/tmp"), (tmp, root)
+
+
 def test_heartbeat_echoes(kernel):
     km, _ = kernel
     info = km.get_connection_info(session=False)
