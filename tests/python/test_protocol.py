@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import time
 from pathlib import Path
 from queue import Empty
@@ -217,6 +218,7 @@ def test_evcxr_build_folders_are_removed_at_shutdown_and_after_a_kill(tmp_path):
         assert size > 1_000_000, f"evcxr did not build in the scratch folder ({size} bytes there)"
     finally:
         kc.stop_channels()
+        killed_pid = km.provisioner.process.pid
         km.shutdown_kernel(now=True)  # SIGKILL: no clean-up runs
     assert killed.is_dir()
 
@@ -237,6 +239,9 @@ def test_evcxr_build_folders_are_removed_at_shutdown_and_after_a_kill(tmp_path):
     assert others == [], f"left in $TMPDIR outside the scratch folders: {others}"
     sockets = list(tmp_path.glob(f"nbcuda-{pid}-*")) + list(Path("/tmp").glob(f"nbcuda-{pid}-*"))
     assert sockets == [], f"the nb socket's folder stayed after a shutdown: {sockets}"
+    # The killed Jupyter kernel's socket had to go to /tmp ($TMPDIR is too deep): tidy up.
+    for stale in Path("/tmp").glob(f"nbcuda-{killed_pid}-*"):
+        shutil.rmtree(stale, ignore_errors=True)
 
 
 def test_temporary_files_and_the_nb_socket_live_in_the_scratch_folder(kc):
