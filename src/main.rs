@@ -86,7 +86,10 @@ fn main() -> ExitCode {
 
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Kernel { connection_file } => nbcuda::kernel::run(&connection_file),
+        Command::Kernel { connection_file } => {
+            init_logging();
+            nbcuda::kernel::run(&connection_file)
+        }
         Command::Install(args) => install::run(&args.options()),
         Command::Doctor { name } => {
             doctor::run(&name);
@@ -100,4 +103,17 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The Jupyter kernel's warnings go to its stderr, which Jupyter writes to its server log.
+/// `NBCUDA_LOG` (a `tracing` filter such as `debug` or `nbcuda=info`) changes what is written;
+/// the default is warnings and errors. Starts no thread.
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("NBCUDA_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
 }

@@ -127,10 +127,9 @@ fn user_id() -> u32 {
 fn check_private(root: &Path) -> io::Result<()> {
     let meta = fs::symlink_metadata(root)?;
     if !meta.is_dir() || meta.uid() != user_id() || meta.mode() & 0o022 != 0 {
-        return Err(io::Error::other(format!(
-            "{} is not a folder of this user's that only this user can write to",
-            root.display()
-        )));
+        return Err(io::Error::other(
+            "it is not a folder of this user's that only this user can write to",
+        ));
     }
     Ok(())
 }

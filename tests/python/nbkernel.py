@@ -162,14 +162,14 @@ def check_kernelspec() -> None:
         pytest.fail(f"kernelspec {KERNEL_NAME!r} starts {exe}, which does not exist", pytrace=False)
 
 
-def start_kernel(env: dict[str, str] | None = None) -> tuple[KernelManager, Any]:
-    """Start a Jupyter kernel (with `env` as its whole environment, when given) and connect."""
+def start_kernel(env: dict[str, str] | None = None, **popen: Any) -> tuple[KernelManager, Any]:
+    """Start a Jupyter kernel (with `env` as its whole environment, when given; `popen` goes to
+    the process's start, e.g. `stderr=`) and connect."""
     check_kernelspec()
     km = KernelManager(kernel_name=KERNEL_NAME)
-    if env is None:
-        km.start_kernel()
-    else:
-        km.start_kernel(env=env)
+    if env is not None:
+        popen["env"] = env
+    km.start_kernel(**popen)
     kc = km.client()
     kc.start_channels()
     try:

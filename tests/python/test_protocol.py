@@ -244,6 +244,27 @@ def test_evcxr_build_folders_are_removed_at_shutdown_and_after_a_kill(tmp_path):
         shutil.rmtree(stale, ignore_errors=True)
 
 
+def test_a_scratch_root_others_can_write_to_is_refused_with_a_warning(tmp_path):
+    """Another user could make the scratch root first in a shared /tmp: the Jupyter kernel then
+    does not use it, says why on stderr (Jupyter's server log), and works on."""
+    root = tmp_path / f"nbcuda-scratch-{os.getuid()}"
+    root.mkdir()
+    root.chmod(0o777)
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    env.pop("NBCUDA_LOG", None)
+    log = tmp_path / "stderr.txt"
+    with open(log, "w") as err:
+        km, kc = start_kernel(env, stderr=err)
+        try:
+            ex = execute(kc, "%lsmagic")
+            assert ex.status == "ok", ex.describe()
+        finally:
+            stop_kernel(km, kc)
+    text = log.read_text()
+    assert "cannot make a scratch folder" in text and "only this user can write" in text, text
+    assert list(root.iterdir()) == [], "the Jupyter kernel made a folder in a root others can write to"
+
+
 def test_temporary_files_and_the_nb_socket_live_in_the_scratch_folder(kc):
     """So that the scratch folder's removal (at shutdown, or by the next Jupyter kernel after a
     kill) takes them too."""
