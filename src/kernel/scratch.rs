@@ -199,14 +199,11 @@ fn is_same_file(path: &Path, file: &File) -> bool {
 mod tests {
     use super::*;
 
-    fn test_root(tag: &str) -> PathBuf {
-        let root = std::env::temp_dir().join(format!(
-            "nbcuda-scratch-test-{tag}-{}-{}",
-            std::process::id(),
-            uuid::Uuid::new_v4().simple()
-        ));
-        let _ = fs::remove_dir_all(&root);
-        root
+    /// A folder of the test's own (removed when dropped) and a root path inside it.
+    fn test_root() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().expect("a temporary folder");
+        let root = tmp.path().join("root");
+        (tmp, root)
     }
 
     fn folders(root: &Path) -> Vec<PathBuf> {
@@ -228,7 +225,7 @@ mod tests {
 
     #[test]
     fn a_claim_removes_ended_folders_and_keeps_live_ones() {
-        let root = test_root("sweep");
+        let (_tmp, root) = test_root();
         let live = Scratch::claim_in(&root).expect("first claim");
         let ended = ended_kernel_folder(&root, "ended");
         // A folder whose lock is held through another open file: a Jupyter kernel still running.
@@ -266,12 +263,11 @@ mod tests {
         let third = Scratch::claim_in(&root).expect("third claim");
         assert!(!running.exists());
         assert!(third.path().is_dir());
-        let _ = fs::remove_dir_all(&root);
     }
 
     #[test]
     fn dropping_a_scratch_removes_its_folder() {
-        let root = test_root("drop");
+        let (_tmp, root) = test_root();
         let scratch = Scratch::claim_in(&root).expect("claim");
         let dir = scratch.path().to_path_buf();
         fs::create_dir_all(dir.join("evcxr/target")).expect("content");
@@ -279,34 +275,30 @@ mod tests {
         drop(scratch);
         assert!(!dir.exists());
         assert!(folders(&root).is_empty());
-        let _ = fs::remove_dir_all(&root);
     }
 
     #[test]
     fn a_root_that_others_can_write_to_is_refused() {
         use std::os::unix::fs::PermissionsExt;
-        let root = test_root("shared");
+        let (tmp, root) = test_root();
         fs::create_dir_all(&root).expect("root");
         fs::set_permissions(&root, fs::Permissions::from_mode(0o777)).expect("chmod");
         let e = Scratch::claim_in(&root).expect_err("a world-writable root");
         assert!(e.to_string().contains("only this user can write"), "{e}");
         assert!(folders(&root).is_empty());
-        let link = test_root("link");
+        let link = tmp.path().join("link");
         fs::set_permissions(&root, fs::Permissions::from_mode(0o700)).expect("chmod");
         std::os::unix::fs::symlink(&root, &link).expect("symlink");
         assert!(
             Scratch::claim_in(&link).is_err(),
             "a root that is a symbolic link"
         );
-        let _ = fs::remove_file(&link);
-        let _ = fs::remove_dir_all(&root);
     }
 
     #[test]
     fn a_root_that_cannot_be_made_is_an_error() {
-        let root = test_root("file");
+        let (_tmp, root) = test_root();
         fs::write(&root, b"not a folder").expect("file");
         assert!(Scratch::claim_in(&root).is_err());
-        let _ = fs::remove_file(&root);
     }
 }
