@@ -44,15 +44,16 @@ const SOCKET_FILE: &str = "nb.sock";
 /// The longest path `bind` takes for a Unix socket (sun_path is 108 bytes with its NUL).
 const MAX_SOCKET_PATH: usize = 107;
 
-/// Where the socket's folder may go, best first: $XDG_RUNTIME_DIR (private to the user), then
-/// the temporary folder, then /tmp (when $TMPDIR is too deep for a socket path).
+/// Where the socket's folder may go, best first: the temporary folder (a Jupyter kernel's own
+/// scratch folder, removed with it even after a kill), $XDG_RUNTIME_DIR (private to the user),
+/// then /tmp (when both are too deep for a socket path).
 fn socket_bases() -> Vec<PathBuf> {
     let runtime = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .filter(|p| p.is_dir());
-    runtime
-        .into_iter()
-        .chain([std::env::temp_dir(), PathBuf::from("/tmp")])
+    std::iter::once(std::env::temp_dir())
+        .chain(runtime)
+        .chain([PathBuf::from("/tmp")])
         .collect()
 }
 
