@@ -3,10 +3,13 @@
 //! or, for a launch with fewer blocks than it takes to keep every core busy and whose warps are
 //! independent (`Ctx::split_blocks`), a consecutive share of one block's warps.
 //!
-//! Workers run on rayon's global pool (threads started once per process, so a small launch
-//! does not pay for starting threads); a launch that asks for more threads than the pool has
-//! gets scoped threads of its own. It owns no simulation logic: blocks are run by
-//! `exec::Worker`.
+//! The launching thread is one worker; the others are the process's helper threads
+//! (`helpers`: started once, kept spinning briefly between launches, so a small launch pays
+//! neither for starting threads nor for waking them). A launch that asks for more workers than
+//! there are helpers gets scoped threads of its own. It owns no simulation logic: blocks are
+//! run by `exec::Worker`.
+
+mod helpers;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -84,7 +87,7 @@ fn work_inner(ctx: &Ctx, next: &AtomicU64, nblocks: u64, parts: u32) -> WorkerRe
 }
 
 /// The number of cores (read once: on Linux it reads cgroup files each time).
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
@@ -112,20 +115,16 @@ pub fn run(ctx: &Ctx, nblocks: u64, threads: usize) -> Outcome {
     let next = AtomicU64::new(0);
     let results: Vec<WorkerResult> = if threads == 1 {
         vec![work(ctx, &next, nblocks, parts)]
-    } else if threads <= rayon::current_num_threads() {
-        // This thread works too; the others come from the pool.
+    } else if threads <= helpers::count() + 1 {
+        // This thread works too; the others are helpers (those not busy with another launch).
         let others = Mutex::new(Vec::with_capacity(threads - 1));
-        let mine = rayon::in_place_scope(|s| {
-            for _ in 1..threads {
-                s.spawn(|_| {
-                    let r = work(ctx, &next, nblocks, parts);
-                    if let Ok(mut v) = others.lock() {
-                        v.push(r);
-                    }
-                });
+        let job = || {
+            let r = work(ctx, &next, nblocks, parts);
+            if let Ok(mut v) = others.lock() {
+                v.push(r);
             }
-            work(ctx, &next, nblocks, parts)
-        });
+        };
+        let (mine, _) = helpers::run(threads - 1, &job, || work(ctx, &next, nblocks, parts));
         let mut v = others.into_inner().unwrap_or_default();
         v.push(mine);
         v
