@@ -19,7 +19,9 @@
 //! through pointers derived from one root share one cache entry, kept in host registers when
 //! several checks in loops use it (`roots`). A simple loop whose accesses all move by fixed
 //! strides is checked once where it starts, for all its iterations, and then runs a copy of its
-//! body without checks (`loops`).
+//! body without checks (`loops`); two lanes that reach such a loop run it together, their
+//! instructions interleaved, so that the host overlaps their dependency chains
+//! (`emit::paired`).
 //!
 //! The interpreter enters a region when the running group reaches one of its leaders (the
 //! region's start, branch targets), runs the group's lanes one after another through the
@@ -165,8 +167,10 @@ pub struct Compiled {
     at: Vec<Option<JitFn>>,
     /// Number of global-access cache entries the functions use (see `roots::plan`).
     pub caches: usize,
-    /// Number of loops whose accesses are checked once before they start (`loops`).
+    /// Number of loops whose accesses are checked once before they start (`loops`), and of
+    /// those that pairs of lanes run together (`emit::paired`).
     pub loops: usize,
+    pub paired: usize,
     _module: call::CodeHolder,
 }
 
@@ -433,10 +437,11 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
     let mut ids = Vec::new();
     let mut caches = 0u32;
     let mut loops = 0;
+    let mut paired = 0;
     for (k, &(lo, hi)) in regions.iter().enumerate() {
         ctx.func.signature = sig.clone();
         let translate = module.declare_func_in_func(wrapper, &mut ctx.func);
-        let (leaders, versioned) = emit::region(
+        let (leaders, versioned, pairs) = emit::region(
             &mut ctx.func,
             &mut fctx,
             prog,
@@ -465,6 +470,7 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         module.clear_context(&mut ctx);
         ids.push((id, leaders));
         loops += versioned;
+        paired += pairs;
     }
     module.finalize_definitions().ok()?;
     let mut at = vec![None; prog.code.len()];
@@ -485,16 +491,18 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         at,
         caches: caches as usize,
         loops,
+        paired,
         _module: call::CodeHolder::new(module),
     };
     if debug() {
         eprintln!(
             "jit {}: {} regions, {instructions} of {} instructions, {} loops checked before \
-             they start",
+             they start, {} of them run by pairs of lanes",
             prog.name,
             regions.len(),
             prog.code.len(),
-            compiled.loops
+            compiled.loops,
+            compiled.paired
         );
     }
     Some(compiled)

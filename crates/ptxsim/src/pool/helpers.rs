@@ -283,20 +283,22 @@ mod tests {
         let after = done.load(Ordering::Relaxed);
         std::thread::sleep(Duration::from_millis(40));
         assert_eq!(done.load(Ordering::Relaxed), after);
-        // The helpers still work.
-        let ok = AtomicU64::new(0);
-        let job = || {
-            ok.fetch_add(1, Ordering::Relaxed);
-        };
-        for _ in 0..50 {
-            run(count(), &job, || {
-                std::thread::sleep(Duration::from_micros(200))
-            });
-        }
+        // The helpers still work (other tests running beside this one may keep them busy for
+        // a while: wait up to 10 s for one to take the job).
         if count() > 0 {
+            let ok = AtomicU64::new(0);
+            let job = || {
+                ok.fetch_add(1, Ordering::Relaxed);
+            };
+            let since = Instant::now();
+            while ok.load(Ordering::Relaxed) == 0 && since.elapsed() < Duration::from_secs(10) {
+                run(count(), &job, || {
+                    std::thread::sleep(Duration::from_micros(200))
+                });
+            }
             assert!(
                 ok.load(Ordering::Relaxed) > 0,
-                "no helper ran any of 50 jobs"
+                "no helper ran a job for 10 s"
             );
         }
     }
