@@ -5,8 +5,7 @@
 //! fuel (i64), most (i64), left (u32), interp (u32), pcs ([u32; 32]), host_out, regs0, pc_in
 //! (u32, padded to 8), the shared-memory fields (`shared`, `shared_len`, `shadow_w`,
 //! `shadow_r`, `shadow_bm`, `epoch`, `race`, `tid0`, `wep`, `log`, `log_len`, `log_cap`),
-//! the first `INLINE_PARAM_BYTES` parameter bytes, the first `INLINE_CACHES` cache entries,
-//! the lane-pairing fields (`parked`, `park_fuel`, `stash`, `stash_deltas`);
+//! the first `INLINE_PARAM_BYTES` parameter bytes, the first `INLINE_CACHES` cache entries;
 //! `CacheEnt` = base, units, host. Keeping the common parameters
 //! and caches inside the context leaves compiled code one pointer to keep in a register besides
 //! the lane's registers.
@@ -43,14 +42,6 @@ pub(super) const CTX_LOG_LEN: i32 = 272;
 pub(super) const CTX_LOG_CAP: i32 = 276;
 pub(super) const CTX_INLINE_PARAMS: i32 = 280;
 pub(super) const CTX_INLINE_CACHES: i32 = CTX_INLINE_PARAMS + INLINE_PARAM_BYTES as i32;
-pub(super) const CTX_PARKED: i32 = CTX_INLINE_CACHES + INLINE_CACHES as i32 * ENT_SIZE as i32;
-pub(super) const CTX_PARK_FUEL: i32 = CTX_PARKED + 8;
-pub(super) const CTX_STASH: i32 = CTX_PARK_FUEL + 8;
-pub(super) const CTX_STASH_DELTAS: i32 = CTX_STASH + 8 * STASH_SLOTS as i32;
-/// Registers and host-minus-device differences a parked lane keeps in the context
-/// (`emit::paired`); loops that need more are not paired.
-pub(super) const STASH_SLOTS: usize = 48;
-pub(super) const STASH_DELTAS: usize = 16;
 /// Parameter bytes copied into the context (loads past them go through `params`).
 pub(super) const INLINE_PARAM_BYTES: usize = 1024;
 /// Cache entries inside the context; entry `k >= INLINE_CACHES` is `caches[k - INLINE_CACHES]`.
@@ -89,10 +80,6 @@ const _: () = {
     assert!(offset_of!(JitCtx, log_cap) == CTX_LOG_CAP as usize);
     assert!(offset_of!(JitCtx, inline_params) == CTX_INLINE_PARAMS as usize);
     assert!(offset_of!(JitCtx, inline_caches) == CTX_INLINE_CACHES as usize);
-    assert!(offset_of!(JitCtx, parked) == CTX_PARKED as usize);
-    assert!(offset_of!(JitCtx, park_fuel) == CTX_PARK_FUEL as usize);
-    assert!(offset_of!(JitCtx, stash) == CTX_STASH as usize);
-    assert!(offset_of!(JitCtx, stash_deltas) == CTX_STASH_DELTAS as usize);
     assert!(offset_of!(CacheEnt, base) == ENT_BASE as usize);
     assert!(offset_of!(CacheEnt, units) == ENT_UNITS as usize);
     assert!(offset_of!(CacheEnt, host) == ENT_HOST as usize);
@@ -159,12 +146,6 @@ pub struct JitCtx {
     inline_params: [u64; INLINE_PARAM_BYTES / 8],
     /// The first cache entries.
     inline_caches: [CacheEnt; INLINE_CACHES],
-    /// Lane pairing (`emit::paired`), compiled code's own: the parked lane + 1 (0: none), its
-    /// fuel left, and its registers and host-minus-device differences where it parked.
-    parked: u64,
-    park_fuel: i64,
-    stash: [u64; STASH_SLOTS],
-    stash_deltas: [u64; STASH_DELTAS],
     /// The other cache entries, which `caches` points to.
     cache_store: Vec<CacheEnt>,
 }
@@ -200,10 +181,6 @@ impl JitCtx {
             log_cap: 0,
             inline_params: [0; INLINE_PARAM_BYTES / 8],
             inline_caches: [CacheEnt::default(); INLINE_CACHES],
-            parked: 0,
-            park_fuel: 0,
-            stash: [0; STASH_SLOTS],
-            stash_deltas: [0; STASH_DELTAS],
             cache_store: vec![CacheEnt::default(); caches.saturating_sub(INLINE_CACHES).max(1)],
         });
         c.caches = c.cache_store.as_mut_ptr();

@@ -10,7 +10,6 @@
 //! program cannot tell which of the two ran; the operations themselves are in `ops`.
 
 mod ops;
-mod paired;
 mod shared;
 mod versioned;
 
@@ -356,18 +355,10 @@ struct Em<'a, 'b> {
     versioning: Option<versioned::Versioning>,
     copying: bool,
     live: &'a Live,
-    /// The lane loop's head (where a parked lane's call goes on with the next lane), and the
-    /// region's paired loop, if any (`paired`).
-    lane_head: Block,
-    parking: Option<paired::Parking>,
-    paired: usize,
-    /// While a paired loop without stores is emitted: its loads may move (`ops::load_flags`).
-    movable_loads: bool,
 }
 
-/// Returns the leaders (see `leaders`), the PCs where the function may be entered, the
-/// number of loops checked before they start (`loops`) and of those run by pairs of lanes
-/// (`paired`).
+/// Returns the leaders (see `leaders`), the PCs where the function may be entered, and the
+/// number of loops checked before they start (`loops`).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn region(
     func: &mut Function,
@@ -379,7 +370,7 @@ pub(super) fn region(
     next_cache: &mut u32,
     live: &Live,
     frontend: cranelift_codegen::isa::TargetFrontendConfig,
-) -> (Vec<bool>, usize, usize) {
+) -> (Vec<bool>, usize) {
     let code = &prog.code[lo as usize..hi as usize];
     let mut b = FunctionBuilder::new(func, fctx);
     let entry = b.create_block();
@@ -470,7 +461,6 @@ pub(super) fn region(
     // Kept in the context, not in host registers through the region (see `lane_regs`).
     b.ins().store(fl, regs0, ctx, CTX_REGS0);
     b.ins().store(fl, pc_in, ctx, CTX_PC_IN);
-    b.ins().store(fl, zero64, ctx, CTX_PARKED);
     let lane_head = b.create_block();
     let lane = b.create_block();
     let done = b.create_block();
@@ -556,10 +546,6 @@ pub(super) fn region(
         versioning: None,
         copying: false,
         live,
-        lane_head,
-        parking: None,
-        paired: 0,
-        movable_loads: false,
     };
     for (k, e) in entries.iter().enumerate() {
         let Some(e) = *e else { continue };
@@ -660,13 +646,12 @@ pub(super) fn region(
     em.b.ins().jump(exit, &[BlockArg::Value(pc_i)]);
 
     em.b.switch_to_block(done);
-    em.unpark_at_end();
     em.b.ins().return_(&[]);
     em.b.seal_all_blocks();
     let leaders = std::mem::take(&mut em.leaders);
-    let (versioned, paired) = (em.loops.len(), em.paired);
+    let versioned = em.loops.len();
     em.b.finalize(frontend);
-    (leaders, versioned, paired)
+    (leaders, versioned)
 }
 
 impl Em<'_, '_> {

@@ -19,9 +19,7 @@
 //! through pointers derived from one root share one cache entry, kept in host registers when
 //! several checks in loops use it (`roots`). A simple loop whose accesses all move by fixed
 //! strides is checked once where it starts, for all its iterations, and then runs a copy of its
-//! body without checks (`loops`); two lanes that reach such a loop run it together, their
-//! instructions interleaved, so that the host overlaps their dependency chains
-//! (`emit::paired`).
+//! body without checks (`loops`).
 //!
 //! The interpreter enters a region when the running group reaches one of its leaders (the
 //! region's start, branch targets), runs the group's lanes one after another through the
@@ -167,10 +165,8 @@ pub struct Compiled {
     at: Vec<Option<JitFn>>,
     /// Number of global-access cache entries the functions use (see `roots::plan`).
     pub caches: usize,
-    /// Number of loops whose accesses are checked once before they start (`loops`), and of
-    /// those that pairs of lanes run together (`emit::paired`).
+    /// Number of loops whose accesses are checked once before they start (`loops`).
     pub loops: usize,
-    pub paired: usize,
     _module: call::CodeHolder,
 }
 
@@ -437,11 +433,10 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
     let mut ids = Vec::new();
     let mut caches = 0u32;
     let mut loops = 0;
-    let mut paired = 0;
     for (k, &(lo, hi)) in regions.iter().enumerate() {
         ctx.func.signature = sig.clone();
         let translate = module.declare_func_in_func(wrapper, &mut ctx.func);
-        let (leaders, versioned, pairs) = emit::region(
+        let (leaders, versioned) = emit::region(
             &mut ctx.func,
             &mut fctx,
             prog,
@@ -470,7 +465,6 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         module.clear_context(&mut ctx);
         ids.push((id, leaders));
         loops += versioned;
-        paired += pairs;
     }
     module.finalize_definitions().ok()?;
     let mut at = vec![None; prog.code.len()];
@@ -491,18 +485,16 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         at,
         caches: caches as usize,
         loops,
-        paired,
         _module: call::CodeHolder::new(module),
     };
     if debug() {
         eprintln!(
             "jit {}: {} regions, {instructions} of {} instructions, {} loops checked before \
-             they start, {} of them run by pairs of lanes",
+             they start",
             prog.name,
             regions.len(),
             prog.code.len(),
-            compiled.loops,
-            compiled.paired
+            compiled.loops
         );
     }
     Some(compiled)

@@ -11,7 +11,7 @@ mod cub;
 mod extra;
 mod half;
 mod jit;
-mod jit_pairs;
+mod jit_ragged;
 mod jit_shared;
 mod memory;
 mod robust;

@@ -261,14 +261,12 @@ impl Em<'_, '_> {
         if self.loops[li].count.step.constant().is_some() {
             let checked = self.b.create_block();
             let unchecked = self.b.create_block();
-            let gate = self.b.create_block();
             let deltas = self.precheck(li, checked);
-            self.b.ins().jump(gate, &[]);
+            self.b.ins().jump(unchecked, &[]);
             self.blocks[k] = checked;
             self.b.switch_to_block(checked);
             self.versioning = Some(Versioning::AtEntry {
                 li,
-                gate,
                 unchecked,
                 deltas,
             });
@@ -287,18 +285,13 @@ impl Em<'_, '_> {
     /// itself and leaving where the body leaves. Checked at entry: the unchecked copy. Peeled:
     /// the checks at the first iteration's branch back, then a checked and an unchecked copy.
     pub(super) fn loop_copies(&mut self, code: &[Inst]) {
-        let mut pair = None;
         let (li, copies, first) = match self.versioning.take() {
             None => return,
             Some(Versioning::AtEntry {
                 li,
-                gate,
                 unchecked,
                 deltas,
-            }) => {
-                pair = Some((gate, unchecked, deltas.clone()));
-                (li, vec![(unchecked, Some(deltas))], None)
-            }
+            }) => (li, vec![(unchecked, Some(deltas))], None),
             Some(Versioning::Peeled {
                 li,
                 first,
@@ -334,22 +327,14 @@ impl Em<'_, '_> {
         if let Some(f) = first {
             self.blocks[h] = f;
         }
-        // Where the checks passed: the unchecked copy, alone or for a pair of lanes.
-        if let Some((gate, unchecked, deltas)) = pair {
-            if self.pair_copies(li, code, gate, unchecked, deltas) {
-                self.paired += 1;
-            }
-        }
     }
 }
 
 /// A loop whose copies are still to be emitted (see `Em::start_versioned`).
 pub(super) enum Versioning {
-    /// Checked where it starts: where the checks passed (`paired`), the unchecked copy's entry
-    /// and differences.
+    /// Checked where it starts: the unchecked copy's entry and differences.
     AtEntry {
         li: usize,
-        gate: Block,
         unchecked: Block,
         deltas: HashMap<usize, Value>,
     },

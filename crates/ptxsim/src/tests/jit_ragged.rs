@@ -1,7 +1,7 @@
-//! Lane pairing (`jit::emit::paired`) against the interpreter and a CPU reference: loops whose
-//! trip counts differ from lane to lane (pairs that split, lanes left parked, lanes too short
-//! to be checked before the loop), partial warps, and the instruction budget inside a paired
-//! loop.
+//! Loops checked before they start (`jit::loops`) whose trip counts differ from lane to lane,
+//! against the interpreter and a CPU reference: lanes too short to be checked before the loop
+//! beside lanes that run the unchecked copy, partial warps, and the instruction budget inside
+//! the unchecked copy.
 
 use super::jit::cfg;
 use super::util::*;
@@ -9,7 +9,7 @@ use crate::*;
 
 /// Thread t sums `a[t..t + count]` as `acc = acc * 0.5 + a[i]` (fused), with
 /// `count = 2 + (37 t mod 13) + extra`: a counted loop with a constant step, checked before it
-/// starts, whose body pairs.
+/// starts.
 const RAGGED: &str = r#"
 .version 7.0
 .target sm_80
@@ -64,11 +64,11 @@ fn ragged_reference(a: &[f32], t: usize, extra: usize) -> f32 {
 }
 
 #[test]
-fn paired_loops_with_ragged_trip_counts_match_the_interpreter_and_the_cpu() {
+fn checked_loops_with_ragged_trip_counts_match_the_interpreter_and_the_cpu() {
     let dev = Device::new();
     let m = dev.load_module(RAGGED).unwrap();
     let compiled = crate::jit::compile(m.program("ragged").unwrap(), true).unwrap();
-    assert_eq!((compiled.loops, compiled.paired), (1, 1));
+    assert_eq!(compiled.loops, 1);
     let mut rng = Rng(seed());
     for block in [32u32, 33, 96, 7, 64] {
         let n = 200 + rng.below(900) as usize;
@@ -111,10 +111,10 @@ fn paired_loops_with_ragged_trip_counts_match_the_interpreter_and_the_cpu() {
     }
 }
 
-/// A paired loop that would run far past the instruction budget stops with the budget fault,
-/// as the interpreter's does; with a budget that suffices, the results are right.
+/// An unchecked loop copy that would run far past the instruction budget stops with the budget
+/// fault, as the interpreter's does; with a budget that suffices, the results are right.
 #[test]
-fn the_budget_stops_a_paired_loop() {
+fn the_budget_stops_an_unchecked_loop_copy() {
     let dev = Device::new();
     let m = dev.load_module(RAGGED).unwrap();
     let n = 64usize;
