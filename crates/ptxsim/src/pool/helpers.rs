@@ -52,19 +52,25 @@ struct Slot {
     /// Held by one launching thread from its claim until the helper has taken its post (or the
     /// launcher took it back).
     claimed: AtomicBool,
-    /// A post waits in `post` (read without the lock while spinning).
+    /// A post waits in `mail` (read without the lock while spinning).
     posted: AtomicBool,
-    post: Mutex<Option<Post>>,
-    /// The helper sleeps on `wake` (with `sleeping` set, under `post`'s lock).
+    mail: Mutex<Mail>,
+    /// The helper sleeps on `wake`, with `Mail::sleeping` set.
     wake: Condvar,
-    sleeping: AtomicBool,
+}
+
+/// What a slot's lock guards.
+#[derive(Default)]
+struct Mail {
+    post: Option<Post>,
+    sleeping: bool,
 }
 
 impl Slot {
-    fn lock(&self) -> MutexGuard<'_, Option<Post>> {
-        // A poisoned lock only means a thread panicked while holding it; the slot's state is a
-        // plain `Option`, always consistent.
-        self.post.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> MutexGuard<'_, Mail> {
+        // A poisoned lock only means a thread panicked while holding it; the mail is plain
+        // data, always consistent.
+        self.mail.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -79,9 +85,8 @@ fn slots() -> &'static [&'static Slot] {
                 let slot: &'static Slot = Box::leak(Box::new(Slot {
                     claimed: AtomicBool::new(false),
                     posted: AtomicBool::new(false),
-                    post: Mutex::new(None),
+                    mail: Mutex::new(Mail::default()),
                     wake: Condvar::new(),
-                    sleeping: AtomicBool::new(false),
                 }));
                 std::thread::Builder::new()
                     .name(format!("ptxsim-helper-{k}"))
@@ -110,19 +115,19 @@ fn helper(slot: &'static Slot) {
             }
         }
         let mut g = slot.lock();
-        if g.is_none() {
+        if g.post.is_none() {
             if idle_since.elapsed() <= LINGER {
                 // Posted and taken back before this helper got to it: spin on.
                 continue;
             }
-            slot.sleeping.store(true, Ordering::Relaxed);
-            while g.is_none() {
+            g.sleeping = true;
+            while g.post.is_none() {
                 g = slot.wake.wait(g).unwrap_or_else(|e| e.into_inner());
             }
-            slot.sleeping.store(false, Ordering::Relaxed);
+            g.sleeping = false;
         }
         slot.posted.store(false, Ordering::Relaxed);
-        let post = g.take();
+        let post = g.post.take();
         drop(g);
         // Free for the next claim before the work ends: work posted meanwhile is taken next.
         slot.claimed.store(false, Ordering::Release);
@@ -158,9 +163,9 @@ pub fn run<R>(extra: usize, job: &(dyn Fn() + Sync), own: impl FnOnce() -> R) ->
             let job: *const (dyn Fn() + Sync + '_) = job;
             let job: *const (dyn Fn() + Sync) = unsafe { std::mem::transmute(job) };
             let mut g = slot.lock();
-            *g = Some(Post { job, left: &left });
+            g.post = Some(Post { job, left: &left });
             slot.posted.store(true, Ordering::Release);
-            if slot.sleeping.load(Ordering::Relaxed) {
+            if g.sleeping {
                 slot.wake.notify_one();
             }
             drop(g);
@@ -187,8 +192,11 @@ impl Drop for Waiter<'_> {
     fn drop(&mut self) {
         for slot in self.mine {
             let mut g = slot.lock();
-            if g.as_ref().is_some_and(|p| std::ptr::eq(p.left, self.left)) {
-                *g = None;
+            if g.post
+                .as_ref()
+                .is_some_and(|p| std::ptr::eq(p.left, self.left))
+            {
+                g.post = None;
                 slot.posted.store(false, Ordering::Relaxed);
                 slot.claimed.store(false, Ordering::Release);
                 self.left.fetch_sub(1, Ordering::Relaxed);

@@ -87,7 +87,7 @@ fn work_inner(ctx: &Ctx, next: &AtomicU64, nblocks: u64, parts: u32) -> WorkerRe
 }
 
 /// The number of cores (read once: on Linux it reads cgroup files each time).
-pub(crate) fn cores() -> usize {
+fn cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
