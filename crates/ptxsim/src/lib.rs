@@ -229,6 +229,10 @@ pub struct LaunchReport {
     pub warp_instructions: u64,
     /// Whether compiled regions ran in this launch.
     pub jit: bool,
+    /// How many times a lane ran a loop together with others in compiled code (in a *gang*:
+    /// lanes whose loop iterations are interleaved so that the host overlaps them; a lane
+    /// counts once per gang it runs in; 0 without the JIT).
+    pub ganged: u64,
 }
 
 /// Errors of parsing and lowering PTX.
@@ -609,6 +613,7 @@ impl Device {
             abort: AtomicBool::new(false),
             budget: config.instruction_budget,
             executed: AtomicU64::new(0),
+            ganged: AtomicU64::new(0),
         };
         let out = pool::run(&ctx, nblocks, config.threads);
         lazy.ran(out.instructions);
@@ -622,6 +627,7 @@ impl Device {
                 reports: out.reports,
                 warp_instructions: out.instructions,
                 jit: jit.is_some(),
+                ganged: ctx.ganged.load(std::sync::atomic::Ordering::Relaxed),
             }),
         }
     }

@@ -2,12 +2,16 @@
 //! region's function in turn, then the group goes on together if every lane stopped at the same
 //! PC, or is split by PC for the scheduler otherwise.
 //!
+//! Lanes that parked where a loop starts (`jit::emit::gang`) run that loop in gangs of `GANG`
+//! through its gang function, then on through the region function with the lanes left over.
+//!
 //! Counting: a lane's instructions come out of the warp's fuel, and the warp is charged the
-//! most any lane ran, as if the lanes had run in lockstep. This module does no checking: compiled
+//! most any lane ran, as if the lanes had run in lockstep (with gangs, the sum of each
+//! stage's most). This module does no checking: compiled
 //! code leaves the region before anything the interpreter must check.
 
 use super::{Warp, Worker};
-use crate::jit::JitFn;
+use crate::jit::{JitCtx, JitFn, GANG};
 
 impl Worker<'_> {
     /// Compiled region for the group at `pc`, if any.
@@ -51,13 +55,22 @@ impl Worker<'_> {
         let pc = w.pc;
         let m = w.mask;
         ctx.fuel = *fuel as i64;
+        ctx.gang = (m.count_ones() as usize >= GANG && !self.jit_gang.is_empty()) as u32;
         f.run_lanes(&mut w.regs, m, ctx, pc);
+        let mut spent = ctx.most;
+        let mut interp = ctx.interp;
+        if ctx.parked != 0 {
+            let (more, ganged) =
+                run_gangs(&mut w.regs, f, ctx, self.jit_at, self.jit_gang, &mut interp);
+            spent += more;
+            self.ganged += ganged;
+        }
         if f.uses_shared() && self.ctx.check {
             self.shadow.compiled_log_used(ctx.log_used());
         }
         // A lane that ran out of fuel used at least all of it.
-        *fuel = fuel.saturating_sub(ctx.most.clamp(0, u32::MAX as i64) as u32);
-        let (pcs, interp) = (ctx.pcs, ctx.interp);
+        *fuel = fuel.saturating_sub(spent.clamp(0, u32::MAX as i64) as u32);
+        let pcs = ctx.pcs;
         let p0 = pcs[m.trailing_zeros() as usize & 31];
         let mut differ = 0u32;
         for (l, &p) in pcs.iter().enumerate() {
@@ -80,4 +93,80 @@ impl Worker<'_> {
         w.pick();
         u32::MAX
     }
+}
+
+/// The lanes `ctx.parked` that the region function `f` (with entries `at`) parked at the start
+/// of a gang loop: run them through the loop's gang function (`gangs`) `GANG` at a time, then
+/// each of them, and those left over, on through `f` without parking. Adds to `interp` the
+/// lanes left before an instruction for the interpreter; returns the most instructions a
+/// lane ran in the gangs plus the most in the second pass, and the number of lanes that ran
+/// in gangs. `ctx.fuel` is what each lane had when `f` was called and `ctx.most` what the
+/// first pass used.
+fn run_gangs(
+    regs: &mut [[u64; 32]],
+    f: JitFn,
+    ctx: &mut JitCtx,
+    at: &[Option<JitFn>],
+    gangs: &[Option<JitFn>],
+    interp: &mut u32,
+) -> (i64, u64) {
+    let fuel = ctx.fuel - ctx.most;
+    let mut left = ctx.parked;
+    let mut again = 0u32;
+    let mut ganged = 0i64;
+    let mut lanes = 0u64;
+    while left != 0 {
+        let p = ctx.pcs[left.trailing_zeros() as usize];
+        let same = lanes_at(&ctx.pcs, left, p);
+        left &= !same;
+        let mut rest = same;
+        if let Some(g) = gangs.get(p as usize).copied().flatten() {
+            while rest.count_ones() as usize >= GANG {
+                let mut four = 0u32;
+                for _ in 0..GANG {
+                    four |= rest & rest.wrapping_neg();
+                    rest &= rest - 1;
+                }
+                ctx.parked = 0;
+                ctx.fuel = fuel;
+                g.run_lanes(regs, four, ctx, p);
+                ganged = ganged.max(ctx.most);
+                if ctx.parked == 0 {
+                    lanes += GANG as u64;
+                }
+                again |= four;
+            }
+        }
+        again |= rest;
+    }
+    // On through the region, by PC (the loop's start, or where it ends when that is a leader of
+    // this region; a lane that left the region is done).
+    ctx.gang = 0;
+    ctx.fuel = fuel - ganged;
+    let mut after = 0i64;
+    while again != 0 {
+        let p = ctx.pcs[again.trailing_zeros() as usize];
+        let same = lanes_at(&ctx.pcs, again, p);
+        again &= !same;
+        if at
+            .get(p as usize)
+            .copied()
+            .flatten()
+            .is_some_and(|e| e.same_code(f))
+        {
+            f.run_lanes(regs, same, ctx, p);
+            *interp |= ctx.interp;
+            after = after.max(ctx.most);
+        }
+    }
+    (ganged + after, lanes)
+}
+
+/// The lanes of `mask` whose PC in `pcs` is `p`.
+fn lanes_at(pcs: &[u32; 32], mask: u32, p: u32) -> u32 {
+    let mut same = 0u32;
+    for (l, &q) in pcs.iter().enumerate() {
+        same |= ((q == p) as u32) << l;
+    }
+    same & mask
 }

@@ -62,6 +62,8 @@ pub struct Ctx<'a> {
     pub abort: AtomicBool,
     pub budget: Option<u64>,
     pub executed: AtomicU64,
+    /// Lanes that ran a loop in a gang (`jit_run`), added by each worker when it ends.
+    pub ganged: AtomicU64,
 }
 
 /// A fatal finding: the launch stops.
@@ -266,10 +268,14 @@ pub struct Worker<'a> {
     fuel: u32,
     slice: u32,
     pub total: u64,
+    /// Lanes this worker ran through gang functions (`jit_run`).
+    pub ganged: u64,
     /// (kind, pc) of non-fatal reports already made by this worker.
     reported: std::collections::HashSet<(CheckKind, u32)>,
     /// Per PC, the compiled region to enter there (empty when the launch runs interpreted).
     jit_at: &'a [Option<crate::jit::JitFn>],
+    /// Per PC, the gang function of the loop that starts there (`jit_run`).
+    jit_gang: &'a [Option<crate::jit::JitFn>],
     jit_ctx: Option<Box<crate::jit::JitCtx>>,
 }
 
@@ -382,8 +388,10 @@ impl<'a> Worker<'a> {
             fuel: slice,
             slice,
             total: 0,
+            ganged: 0,
             reported: Default::default(),
             jit_at: ctx.jit.map_or(&[], |j| j.entries()),
+            jit_gang: ctx.jit.map_or(&[], |j| j.gangs()),
             jit_ctx: ctx
                 .jit
                 .map(|j| crate::jit::JitCtx::new(ctx.params, ctx.global, j.caches)),

@@ -3,9 +3,9 @@
 //!
 //! Layout contract with `emit` (offsets in bytes): `JitCtx` = caches, params, translate, global,
 //! fuel (i64), most (i64), left (u32), interp (u32), pcs ([u32; 32]), host_out, regs0, pc_in
-//! (u32, padded to 8), the shared-memory fields (`shared`, `shared_len`, `shadow_w`,
+//! (u32), gang (u32), the shared-memory fields (`shared`, `shared_len`, `shadow_w`,
 //! `shadow_r`, `shadow_bm`, `epoch`, `race`, `tid0`, `wep`, `log`, `log_len`, `log_cap`),
-//! the first `INLINE_PARAM_BYTES` parameter bytes, the first `INLINE_CACHES` cache entries;
+//! parked (u32, padded to 8), the first `INLINE_PARAM_BYTES` parameter bytes, the first `INLINE_CACHES` cache entries;
 //! `CacheEnt` = base, units, host. Keeping the common parameters
 //! and caches inside the context leaves compiled code one pointer to keep in a register besides
 //! the lane's registers.
@@ -28,6 +28,7 @@ pub(super) const CTX_PCS: i32 = 56;
 pub(super) const CTX_HOST_OUT: i32 = 184;
 pub(super) const CTX_REGS0: i32 = 192;
 pub(super) const CTX_PC_IN: i32 = 200;
+pub(super) const CTX_GANG: i32 = 204;
 pub(super) const CTX_SHARED: i32 = 208;
 pub(super) const CTX_SHARED_LEN: i32 = 216;
 pub(super) const CTX_SHADOW_W: i32 = 224;
@@ -40,7 +41,8 @@ pub(super) const CTX_WEP: i32 = 260;
 pub(super) const CTX_LOG: i32 = 264;
 pub(super) const CTX_LOG_LEN: i32 = 272;
 pub(super) const CTX_LOG_CAP: i32 = 276;
-pub(super) const CTX_INLINE_PARAMS: i32 = 280;
+pub(super) const CTX_PARKED: i32 = 280;
+pub(super) const CTX_INLINE_PARAMS: i32 = 288;
 pub(super) const CTX_INLINE_CACHES: i32 = CTX_INLINE_PARAMS + INLINE_PARAM_BYTES as i32;
 /// Parameter bytes copied into the context (loads past them go through `params`).
 pub(super) const INLINE_PARAM_BYTES: usize = 1024;
@@ -66,6 +68,8 @@ const _: () = {
     assert!(offset_of!(JitCtx, host_out) == CTX_HOST_OUT as usize);
     assert!(offset_of!(JitCtx, regs0) == CTX_REGS0 as usize);
     assert!(offset_of!(JitCtx, pc_in) == CTX_PC_IN as usize);
+    assert!(offset_of!(JitCtx, gang) == CTX_GANG as usize);
+    assert!(offset_of!(JitCtx, parked) == CTX_PARKED as usize);
     assert!(offset_of!(JitCtx, shared) == CTX_SHARED as usize);
     assert!(offset_of!(JitCtx, shared_len) == CTX_SHARED_LEN as usize);
     assert!(offset_of!(JitCtx, shadow_w) == CTX_SHADOW_W as usize);
@@ -123,6 +127,8 @@ pub struct JitCtx {
     /// occupy host registers through the region's code.
     regs0: u64,
     pc_in: u32,
+    /// In: nonzero when lanes may park where a loop that gangs run starts (`emit::gang`).
+    pub gang: u32,
     /// The block's shared memory and its size in bytes (see `set_shared`).
     shared: *mut u8,
     shared_len: u64,
@@ -142,6 +148,9 @@ pub struct JitCtx {
     log: *mut u64,
     log_len: u32,
     log_cap: u32,
+    /// Out: the lanes that parked where a gang loop starts (region functions), or the lanes a
+    /// gang function turned down (they are as they were).
+    pub parked: u32,
     /// The first parameter bytes (8-aligned).
     inline_params: [u64; INLINE_PARAM_BYTES / 8],
     /// The first cache entries.
@@ -167,6 +176,7 @@ impl JitCtx {
             host_out: 0,
             regs0: 0,
             pc_in: 0,
+            gang: 0,
             shared: std::ptr::null_mut(),
             shared_len: 0,
             shadow_w: std::ptr::null_mut(),
@@ -179,6 +189,7 @@ impl JitCtx {
             log: std::ptr::null_mut(),
             log_len: 0,
             log_cap: 0,
+            parked: 0,
             inline_params: [0; INLINE_PARAM_BYTES / 8],
             inline_caches: [CacheEnt::default(); INLINE_CACHES],
             cache_store: vec![CacheEnt::default(); caches.saturating_sub(INLINE_CACHES).max(1)],
@@ -330,8 +341,14 @@ impl JitFn {
         self.1
     }
 
+    /// Whether `self` and `other` are the same compiled function.
+    pub fn same_code(self, other: JitFn) -> bool {
+        self.0 as usize == other.0 as usize
+    }
+
     /// Run the lanes `mask` of the register file `regs` (slot-major, 32 lanes a slot) from `pc`
     /// until each leaves the region; `ctx` then holds where each stopped and the fuel used.
+    /// (A gang function, `emit::gang`, takes exactly `GANG` lanes at its loop's start.)
     #[inline(always)]
     pub fn run_lanes(self, regs: &mut [[u64; 32]], mask: u32, ctx: &mut JitCtx, pc: u32) {
         // SAFETY: the code was compiled from the program these registers belong to: it only

@@ -9,10 +9,13 @@
 //! 64-bit value that the interpreter's lane loop computes (`exec::run`), so that the rest of the
 //! program cannot tell which of the two ran; the operations themselves are in `ops`.
 
+mod gang;
 mod ops;
 mod shared;
 mod versioned;
 
+pub use gang::GANG;
+pub(super) use gang::{gang, varying};
 pub(super) use shared::shared_access;
 
 use std::collections::HashMap;
@@ -29,7 +32,8 @@ use super::live::{dests, sources, Live};
 use crate::ir::{FTy, Inst, MemSpace, Op, Program, Slot, NONE};
 
 /// Instructions where a straight-line run starts: the region's first instruction, branch
-/// targets, and the instruction after an unconditional branch. Compiled code is entered at
+/// targets, the instruction after an unconditional branch and the one after a loop's branch
+/// back. Compiled code is entered at
 /// leaders only (after executing an access that compiled code left to it, the interpreter goes on
 /// to the next leader).
 pub(super) fn leaders(code: &[Inst], lo: u32) -> Vec<bool> {
@@ -39,10 +43,12 @@ pub(super) fn leaders(code: &[Inst], lo: u32) -> Vec<bool> {
     for (k, i) in code.iter().enumerate() {
         if i.op == Op::Bra {
             let t = i.imm as u64;
-            if t >= lo as u64 && t < lo as u64 + n as u64 {
+            let inside = t >= lo as u64 && t < lo as u64 + n as u64;
+            if inside {
                 l[(t - lo as u64) as usize] = true;
             }
-            if i.guard == NONE {
+            // After a loop's branch back too: where a gang of lanes leaves the loop (`gang`).
+            if i.guard == NONE || (inside && t - lo as u64 <= k as u64) {
                 l[k + 1] = true;
             }
         }
@@ -323,6 +329,8 @@ struct Em<'a, 'b> {
     fuel: Variable,
     exit: Block,
     interp_exit: Block,
+    /// Where a lane parks at a gang loop's start (`gang`).
+    park_exit: Block,
     blocks: Vec<Block>,
     /// Per instruction, the access whose check covers it (`access_groups`), the groups, and
     /// the host address of each checked group's start.
@@ -354,23 +362,30 @@ struct Em<'a, 'b> {
     fast: Option<HashMap<usize, Value>>,
     versioning: Option<versioned::Versioning>,
     copying: bool,
+    /// Per loop: whether gangs of lanes run it (`gang`); in a gang function, the registers of
+    /// the lane being emitted.
+    gangs: Vec<bool>,
+    lane_regs_at: Option<Value>,
+    /// Whether loads may move (a gang function whose loop stores nothing: `ops::load_flags`).
+    movable_loads: bool,
     live: &'a Live,
 }
 
-/// Returns the leaders (see `leaders`), the PCs where the function may be entered, and the
-/// number of loops checked before they start (`loops`).
+/// What `region` and `gang::gang` share: a builder for `func` and the analysis of the region
+/// `[lo, hi)` of `prog`, in an `Em` whose entry block (parameters: registers of lane 0,
+/// context, entry PC, lanes) is current. Also returns the slots the region uses (constants
+/// aside), sorted.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn region(
-    func: &mut Function,
-    fctx: &mut FunctionBuilderContext,
+fn setup<'a, 'b>(
+    func: &'b mut Function,
+    fctx: &'b mut FunctionBuilderContext,
     prog: &Program,
     lo: u32,
     hi: u32,
     translate: cranelift_codegen::ir::FuncRef,
     next_cache: &mut u32,
-    live: &Live,
-    frontend: cranelift_codegen::isa::TargetFrontendConfig,
-) -> (Vec<bool>, usize) {
+    live: &'a Live,
+) -> (Em<'a, 'b>, Vec<Slot>) {
     let code = &prog.code[lo as usize..hi as usize];
     let mut b = FunctionBuilder::new(func, fctx);
     let entry = b.create_block();
@@ -380,6 +395,9 @@ pub(super) fn region(
     let interp_exit = b.create_block();
     b.set_cold_block(interp_exit);
     b.append_block_param(interp_exit, I32);
+    let park_exit = b.create_block();
+    b.set_cold_block(park_exit);
+    b.append_block_param(park_exit, I32);
     let blocks: Vec<Block> = (0..=code.len()).map(|_| b.create_block()).collect();
 
     // Constant slots that the region never writes become immediates.
@@ -443,20 +461,89 @@ pub(super) fn region(
         })
     });
     let lazy = lazy_floats(code, &prim, &consts);
+    b.switch_to_block(entry);
+    let ctx = b.block_params(entry)[1];
+    let fuel = b.declare_var(I64);
+    let mut em = Em {
+        b,
+        vars,
+        prim,
+        f32s,
+        f64s,
+        lazy,
+        written,
+        pending: 0,
+        leaders,
+        consts,
+        ctx,
+        fuel,
+        exit,
+        interp_exit,
+        park_exit,
+        blocks,
+        group_of,
+        groups,
+        group_host: HashMap::new(),
+        shared_head,
+        shared_runs,
+        shared_host: HashMap::new(),
+        lo,
+        hi,
+        translate,
+        cache_of,
+        held,
+        chains,
+        chain_delta: HashMap::new(),
+        loops,
+        gangs: Vec::new(),
+        lane_regs_at: None,
+        movable_loads: false,
+        fast: None,
+        versioning: None,
+        copying: false,
+        live,
+    };
+    em.gangs = (0..em.loops.len()).map(|li| em.gang_ok(code, li)).collect();
+    (em, used)
+}
+
+/// Returns the leaders (see `leaders`), the PCs where the function may be entered, the
+/// number of loops checked before they start (`loops`), and the loops that gangs of lanes run
+/// (`gang`: their index in the region's loops and the PC where each starts).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn region(
+    func: &mut Function,
+    fctx: &mut FunctionBuilderContext,
+    prog: &Program,
+    lo: u32,
+    hi: u32,
+    translate: cranelift_codegen::ir::FuncRef,
+    next_cache: &mut u32,
+    live: &Live,
+    frontend: cranelift_codegen::isa::TargetFrontendConfig,
+) -> (Vec<bool>, usize, Vec<(usize, u32)>) {
+    let code = &prog.code[lo as usize..hi as usize];
+    let (mut em, used) = setup(func, fctx, prog, lo, hi, translate, next_cache, live);
+    let (exit, interp_exit, park_exit) = (em.exit, em.interp_exit, em.park_exit);
+    let ctx = em.ctx;
+    let fuel = em.fuel;
+    let leaders = em.leaders.clone();
+    let b = &mut em.b;
 
     // entry: the context's fields, then the lane loop. lane_head(m): the next lane of mask m,
     // its registers, its fuel, and the jump to its entry PC. done: the group's results.
-    b.switch_to_block(entry);
+    let entry = b
+        .current_block()
+        .expect("setup leaves the entry block current");
     let regs0 = b.block_params(entry)[0];
-    let ctx = b.block_params(entry)[1];
     let pc_in = b.block_params(entry)[2];
     let mask = b.block_params(entry)[3];
     let fl = MemFlagsData::trusted();
-    let fuel = b.declare_var(I64);
     let zero64 = b.ins().iconst(I64, 0);
     let zero32 = b.ins().iconst(I32, 0);
     b.ins().store(fl, zero64, ctx, CTX_MOST);
     b.ins().store(fl, zero32, ctx, CTX_INTERP);
+    b.ins().store(fl, zero32, ctx, CTX_PARKED);
     b.ins().store(fl, mask, ctx, CTX_LEFT);
     // Kept in the context, not in host registers through the region (see `lane_regs`).
     b.ins().store(fl, regs0, ctx, CTX_REGS0);
@@ -512,66 +599,10 @@ pub(super) fn region(
         b.seal_block(*e);
     }
 
-    let mut em = Em {
-        b,
-        vars,
-        prim,
-        f32s,
-        f64s,
-        lazy,
-        written,
-        pending: 0,
-        leaders,
-        consts,
-        ctx,
-        fuel,
-        exit,
-        interp_exit,
-        blocks,
-        group_of,
-        groups,
-        group_host: HashMap::new(),
-        shared_head,
-        shared_runs,
-        shared_host: HashMap::new(),
-        lo,
-        hi,
-        translate,
-        cache_of,
-        held,
-        chains,
-        chain_delta: HashMap::new(),
-        loops,
-        fast: None,
-        versioning: None,
-        copying: false,
-        live,
-    };
     for (k, e) in entries.iter().enumerate() {
         let Some(e) = *e else { continue };
         em.b.switch_to_block(e);
-        let mut odd: Option<Value> = None;
-        for &s in &used {
-            if live.live(lo + k as u32, s) {
-                let at = (s as i32) * 256;
-                match em.prim.get(&s) {
-                    Some(FTy::F32) => {
-                        let f = em.b.ins().load(F32, fl, regs, at);
-                        em.b.def_var(em.f32s[&s], f);
-                        odd = em.or_odd(odd, s, f);
-                    }
-                    Some(_) => {
-                        let g = em.b.ins().load(F64, fl, regs, at);
-                        em.b.def_var(em.f64s[&s], g);
-                        odd = em.or_odd(odd, s, g);
-                    }
-                    None => {
-                        let v = em.b.ins().load(I64, fl, regs, at);
-                        em.set(s, v);
-                    }
-                }
-            }
-        }
+        let odd = em.load_live(&used, lo + k as u32, regs);
         // Held cache entries are loaded at each lane's entry (measured better than loading
         // them before the loops that use them: Cranelift's register allocator then spilled
         // more in matmulNaive's loop).
@@ -645,16 +676,62 @@ pub(super) fn region(
     em.b.ins().store(fl, acc, ctx, CTX_INTERP);
     em.b.ins().jump(exit, &[BlockArg::Value(pc_i)]);
 
+    // Mark the lane as parked where a gang loop starts (`gang`), then the exit.
+    em.b.switch_to_block(park_exit);
+    let pc_p = em.b.block_params(park_exit)[0];
+    let m = em.b.ins().load(I32, fl, ctx, CTX_LEFT);
+    let l = em.b.ins().ctz(m);
+    let one = em.b.ins().iconst(I32, 1);
+    let bit = em.b.ins().ishl(one, l);
+    let acc = em.b.ins().load(I32, fl, ctx, CTX_PARKED);
+    let acc = em.b.ins().bor(acc, bit);
+    em.b.ins().store(fl, acc, ctx, CTX_PARKED);
+    em.b.ins().jump(exit, &[BlockArg::Value(pc_p)]);
+
     em.b.switch_to_block(done);
     em.b.ins().return_(&[]);
     em.b.seal_all_blocks();
     let leaders = std::mem::take(&mut em.leaders);
     let versioned = em.loops.len();
+    let gangs = (0..em.loops.len())
+        .filter(|&li| em.gangs[li])
+        .map(|li| (li, lo + em.loops[li].head as u32))
+        .collect();
     em.b.finalize(frontend);
-    (leaders, versioned)
+    (leaders, versioned, gangs)
 }
 
 impl Em<'_, '_> {
+    /// Load the slots of `used` live at `pc` from the lane registers `regs`. Returns whether a
+    /// lazy float register holds a NaN other than the canonical one (`or_odd`), if any is
+    /// loaded.
+    fn load_live(&mut self, used: &[Slot], pc: u32, regs: Value) -> Option<Value> {
+        let fl = MemFlagsData::trusted();
+        let mut odd: Option<Value> = None;
+        for &s in used {
+            if self.live.live(pc, s) {
+                let at = (s as i32) * 256;
+                match self.prim.get(&s) {
+                    Some(FTy::F32) => {
+                        let f = self.b.ins().load(F32, fl, regs, at);
+                        self.b.def_var(self.f32s[&s], f);
+                        odd = self.or_odd(odd, s, f);
+                    }
+                    Some(_) => {
+                        let g = self.b.ins().load(F64, fl, regs, at);
+                        self.b.def_var(self.f64s[&s], g);
+                        odd = self.or_odd(odd, s, g);
+                    }
+                    None => {
+                        let v = self.b.ins().load(I64, fl, regs, at);
+                        self.set(s, v);
+                    }
+                }
+            }
+        }
+        odd
+    }
+
     fn get(&mut self, s: Slot) -> Value {
         if let Some(&c) = self.consts.get(&s) {
             return self.b.ins().iconst(I64, c as i64);
@@ -808,8 +885,12 @@ impl Em<'_, '_> {
         }
     }
 
-    /// The running lane's registers (lane 0's plus 8 bytes a lane), from the context.
+    /// The running lane's registers (lane 0's plus 8 bytes a lane), from the context (in a
+    /// gang function, the lane being emitted's).
     fn lane_regs(&mut self) -> Value {
+        if let Some(r) = self.lane_regs_at {
+            return r;
+        }
         let fl = MemFlagsData::trusted();
         let m = self.b.ins().load(I32, fl, self.ctx, CTX_LEFT);
         let l = self.b.ins().ctz(m);
@@ -829,13 +910,14 @@ impl Em<'_, '_> {
         self.pending = 0;
     }
 
-    /// Jump to the exit with the lane at `pc` (`interp`: through `interp_exit`).
+    /// Jump to the exit with the lane at `pc` (`interp` 1: through `interp_exit`; 2: through
+    /// `park_exit`).
     fn jump_exit(&mut self, pc: u32, interp: u32) {
         let p = self.b.ins().iconst(I32, pc as i64);
-        let to = if interp != 0 {
-            self.interp_exit
-        } else {
-            self.exit
+        let to = match interp {
+            0 => self.exit,
+            1 => self.interp_exit,
+            _ => self.park_exit,
         };
         self.b.ins().jump(to, &[BlockArg::Value(p)]);
     }

@@ -62,6 +62,7 @@ use cranelift_module::{Linkage, Module};
 use crate::ir::{FTy, IRnd, Inst, IntTy, MemSpace, Op, Program, Rnd, UFn, NONE};
 
 pub use call::{JitCtx, JitFn};
+pub use emit::GANG;
 
 /// The most shared bytes a block may have for compiled code to log its reads (`emit::shared`;
 /// bigger blocks record every read).
@@ -163,6 +164,8 @@ impl Lazy {
 pub struct Compiled {
     /// Per PC: the compiled function to enter there (at the leaders of each region).
     at: Vec<Option<JitFn>>,
+    /// Per PC: the gang function of the loop that starts there (`emit::gang`), if any.
+    gangs: Vec<Option<JitFn>>,
     /// Number of global-access cache entries the functions use (see `roots::plan`).
     pub caches: usize,
     /// Number of loops whose accesses are checked once before they start (`loops`).
@@ -174,6 +177,11 @@ impl Compiled {
     /// Per PC: the function to enter there, if any.
     pub fn entries(&self) -> &[Option<JitFn>] {
         &self.at
+    }
+
+    /// Per PC: the gang function to run lanes parked there with (`GANG` at a time).
+    pub fn gangs(&self) -> &[Option<JitFn>] {
+        &self.gangs
     }
 }
 
@@ -430,13 +438,15 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
     module.clear_context(&mut ctx);
 
     let live = live::analyze(prog);
+    let varying = emit::varying(prog);
     let mut ids = Vec::new();
+    let mut gang_ids = Vec::new();
     let mut caches = 0u32;
     let mut loops = 0;
     for (k, &(lo, hi)) in regions.iter().enumerate() {
         ctx.func.signature = sig.clone();
         let translate = module.declare_func_in_func(wrapper, &mut ctx.func);
-        let (leaders, versioned) = emit::region(
+        let (leaders, versioned, gang_loops) = emit::region(
             &mut ctx.func,
             &mut fctx,
             prog,
@@ -465,6 +475,40 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         module.clear_context(&mut ctx);
         ids.push((id, leaders));
         loops += versioned;
+        for (li, head) in gang_loops {
+            ctx.func.signature = sig.clone();
+            let translate = module.declare_func_in_func(wrapper, &mut ctx.func);
+            let ok = emit::gang(
+                &mut ctx.func,
+                &mut fctx,
+                prog,
+                lo,
+                hi,
+                li,
+                &varying,
+                translate,
+                &mut caches,
+                &live,
+                module.target_config(),
+            );
+            let id = module
+                .declare_function(&format!("r{k}g{li}"), Linkage::Local, &sig)
+                .ok()?;
+            // A gang function that is not defined leaves its lanes to the region function
+            // (`exec::jit_run`), as do one that would need a way out and one Cranelift fails on.
+            if std::env::var_os("PTXSIM_JIT_DISASM").is_some() {
+                ctx.set_disasm(true);
+            }
+            if ok && module.define_function(id, &mut ctx).is_ok() {
+                if let Some(d) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+                    eprintln!("{d}");
+                }
+                gang_ids.push((head, id));
+            } else if debug() {
+                eprintln!("jit {}: no gang function for the loop at {head}", prog.name);
+            }
+            module.clear_context(&mut ctx);
+        }
     }
     module.finalize_definitions().ok()?;
     let mut at = vec![None; prog.code.len()];
@@ -481,8 +525,18 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         }
         instructions += (hi - lo) as usize;
     }
+    let mut gangs = vec![None; prog.code.len()];
+    for &(head, id) in &gang_ids {
+        if let Some(g) = gangs.get_mut(head as usize) {
+            *g = Some(call::JitFn::from_code(
+                module.get_finalized_function(id),
+                false,
+            ));
+        }
+    }
     let compiled = Compiled {
         at,
+        gangs,
         caches: caches as usize,
         loops,
         _module: call::CodeHolder::new(module),
@@ -490,11 +544,12 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
     if debug() {
         eprintln!(
             "jit {}: {} regions, {instructions} of {} instructions, {} loops checked before \
-             they start",
+             they start, {} run by gangs",
             prog.name,
             regions.len(),
             prog.code.len(),
-            compiled.loops
+            compiled.loops,
+            gang_ids.len()
         );
     }
     Some(compiled)

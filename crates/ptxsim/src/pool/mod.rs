@@ -83,6 +83,7 @@ fn work_inner(ctx: &Ctx, next: &AtomicU64, nblocks: u64, parts: u32) -> WorkerRe
             break;
         }
     }
+    ctx.ganged.fetch_add(wk.ganged, Ordering::Relaxed);
     (outs, fault, wk.total)
 }
 

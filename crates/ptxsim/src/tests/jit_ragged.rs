@@ -10,7 +10,7 @@ use crate::*;
 /// Thread t sums `a[t..t + count]` as `acc = acc * 0.5 + a[i]` (fused), with
 /// `count = 2 + (37 t mod 13) + extra`: a counted loop with a constant step, checked before it
 /// starts.
-const RAGGED: &str = r#"
+pub(super) const RAGGED: &str = r#"
 .version 7.0
 .target sm_80
 .address_size 64
@@ -54,7 +54,7 @@ DONE:
 }
 "#;
 
-fn ragged_reference(a: &[f32], t: usize, extra: usize) -> f32 {
+pub(super) fn ragged_reference(a: &[f32], t: usize, extra: usize) -> f32 {
     let count = 2 + (t * 37) % 13 + extra;
     let mut acc = 0f32;
     for &x in &a[t..t + count] {

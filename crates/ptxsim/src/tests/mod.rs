@@ -11,6 +11,7 @@ mod cub;
 mod extra;
 mod half;
 mod jit;
+mod jit_gang;
 mod jit_ragged;
 mod jit_shared;
 mod memory;

@@ -550,7 +550,7 @@ impl Em<'_, '_> {
                 } else {
                     self.global_addr(pc, i, total)
                 };
-                let fl = MemFlagsData::trusted();
+                let fl = self.load_flags();
                 let mut vals = Vec::new();
                 for (k, dst) in r[..n as usize].iter().enumerate() {
                     let off = (k * size as usize) as i32;
@@ -674,7 +674,7 @@ impl Em<'_, '_> {
 
     /// Load `size` bytes at `base + off`, zero- or sign-extended to 64 bits.
     fn load(&mut self, base: Value, off: i32, size: u8, sx: bool) -> Value {
-        let fl = MemFlagsData::trusted();
+        let fl = self.load_flags();
         match (size, sx) {
             (1, false) => self.b.ins().uload8(I64, fl, base, off),
             (1, true) => self.b.ins().sload8(I64, fl, base, off),
@@ -683,6 +683,17 @@ impl Em<'_, '_> {
             (4, false) => self.b.ins().uload32(fl, base, off),
             (4, true) => self.b.ins().sload32(fl, base, off),
             _ => self.b.ins().load(I64, fl, base, off),
+        }
+    }
+
+    /// Flags of a load: trusted (checked, aligned); in a gang function whose loop stores
+    /// nothing (`gang`), also free to move, so that Cranelift places each load next to the
+    /// arithmetic that uses it instead of all of them first (which ran out of registers).
+    fn load_flags(&self) -> MemFlagsData {
+        if self.movable_loads {
+            MemFlagsData::trusted().with_readonly().with_can_move()
+        } else {
+            MemFlagsData::trusted()
         }
     }
 

@@ -31,8 +31,9 @@ impl Em<'_, '_> {
     /// Where an iteration of loop `li` starts (the current block: the loop's start, or where its
     /// second iteration starts, see `start_versioned`): the checks of all its accesses over the
     /// iterations left, going to `slow` when one fails. Returns, per access group head, the
-    /// difference between host and device addresses that holds for all of them.
-    pub(super) fn precheck(&mut self, li: usize, slow: Block) -> HashMap<usize, Value> {
+    /// difference between host and device addresses that holds for all of them, and the number
+    /// of iterations after the current one.
+    pub(super) fn precheck(&mut self, li: usize, slow: Block) -> (HashMap<usize, Value>, Value) {
         let lp = self.loops[li].clone();
         let last = self.last_iteration(&lp.count, slow);
         // The strides first (cheap), then the positions.
@@ -94,7 +95,7 @@ impl Em<'_, '_> {
             self.fail_if(outside, slow);
             deltas.insert(a.head, delta);
         }
-        deltas
+        (deltas, last)
     }
 
     /// The number of iterations after the current one (below 2^32: the counter has 32 bits; at
@@ -241,7 +242,7 @@ impl Em<'_, '_> {
     }
 
     /// Go to `to` when `cond` is nonzero, else on in a new block.
-    fn fail_if(&mut self, cond: Value, to: Block) {
+    pub(super) fn fail_if(&mut self, cond: Value, to: Block) {
         let on = self.b.create_block();
         self.b.ins().brif(cond, to, &[], on, &[]);
         self.b.switch_to_block(on);
@@ -261,8 +262,12 @@ impl Em<'_, '_> {
         if self.loops[li].count.step.constant().is_some() {
             let checked = self.b.create_block();
             let unchecked = self.b.create_block();
-            let deltas = self.precheck(li, checked);
-            self.b.ins().jump(unchecked, &[]);
+            let (deltas, last) = self.precheck(li, checked);
+            if self.gangs[li] {
+                self.park_gate(k, last, unchecked);
+            } else {
+                self.b.ins().jump(unchecked, &[]);
+            }
             self.blocks[k] = checked;
             self.b.switch_to_block(checked);
             self.versioning = Some(Versioning::AtEntry {
@@ -300,7 +305,7 @@ impl Em<'_, '_> {
                 let checked = self.b.create_block();
                 let unchecked = self.b.create_block();
                 self.b.switch_to_block(dispatch);
-                let deltas = self.precheck(li, checked);
+                let (deltas, _) = self.precheck(li, checked);
                 self.b.ins().jump(unchecked, &[]);
                 let copies = vec![(checked, None), (unchecked, Some(deltas))];
                 (li, copies, Some(first))
