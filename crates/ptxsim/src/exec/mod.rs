@@ -268,8 +268,11 @@ pub struct Worker<'a> {
     fuel: u32,
     slice: u32,
     pub total: u64,
-    /// Lanes this worker ran through gang functions (`jit_run`).
+    /// Lanes this worker ran through gang functions (`jit_run`), and the gangs it tried and
+    /// that were turned down in this launch.
     pub ganged: u64,
+    gang_tries: u32,
+    gang_rejects: u32,
     /// (kind, pc) of non-fatal reports already made by this worker.
     reported: std::collections::HashSet<(CheckKind, u32)>,
     /// Per PC, the compiled region to enter there (empty when the launch runs interpreted).
@@ -389,9 +392,14 @@ impl<'a> Worker<'a> {
             slice,
             total: 0,
             ganged: 0,
+            gang_tries: 0,
+            gang_rejects: 0,
             reported: Default::default(),
             jit_at: ctx.jit.map_or(&[], |j| j.entries()),
-            jit_gang: ctx.jit.map_or(&[], |j| j.gangs()),
+            jit_gang: match ctx.jit {
+                Some(j) if crate::jit::gangs_from_env() => j.gangs(),
+                _ => &[],
+            },
             jit_ctx: ctx
                 .jit
                 .map(|j| crate::jit::JitCtx::new(ctx.params, ctx.global, j.caches)),

@@ -110,6 +110,23 @@ pub fn mode_from_env() -> JitMode {
     })
 }
 
+/// Whether lanes may run loops in gangs (`emit::gang`), from the environment variable
+/// `PTXSIM_GANGS`: `0` or `off` turns them off (to measure what they gain); anything else or
+/// unset leaves them on.
+pub fn gangs_from_env() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| {
+        !matches!(
+            std::env::var("PTXSIM_GANGS")
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+                .as_str(),
+            "0" | "off"
+        )
+    })
+}
+
 /// Warp-instructions a kernel runs (over all its launches so far) before it is compiled, unless
 /// a single launch is big enough on its own (`BIG_LAUNCH` threads).
 /// Compiling a kernel takes 2–8 ms (Cranelift), about what the interpreter needs for 200,000
