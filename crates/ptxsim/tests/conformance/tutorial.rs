@@ -110,11 +110,16 @@ fn matmul_ref(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
 }
 
 pub fn matmul_case(fx: &str, test: &str, kernel: &str) {
+    matmul_case_k(fx, test, kernel, (10, 60));
+}
+
+/// `matmul_case` with the inner dimension drawn from `ks`; returns the launch's report.
+fn matmul_case_k(fx: &str, test: &str, kernel: &str, ks: (usize, usize)) -> ptxsim::LaunchReport {
     let mut c = Ctx::new(fx, test);
     let (m, n, k) = (
         c.rng.usize(20, 70),
         c.rng.usize(20, 70),
-        c.rng.usize(10, 60),
+        c.rng.usize(ks.0, ks.1),
     );
     let a: Vec<f32> = c.rng.vec(m * k, |r| r.f32_in(-1.0, 1.0));
     let b: Vec<f32> = c.rng.vec(k * n, |r| r.f32_in(-1.0, 1.0));
@@ -127,7 +132,7 @@ pub fn matmul_case(fx: &str, test: &str, kernel: &str) {
         Arg::I32(n as i32),
         Arg::I32(k as i32),
     ];
-    c.launch(
+    let r = c.launch(
         kernel,
         (blocks(n, 16), blocks(m, 16), 1),
         (16, 16, 1),
@@ -138,11 +143,23 @@ pub fn matmul_case(fx: &str, test: &str, kernel: &str) {
         &c.download::<f32>(pc, m * n),
         &matmul_ref(&a, &b, m, n, k),
     );
+    r
 }
 
 #[test]
 fn matmul_naive() {
     matmul_case("matmul", "matmul_naive", "matmulNaive");
+}
+
+/// Rows long enough (NVRTC unrolls the dot product by four: 18 to 50 iterations) that
+/// compiled code runs the loop in gangs of lanes (`PTXSIM_JIT=always`; small launches are
+/// interpreted otherwise).
+#[test]
+fn matmul_naive_long_rows() {
+    let r = matmul_case_k("matmul", "matmul_naive_long_rows", "matmulNaive", (72, 200));
+    if r.jit {
+        assert!(r.ganged > 0, "no gangs ran");
+    }
 }
 
 #[test]
