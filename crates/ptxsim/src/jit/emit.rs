@@ -33,9 +33,8 @@ use crate::ir::{FTy, Inst, MemSpace, Op, Program, Slot, NONE};
 
 /// Instructions where a straight-line run starts: the region's first instruction, branch
 /// targets, the instruction after an unconditional branch and the one after a loop's branch
-/// back. Compiled code is entered at
-/// leaders only (after executing an access that compiled code left to it, the interpreter goes on
-/// to the next leader).
+/// back. Compiled code is entered at leaders only (after executing an access that compiled code
+/// left to it, the interpreter goes on to the next leader).
 pub(super) fn leaders(code: &[Inst], lo: u32) -> Vec<bool> {
     let n = code.len();
     let mut l = vec![false; n + 1];

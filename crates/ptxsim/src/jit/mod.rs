@@ -19,7 +19,9 @@
 //! through pointers derived from one root share one cache entry, kept in host registers when
 //! several checks in loops use it (`roots`). A simple loop whose accesses all move by fixed
 //! strides is checked once where it starts, for all its iterations, and then runs a copy of its
-//! body without checks (`loops`).
+//! body without checks (`loops`). Such a loop with a constant step also gets a *gang function*
+//! that runs it for four lanes at once, their instructions interleaved, so that the host
+//! overlaps the lanes' chains of dependent operations (`emit::gang`).
 //!
 //! The interpreter enters a region when the running group reaches one of its leaders (the
 //! region's start, branch targets), runs the group's lanes one after another through the
