@@ -663,29 +663,20 @@ pub(super) fn region(
     em.b.ins().store(fl, rest, ctx, CTX_LEFT);
     em.b.ins().jump(lane_head, &[]);
 
-    // Mark the lane for the interpreter, then the exit.
-    em.b.switch_to_block(interp_exit);
-    let pc_i = em.b.block_params(interp_exit)[0];
-    let m = em.b.ins().load(I32, fl, ctx, CTX_LEFT);
-    let l = em.b.ins().ctz(m);
-    let one = em.b.ins().iconst(I32, 1);
-    let bit = em.b.ins().ishl(one, l);
-    let acc = em.b.ins().load(I32, fl, ctx, CTX_INTERP);
-    let acc = em.b.ins().bor(acc, bit);
-    em.b.ins().store(fl, acc, ctx, CTX_INTERP);
-    em.b.ins().jump(exit, &[BlockArg::Value(pc_i)]);
-
-    // Mark the lane as parked where a gang loop starts (`gang`), then the exit.
-    em.b.switch_to_block(park_exit);
-    let pc_p = em.b.block_params(park_exit)[0];
-    let m = em.b.ins().load(I32, fl, ctx, CTX_LEFT);
-    let l = em.b.ins().ctz(m);
-    let one = em.b.ins().iconst(I32, 1);
-    let bit = em.b.ins().ishl(one, l);
-    let acc = em.b.ins().load(I32, fl, ctx, CTX_PARKED);
-    let acc = em.b.ins().bor(acc, bit);
-    em.b.ins().store(fl, acc, ctx, CTX_PARKED);
-    em.b.ins().jump(exit, &[BlockArg::Value(pc_p)]);
+    // Mark the lane for the interpreter, or as parked where a gang loop starts (`gang`), then
+    // the exit.
+    for (from, field) in [(interp_exit, CTX_INTERP), (park_exit, CTX_PARKED)] {
+        em.b.switch_to_block(from);
+        let pc_i = em.b.block_params(from)[0];
+        let m = em.b.ins().load(I32, fl, ctx, CTX_LEFT);
+        let l = em.b.ins().ctz(m);
+        let one = em.b.ins().iconst(I32, 1);
+        let bit = em.b.ins().ishl(one, l);
+        let acc = em.b.ins().load(I32, fl, ctx, field);
+        let acc = em.b.ins().bor(acc, bit);
+        em.b.ins().store(fl, acc, ctx, field);
+        em.b.ins().jump(exit, &[BlockArg::Value(pc_i)]);
+    }
 
     em.b.switch_to_block(done);
     em.b.ins().return_(&[]);
@@ -899,6 +890,20 @@ impl Em<'_, '_> {
         self.b.ins().iadd(r0, byte)
     }
 
+    /// Branch on the guard of `i` to `body` (its instruction runs) or `next`; then emit into
+    /// `body`.
+    fn guard(&mut self, i: &Inst, body: Block, next: Block) {
+        let g = self.get(i.guard);
+        let g = self.b.ins().band_imm_s(g, 1);
+        if i.guard_neg {
+            self.b.ins().brif(g, next, &[], body, &[]);
+        } else {
+            self.b.ins().brif(g, body, &[], next, &[]);
+        }
+        self.b.switch_to_block(body);
+        self.b.seal_block(body);
+    }
+
     /// Take the current run's instructions from the fuel: before anything that leaves the run.
     fn take_fuel(&mut self) {
         if self.pending > 0 {
@@ -982,16 +987,8 @@ impl Em<'_, '_> {
             self.take_fuel();
         }
         if i.guard != NONE {
-            let g = self.get(i.guard);
-            let g = self.b.ins().band_imm_s(g, 1);
             let body = self.b.create_block();
-            if i.guard_neg {
-                self.b.ins().brif(g, next, &[], body, &[]);
-            } else {
-                self.b.ins().brif(g, body, &[], next, &[]);
-            }
-            self.b.switch_to_block(body);
-            self.b.seal_block(body);
+            self.guard(i, body, next);
         }
         if i.op == Op::Bra {
             self.goto(pc, i.imm as u32);

@@ -378,6 +378,26 @@ pub fn entry_live(prog: &Program) -> Vec<crate::ir::Slot> {
         .collect()
 }
 
+/// Compile the function in `ctx` as `id` (printing its machine code when
+/// `PTXSIM_JIT_DISASM` is set) and clear the context.
+fn define(
+    module: &mut JITModule,
+    id: cranelift_module::FuncId,
+    ctx: &mut cranelift_codegen::Context,
+) -> Result<(), Box<cranelift_module::ModuleError>> {
+    if std::env::var_os("PTXSIM_JIT_DISASM").is_some() {
+        ctx.set_disasm(true);
+    }
+    let r = module.define_function(id, ctx).map_err(Box::new);
+    if r.is_ok() {
+        if let Some(d) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+            eprintln!("{d}");
+        }
+    }
+    module.clear_context(ctx);
+    r
+}
+
 /// `PTXSIM_JIT_DEBUG=1`: list each kernel's regions on stderr when it is compiled;
 /// `PTXSIM_JIT_DISASM=1`: also the machine code.
 fn debug() -> bool {
@@ -479,19 +499,12 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         let id = module
             .declare_function(&format!("r{k}"), Linkage::Local, &sig)
             .ok()?;
-        if std::env::var_os("PTXSIM_JIT_DISASM").is_some() {
-            ctx.set_disasm(true);
-        }
-        if let Err(e) = module.define_function(id, &mut ctx) {
+        if let Err(e) = define(&mut module, id, &mut ctx) {
             if debug() {
                 eprintln!("jit {}: region [{lo}, {hi}) not compiled: {e:?}", prog.name);
             }
             return None;
         }
-        if let Some(d) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
-            eprintln!("{d}");
-        }
-        module.clear_context(&mut ctx);
         ids.push((id, leaders));
         loops += versioned;
         for (li, head) in gang_loops {
@@ -513,20 +526,17 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
             let id = module
                 .declare_function(&format!("r{k}g{li}"), Linkage::Local, &sig)
                 .ok()?;
-            // A gang function that is not defined leaves its lanes to the region function
-            // (`exec::jit_run`), as do one that would need a way out and one Cranelift fails on.
-            if std::env::var_os("PTXSIM_JIT_DISASM").is_some() {
-                ctx.set_disasm(true);
-            }
-            if ok && module.define_function(id, &mut ctx).is_ok() {
-                if let Some(d) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
-                    eprintln!("{d}");
-                }
+            // Without a gang function (one that would need a way out of the region, or one
+            // Cranelift fails on) parked lanes go on through the region function
+            // (`exec::jit_run`).
+            if ok && define(&mut module, id, &mut ctx).is_ok() {
                 gang_ids.push((head, id));
-            } else if debug() {
-                eprintln!("jit {}: no gang function for the loop at {head}", prog.name);
+            } else {
+                module.clear_context(&mut ctx);
+                if debug() {
+                    eprintln!("jit {}: no gang function for the loop at {head}", prog.name);
+                }
             }
-            module.clear_context(&mut ctx);
         }
     }
     module.finalize_definitions().ok()?;

@@ -232,16 +232,8 @@ pub(in crate::jit) fn gang(
         for lane in lanes.iter_mut().take(if once { 1 } else { GANG }) {
             em.swap_lane(lane);
             if i.guard != NONE {
-                let g = em.get(i.guard);
-                let g = em.b.ins().band_imm_s(g, 1);
                 let (run, next) = (em.b.create_block(), em.b.create_block());
-                if i.guard_neg {
-                    em.b.ins().brif(g, next, &[], run, &[]);
-                } else {
-                    em.b.ins().brif(g, run, &[], next, &[]);
-                }
-                em.b.switch_to_block(run);
-                em.b.seal_block(run);
+                em.guard(i, run, next);
                 em.op(pc, i);
                 em.b.ins().jump(next, &[]);
                 em.b.switch_to_block(next);
