@@ -65,8 +65,19 @@ impl Worker<'_> {
         f.run_lanes(&mut w.regs, m, ctx, pc);
         let mut spent = ctx.most;
         let mut interp = ctx.interp;
-        if ctx.parked != 0 {
-            let g = run_gangs(&mut w.regs, f, ctx, self.jit_at, self.jit_gang, &mut interp);
+        // Lanes that leave a gang and park again (at the next run of an inner loop) run in
+        // gangs again, as long as fuel is left.
+        while ctx.parked != 0 {
+            let left = *fuel as i64 - spent;
+            let g = run_gangs(
+                &mut w.regs,
+                f,
+                ctx,
+                self.jit_at,
+                self.jit_gang,
+                left,
+                &mut interp,
+            );
             spent += g.spent;
             self.ganged += g.lanes;
             self.gang_tries = self.gang_tries.saturating_add(g.tries);
@@ -104,75 +115,94 @@ impl Worker<'_> {
 
 /// The lanes `ctx.parked` that the region function `f` (with entries `at`) parked at the start
 /// of a gang loop: run them through the loop's gang function (`gangs`) `GANG` at a time, then
-/// each of them, and those left over, on through `f` without parking. Adds to `interp` the
-/// lanes left before an instruction for the interpreter. `ctx.fuel` is what each lane had
-/// when `f` was called and `ctx.most` what the first pass used.
+/// each of them, and those left over, on through `f`. Lanes that leave a gang may park again
+/// (in `ctx.parked` on return) when there are `GANG` of them at one PC and fuel is left; the
+/// others, and the lanes of a gang that was turned down, go on without parking. Adds to
+/// `interp` the lanes left before an instruction for the interpreter. `fuel`: what each lane
+/// has left.
 fn run_gangs(
     regs: &mut [[u64; 32]],
     f: JitFn,
     ctx: &mut JitCtx,
     at: &[Option<JitFn>],
     gangs: &[Option<JitFn>],
+    fuel: i64,
     interp: &mut u32,
 ) -> Ganged {
-    let fuel = ctx.fuel - ctx.most;
+    let mut out = Ganged {
+        spent: 0,
+        lanes: 0,
+        tries: 0,
+        rejects: 0,
+    };
     let mut left = ctx.parked;
-    let mut again = 0u32;
+    let (mut ran, mut rest) = (0u32, 0u32);
     let mut ganged = 0i64;
-    let (mut lanes, mut tries, mut rejects) = (0u64, 0u32, 0u32);
     while left != 0 {
         let p = ctx.pcs[left.trailing_zeros() as usize];
         let same = lanes_at(&ctx.pcs, left, p);
         left &= !same;
-        let mut rest = same;
+        let mut waiting = same;
         if let Some(g) = gangs.get(p as usize).copied().flatten() {
-            while rest.count_ones() as usize >= GANG {
+            while waiting.count_ones() as usize >= GANG {
                 let mut four = 0u32;
                 for _ in 0..GANG {
-                    four |= rest & rest.wrapping_neg();
-                    rest &= rest - 1;
+                    four |= waiting & waiting.wrapping_neg();
+                    waiting &= waiting - 1;
                 }
                 ctx.parked = 0;
                 ctx.fuel = fuel;
                 g.run_lanes(regs, four, ctx, p);
                 ganged = ganged.max(ctx.most);
-                tries += 1;
+                out.tries += 1;
                 if ctx.parked == 0 {
-                    lanes += GANG as u64;
+                    out.lanes += GANG as u64;
+                    ran |= four;
                 } else {
-                    rejects += 1;
+                    out.rejects += 1;
+                    rest |= four;
                 }
-                again |= four;
             }
         }
-        again |= rest;
+        rest |= waiting;
     }
     // On through the region, by PC (the loop's start, or where it ends when that is a leader of
     // this region; a lane that left the region is done).
-    ctx.gang = 0;
-    ctx.fuel = fuel - ganged;
+    let fuel = fuel - ganged;
+    let mut parked = 0u32;
     let mut after = 0i64;
-    while again != 0 {
-        let p = ctx.pcs[again.trailing_zeros() as usize];
-        let same = lanes_at(&ctx.pcs, again, p);
-        again &= !same;
-        if at
-            .get(p as usize)
-            .copied()
-            .flatten()
-            .is_some_and(|e| e.same_code(f))
-        {
-            f.run_lanes(regs, same, ctx, p);
-            *interp |= ctx.interp;
-            after = after.max(ctx.most);
+    for (mut todo, may_park) in [(ran, fuel > 0), (rest, false)] {
+        while todo != 0 {
+            let p = ctx.pcs[todo.trailing_zeros() as usize];
+            let same = lanes_at(&ctx.pcs, todo, p);
+            todo &= !same;
+            if at
+                .get(p as usize)
+                .copied()
+                .flatten()
+                .is_some_and(|e| e.same_code(f))
+            {
+                ctx.fuel = fuel;
+                ctx.gang = (may_park && same.count_ones() as usize >= GANG) as u32;
+                f.run_lanes(regs, same, ctx, p);
+                *interp |= ctx.interp;
+                parked |= ctx.parked;
+                after = after.max(ctx.most);
+            }
         }
     }
-    Ganged {
-        spent: ganged + after,
-        lanes,
-        tries,
-        rejects,
+    ctx.parked = parked;
+    out.spent = ganged + after;
+    out
+}
+
+/// The lanes of `mask` whose PC in `pcs` is `p`.
+fn lanes_at(pcs: &[u32; 32], mask: u32, p: u32) -> u32 {
+    let mut same = 0u32;
+    for (l, &q) in pcs.iter().enumerate() {
+        same |= ((q == p) as u32) << l;
     }
+    same & mask
 }
 
 /// Gangs turned down before lanes stop parking (see `run_jit`).
@@ -185,13 +215,4 @@ struct Ganged {
     lanes: u64,
     tries: u32,
     rejects: u32,
-}
-
-/// The lanes of `mask` whose PC in `pcs` is `p`.
-fn lanes_at(pcs: &[u32; 32], mask: u32, p: u32) -> u32 {
-    let mut same = 0u32;
-    for (l, &q) in pcs.iter().enumerate() {
-        same |= ((q == p) as u32) << l;
-    }
-    same & mask
 }

@@ -142,6 +142,51 @@ L1:
 }
 "#;
 
+/// Thread t runs `outer` times an inner loop of `inner` steps `acc = acc * 0.5 + a[t + j]`
+/// (fused): lanes leave a gang at the inner loop's end and park again at its next start.
+const NESTED: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry nested(.param .u64 pa, .param .u64 pout, .param .u32 outer, .param .u32 inner)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<12>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [pa];
+  ld.param.u64 %rd2, [pout];
+  ld.param.u32 %r1, [outer];
+  ld.param.u32 %r9, [inner];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mov.u32 %r4, %tid.x;
+  mad.lo.s32 %r5, %r2, %r3, %r4;
+  cvta.to.global.u64 %rd3, %rd1;
+  mul.wide.s32 %rd4, %r5, 4;
+  add.s64 %rd3, %rd3, %rd4;
+  mov.f32 %f1, 0f00000000;
+  mov.u32 %r6, 0;
+OUTER:
+  mov.u64 %rd5, %rd3;
+  mov.u32 %r10, 0;
+L1:
+  ld.global.f32 %f2, [%rd5];
+  fma.rn.f32 %f1, %f1, 0f3F000000, %f2;
+  add.s64 %rd5, %rd5, 4;
+  add.s32 %r10, %r10, 1;
+  setp.lt.s32 %p2, %r10, %r9;
+  @%p2 bra L1;
+  add.s32 %r6, %r6, 1;
+  setp.lt.s32 %p1, %r6, %r1;
+  @%p1 bra OUTER;
+  cvta.to.global.u64 %rd6, %rd2;
+  add.s64 %rd7, %rd6, %rd4;
+  st.global.f32 [%rd7], %f1;
+  ret;
+}
+"#;
+
 fn random_f32s(rng: &mut Rng, n: usize) -> Vec<f32> {
     (0..n)
         .map(|_| (rng.below(2001) as f32 - 1000.0) / 256.0)
@@ -194,11 +239,12 @@ fn gangs_run_loops_whose_trip_counts_differ_per_lane() {
     let dev = Device::new();
     let m = dev.load_module(RAGGED).unwrap();
     let mut rng = Rng(seed());
-    // Blocks of 7 and 5 lanes leave lanes over after the gangs; trip counts are 18 to 30 plus
+    // Blocks of 7 and 5 lanes leave lanes over after the gangs; trip counts are 2 to 14 plus
     // `extra`, different in neighbouring lanes, so gangs split where the first lane leaves.
+    // (A lane parks with 43 or more iterations of this 6-instruction body left.)
     for block in [32u32, 33, 96, 7, 5, 64] {
         let n = 300 + rng.below(700) as usize;
-        let extra = 16 + rng.below(40) as usize;
+        let extra = 50 + rng.below(40) as usize;
         let a = random_f32s(&mut rng, n + 16 + extra);
         let pa = upload_f32(&dev, &a);
         let po = dev.alloc(4 * n).unwrap();
@@ -245,7 +291,7 @@ fn a_gang_whose_lanes_disagree_on_a_uniform_value_is_turned_down() {
             .step_by(GANG)
             .filter(|&l| l as u32 / w == (l + GANG - 1) as u32 / w)
             .count();
-        let k = 20 + rng.below(30) as usize;
+        let k = 40 + rng.below(40) as usize;
         let (w_, h_) = (w as usize, h as usize);
         let a = random_f32s(&mut rng, h_ * k);
         let b = random_f32s(&mut rng, k * w_);
@@ -293,7 +339,7 @@ fn a_gang_whose_lanes_reach_different_allocations_is_turned_down() {
     let m = dev.load_module(PICK).unwrap();
     let mut rng = Rng(seed());
     let n = 64usize;
-    let k = 20 + rng.below(30) as usize;
+    let k = 50 + rng.below(40) as usize;
     let a = random_f32s(&mut rng, n + k);
     let b = random_f32s(&mut rng, n + k);
     let (pa, pb) = (upload_f32(&dev, &a), upload_f32(&dev, &b));
@@ -334,7 +380,7 @@ fn gangs_store_and_run_guarded_instructions_and_leave_the_region_after_the_loop(
     let mut rng = Rng(seed());
     for block in [32u32, 13] {
         let threads = 40 + rng.below(60) as usize;
-        let k = 17 + rng.below(40) as usize;
+        let k = 40 + rng.below(40) as usize;
         let a = random_f32s(&mut rng, threads * k);
         let pa = upload_f32(&dev, &a);
         let po = dev.alloc(4 * threads * k).unwrap();
@@ -379,4 +425,48 @@ fn gangs_store_and_run_guarded_instructions_and_leave_the_region_after_the_loop(
         );
         assert!(r.ganged >= 4, "block {block}: {} lanes in gangs", r.ganged);
     }
+}
+
+#[test]
+fn lanes_park_again_at_each_run_of_an_inner_loop() {
+    let dev = Device::new();
+    let m = dev.load_module(NESTED).unwrap();
+    let mut rng = Rng(seed());
+    let n = 256usize;
+    let (outer, inner) = (3 + rng.below(4) as usize, 50 + rng.below(40) as usize);
+    let a = random_f32s(&mut rng, n + inner);
+    let pa = upload_f32(&dev, &a);
+    let po = dev.alloc(4 * n).unwrap();
+    let args = [
+        p64(pa).to_vec(),
+        p64(po).to_vec(),
+        (outer as u32).to_le_bytes().to_vec(),
+        (inner as u32).to_le_bytes().to_vec(),
+    ];
+    let args: Vec<&[u8]> = args.iter().map(|v| v.as_slice()).collect();
+    let r = both(
+        &dev,
+        &m,
+        "nested",
+        &cfg(2, 128, JitMode::Off),
+        &args,
+        |mode| {
+            let out = download_f32(&dev, po, n);
+            for (t, o) in out.iter().enumerate() {
+                let mut acc = 0f32;
+                for _ in 0..outer {
+                    for &x in &a[t..t + inner] {
+                        acc = acc.mul_add(0.5, x);
+                    }
+                }
+                assert_eq!(o.to_bits(), acc.to_bits(), "{mode:?}, thread {t}");
+            }
+        },
+    );
+    // Every lane runs each of the inner loops in a gang (once per outer step at least).
+    assert!(
+        r.ganged >= (n * outer) as u64,
+        "{} lanes in gangs, {outer} outer steps",
+        r.ganged
+    );
 }

@@ -9,7 +9,7 @@
 //!
 //! The region function does not change inside the loop (an earlier try that paired lanes
 //! inside it made Cranelift keep the loop's values on the stack): where such a loop starts
-//! and its checks pass with at least `GANG_MIN` iterations left, a lane *parks* (when the
+//! and its checks pass with enough of the loop left (`GANG_WORK`), a lane *parks* (when the
 //! context allows it: `JitCtx::gang`), leaving the region with its registers written back
 //! and its PC at the loop's start, marked in `JitCtx::parked`. The caller (`exec::jit_run`)
 //! then runs the parked lanes through the gang function in fours and the rest, and every
@@ -39,10 +39,14 @@ use crate::ir::{Inst, Program, Slot, NONE};
 /// (more lanes than 4 only spill more).
 pub const GANG: usize = 4;
 
-/// Iterations that must be left after the first where a loop starts for a lane to park there:
-/// parking writes the lane's registers back and the gang function loads them again, which
-/// costs about what a few iterations of a short body do.
-const GANG_MIN: i64 = 16;
+/// Instructions that must be left in a loop after its first iteration (iterations left times
+/// the body's length) for a lane to park where it starts: parking writes the lane's registers
+/// back, the gang function loads them and checks the accesses again, and a shorter loop is
+/// overlapped with the next lane's by the host's out-of-order core anyway. Measured (a loop of
+/// a load and a fused multiply-add, 6 instructions, 4,096 threads, one worker, best of 200,
+/// with gangs against without): 18 iterations 1.17x slower, 20 1.08x slower, 30 even, 45
+/// 1.1x faster, 60 1.27x, 80 1.35x, 100 1.5x.
+const GANG_WORK: i64 = 256;
 
 /// One lane of a gang: its index, its registers and its variables (swapped into the `Em`
 /// while its instructions are emitted), and the differences its checks found.
@@ -68,16 +72,18 @@ impl Em<'_, '_> {
     }
 
     /// Where loop `li` starts at `k`, its checks passed with `last` iterations left after the
-    /// first: park the lane when the context allows it and enough are left, else go on to
-    /// `unchecked`.
-    pub(super) fn park_gate(&mut self, k: usize, last: Value, unchecked: Block) {
+    /// first: park the lane when the context allows it and enough work is left (`GANG_WORK`),
+    /// else go on to `unchecked`.
+    pub(super) fn park_gate(&mut self, li: usize, k: usize, last: Value, unchecked: Block) {
         let fl = MemFlagsData::trusted();
+        let body = (self.loops[li].back - self.loops[li].head + 1) as i64;
         let allowed = self.b.ins().load(I32, fl, self.ctx, CTX_GANG);
         let allowed = self.b.ins().icmp_imm_s(IntCC::NotEqual, allowed, 0);
-        let enough = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, last, GANG_MIN);
+        let enough = self.b.ins().icmp_imm_s(
+            IntCC::SignedGreaterThanOrEqual,
+            last,
+            (GANG_WORK + body - 1) / body,
+        );
         let park = self.b.ins().band(allowed, enough);
         let out = self.b.create_block();
         self.b.set_cold_block(out);

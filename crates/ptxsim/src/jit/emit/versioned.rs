@@ -264,7 +264,7 @@ impl Em<'_, '_> {
             let unchecked = self.b.create_block();
             let (deltas, last) = self.precheck(li, checked);
             if self.gangs[li] {
-                self.park_gate(k, last, unchecked);
+                self.park_gate(li, k, last, unchecked);
             } else {
                 self.b.ins().jump(unchecked, &[]);
             }
