@@ -179,6 +179,9 @@ pub struct Shadow {
     w: Vec<Rec>,
     r: Vec<Rec>,
     byte_mode: Vec<bool>,
+    /// Whether any word of `byte_mode` is set (so that a block start clears nothing when none
+    /// is).
+    any_byte_mode: bool,
     bw: Vec<Rec>,
     br: Vec<Rec>,
     /// The epoch `log` and `wrote` are about.
@@ -263,6 +266,7 @@ impl Shadow {
             w: vec![Rec::default(); words],
             r: vec![Rec::default(); words],
             byte_mode: vec![false; words],
+            any_byte_mode: false,
             bw: vec![Rec::default(); words * 4],
             br: vec![Rec::default(); words * 4],
             log_epoch: 0,
@@ -275,12 +279,16 @@ impl Shadow {
 
     /// Forget byte-mode words (records of earlier blocks never conflict: epochs only grow).
     pub fn begin_block(&mut self) {
-        self.byte_mode.fill(false);
+        if self.any_byte_mode {
+            self.byte_mode.fill(false);
+            self.any_byte_mode = false;
+        }
     }
 
     fn enter_byte_mode(&mut self, word: usize) {
         if !self.byte_mode[word] {
             self.byte_mode[word] = true;
+            self.any_byte_mode = true;
             let (w, r) = (self.w[word], self.r[word]);
             self.bw[word * 4..word * 4 + 4].fill(w);
             self.br[word * 4..word * 4 + 4].fill(r);
@@ -607,6 +615,19 @@ mod tests {
         assert!(s.access(32, 4, 3, 7, 4, false).is_none());
         assert!(s.access(32, 4, 4, 7, 4, false).is_none());
         assert!(s.access(32, 4, 70, 0, 4, true).is_some());
+    }
+
+    #[test]
+    fn a_block_start_forgets_byte_mode_words() {
+        let mut s = Shadow::new(64);
+        // A byte access puts word 2 in byte mode; the next block starts without it.
+        assert_eq!(s.access(9, 1, 0, 0, 1, true), None);
+        assert!(s.byte_mode[2] && s.any_byte_mode);
+        s.begin_block();
+        assert!(!s.byte_mode.iter().any(|&b| b) && !s.any_byte_mode);
+        // Word accesses then use the word records again, and still see conflicts.
+        assert_eq!(s.access(8, 4, 0, 0, 2, true), None);
+        assert!(s.access(8, 4, 40, 0, 2, false).is_some());
     }
 
     #[test]

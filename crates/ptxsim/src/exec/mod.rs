@@ -598,7 +598,9 @@ impl<'a> Worker<'a> {
             for &s in &prog.entry_live {
                 w.regs[s as usize] = [0; 32];
             }
-            w.local.fill(0);
+            if !w.local.is_empty() {
+                w.local.fill(0);
+            }
             let first = w.idx * 32;
             let live = if nthreads - first >= 32 {
                 u32::MAX

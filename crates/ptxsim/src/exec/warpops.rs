@@ -12,10 +12,7 @@ use crate::CheckKind;
 impl Worker<'_> {
     #[inline(always)]
     pub(super) fn shfl(&mut self, w: &mut Warp, i: &Inst, m: u32, pc: u32, mode: ShflMode) {
-        let mut out = [0u64; 32];
-        let mut okm = 0u32;
-        let mut bad = 0u32;
-        {
+        let (out, okm, bad) = {
             let regs = &w.regs;
             let (a, b, c, members) = (
                 &regs[i.r[1] as usize],
@@ -23,39 +20,18 @@ impl Worker<'_> {
                 &regs[i.r[3] as usize],
                 &regs[i.r[4] as usize],
             );
-            macro_rules! lanes {
-                ($j:expr, $ok:expr) => {
-                    for l in 0..32 {
-                        let lane = l as i32;
-                        let bval = (b[l] & 31) as i32;
-                        let cval = (c[l] & 31) as i32;
-                        let segmask = ((c[l] >> 8) & 31) as i32;
-                        let max_lane = (lane & segmask) | (cval & !segmask);
-                        let j: i32 = $j(lane, bval, segmask);
-                        let ok: bool = $ok(j, max_lane);
-                        let src = if ok { (j & 31) as usize } else { l };
-                        out[l] = a[src];
-                        okm |= (ok as u32) << l;
-                        let readable = (m >> src) & ((members[l] as u32) >> src) & 1;
-                        bad |= (readable ^ 1) << l;
-                    }
-                };
+            let full = m == u32::MAX
+                && uniform(b)
+                && uniform(c)
+                && uniform(members)
+                && members[0] as u32 == u32::MAX;
+            match full.then(|| shfl_uniform(mode, a, b[0], c[0])).flatten() {
+                // Every lane executes it and may be read: nothing is unreadable.
+                Some((out, okm)) => (out, okm, 0),
+                None => shfl_lanes(mode, a, b, c, members, m),
             }
-            match mode {
-                ShflMode::Up => lanes!(|l: i32, b: i32, _s: i32| l - b, |j: i32, mx: i32| j >= mx),
-                ShflMode::Down => {
-                    lanes!(|l: i32, b: i32, _s: i32| l + b, |j: i32, mx: i32| j <= mx)
-                }
-                ShflMode::Bfly => {
-                    lanes!(|l: i32, b: i32, _s: i32| l ^ b, |j: i32, mx: i32| j <= mx)
-                }
-                ShflMode::Idx => lanes!(
-                    |l: i32, b: i32, s: i32| (l & s) | (b & !s),
-                    |j: i32, mx: i32| j <= mx
-                ),
-            }
-        }
-        bad &= m;
+        };
+        let bad = bad & m;
         alu::write(&mut w.regs[i.r[0] as usize], m, |l| out[l]);
         if i.r[5] != NONE {
             let p = &mut w.regs[i.r[5] as usize];
@@ -103,6 +79,111 @@ impl Worker<'_> {
             );
             self.note(r, pc);
         }
+    }
+}
+
+/// Whether every lane of `x` holds the same value (a branch-free loop that vectorises).
+#[inline(always)]
+fn uniform(x: &[u64; 32]) -> bool {
+    x.iter().fold(0, |acc, &v| acc | (v ^ x[0])) == 0
+}
+
+/// A shuffle's result and its predicate (lanes whose source was in range) for every lane,
+/// and the lanes that read a lane outside `m` or outside their member mask.
+#[inline(always)]
+fn shfl_lanes(
+    mode: ShflMode,
+    a: &[u64; 32],
+    b: &[u64; 32],
+    c: &[u64; 32],
+    members: &[u64; 32],
+    m: u32,
+) -> ([u64; 32], u32, u32) {
+    let mut out = [0u64; 32];
+    let mut okm = 0u32;
+    let mut bad = 0u32;
+    macro_rules! lanes {
+        ($j:expr, $ok:expr) => {
+            for l in 0..32 {
+                let lane = l as i32;
+                let bval = (b[l] & 31) as i32;
+                let cval = (c[l] & 31) as i32;
+                let segmask = ((c[l] >> 8) & 31) as i32;
+                let max_lane = (lane & segmask) | (cval & !segmask);
+                let j: i32 = $j(lane, bval, segmask);
+                let ok: bool = $ok(j, max_lane);
+                let src = if ok { (j & 31) as usize } else { l };
+                out[l] = a[src];
+                okm |= (ok as u32) << l;
+                let readable = (m >> src) & ((members[l] as u32) >> src) & 1;
+                bad |= (readable ^ 1) << l;
+            }
+        };
+    }
+    match mode {
+        ShflMode::Up => lanes!(|l: i32, b: i32, _s: i32| l - b, |j: i32, mx: i32| j >= mx),
+        ShflMode::Down => {
+            lanes!(|l: i32, b: i32, _s: i32| l + b, |j: i32, mx: i32| j <= mx)
+        }
+        ShflMode::Bfly => {
+            lanes!(|l: i32, b: i32, _s: i32| l ^ b, |j: i32, mx: i32| j <= mx)
+        }
+        ShflMode::Idx => lanes!(
+            |l: i32, b: i32, s: i32| (l & s) | (b & !s),
+            |j: i32, mx: i32| j <= mx
+        ),
+    }
+    (out, okm, bad)
+}
+
+/// `shfl_lanes` when every lane has the same operands `b` and `c` with no segments (the
+/// reductions' `__shfl_down_sync(FULL, v, off)`): the sources are a shift, a swap of blocks or
+/// a broadcast, done as copies instead of a per-lane gather. `None` for other operands.
+#[inline(always)]
+fn shfl_uniform(mode: ShflMode, a: &[u64; 32], b: u64, c: u64) -> Option<([u64; 32], u32)> {
+    if (c >> 8) & 31 != 0 {
+        return None;
+    }
+    let (s, cval) = ((b & 31) as usize, (c & 31) as usize);
+    let mut out = *a;
+    let okm = match mode {
+        ShflMode::Down => {
+            // Lanes l with l + s <= cval read lane l + s.
+            let k = (cval + 1).saturating_sub(s).min(32 - s);
+            out[..k].copy_from_slice(&a[s..s + k]);
+            low(k)
+        }
+        ShflMode::Up => {
+            // Lanes l with l - s >= cval read lane l - s.
+            let k0 = (cval + s).min(32);
+            out[k0..].copy_from_slice(&a[k0 - s..32 - s]);
+            !low(k0)
+        }
+        ShflMode::Bfly if cval == 31 => {
+            for (l, o) in out.iter_mut().enumerate() {
+                *o = a[l ^ s];
+            }
+            u32::MAX
+        }
+        ShflMode::Bfly => return None,
+        ShflMode::Idx => {
+            if s <= cval {
+                out = [a[s]; 32];
+                u32::MAX
+            } else {
+                0
+            }
+        }
+    };
+    Some((out, okm))
+}
+
+/// The lowest `k` bits set (k <= 32).
+fn low(k: usize) -> u32 {
+    if k >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << k) - 1
     }
 }
 
@@ -171,4 +252,39 @@ pub(super) fn redux(w: &mut Warp, i: &Inst, m: u32, op: ReduxOp, signed: bool) {
     let v = acc.unwrap_or(0);
     let d = &mut w.regs[i.r[0] as usize];
     alu::write(d, m, |_| v);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The copy-based path gives the per-lane path's result and predicate for every mode,
+    /// offset and clamp it accepts (on random register values).
+    #[test]
+    fn uniform_shuffles_match_the_lane_by_lane_ones() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut a = [0u64; 32];
+        for x in &mut a {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            *x = seed;
+        }
+        let full = [u32::MAX as u64; 32];
+        let mut checked = 0;
+        for mode in [ShflMode::Up, ShflMode::Down, ShflMode::Bfly, ShflMode::Idx] {
+            for b in 0..34u64 {
+                for c in (0..32u64).chain([0x1f00, 0x1c1f, 0x181f]) {
+                    let want = shfl_lanes(mode, &a, &[b; 32], &[c; 32], &full, u32::MAX);
+                    assert_eq!(want.2, 0);
+                    if let Some((out, okm)) = shfl_uniform(mode, &a, b, c) {
+                        assert_eq!((out, okm), (want.0, want.1), "{mode:?} b={b} c={c:#x}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        // Up, Down and Idx for every clamp; Bfly for the full one: no segments anywhere.
+        assert_eq!(checked, 3 * 34 * 32 + 34);
+    }
 }
