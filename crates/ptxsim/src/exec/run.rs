@@ -493,6 +493,25 @@ impl Worker<'_> {
                         }
                         continue;
                     }
+                    if m != 0 && w.waiting == 0 {
+                        // The group splits and no other lanes wait: the half at the lower PC
+                        // runs first, the other waits there (what `pick` would choose: both
+                        // halves are at the group's depth).
+                        let (taken, fall) = (m, w.mask & !m);
+                        let (first, first_pc, second, second_pc) = if target > pc + 1 {
+                            (fall, pc + 1, taken, target)
+                        } else {
+                            (taken, target, fall, pc + 1)
+                        };
+                        if first_pc != second_pc {
+                            super::set_lanes(&mut w.lane_pc, second, second_pc);
+                            w.waiting = second;
+                            w.resched_pc = second_pc;
+                        }
+                        w.mask = first | if first_pc == second_pc { second } else { 0 };
+                        pc = first_pc;
+                        continue;
+                    }
                     if m != 0 {
                         let group = w.mask;
                         w.pc = pc;

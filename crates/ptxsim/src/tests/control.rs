@@ -271,3 +271,71 @@ fn struct_parameters_by_value_and_by_address() {
         );
     }
 }
+
+/// One warp whose lanes draw tickets from a shared counter, to see which half of a split group
+/// runs first.
+const SPLIT_ORDER: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry split_order(.param .u64 out)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  .shared .align 4 .b32 ctr;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd2, %r1, 4;
+  add.s64 %rd3, %rd1, %rd2;
+  setp.ne.u32 %p1, %r1, 0;
+  @%p1 bra READY;
+  st.shared.u32 [ctr], 0;
+READY:
+  bar.sync 0;
+  and.b32 %r2, %r1, 1;
+  setp.ne.u32 %p2, %r2, 0;
+  @%p2 bra ODD;
+  atom.shared.add.u32 %r3, [ctr], 1;
+  bra JOIN;
+ODD:
+  atom.shared.add.u32 %r3, [ctr], 1;
+JOIN:
+  st.global.u32 [%rd3], %r3;
+  and.b32 %r4, %r1, 3;
+  mov.u32 %r5, 0;
+LOOP:
+  atom.shared.add.u32 %r6, [ctr], 1;
+  add.u32 %r5, %r5, 1;
+  setp.le.u32 %p3, %r5, %r4;
+  @%p3 bra LOOP;
+  atom.shared.add.u32 %r7, [ctr], 1;
+  st.global.u32 [%rd3+128], %r7;
+  ret;
+}
+"#;
+
+#[test]
+fn a_split_group_runs_its_lower_pc_half_first() {
+    let dev = Device::new();
+    let m = dev.load_module(SPLIT_ORDER).unwrap();
+    let out = dev.alloc(64 * 4).unwrap();
+    let r = run(&dev, &m, "split_order", (1, 1, 1), (32, 1, 1), &[&p64(out)]);
+    assert!(r.reports.is_empty(), "{:?}", r.reports);
+    let o = download_i32(&dev, out, 64);
+    // A forward branch: the lanes that fall through (even) run before the lanes that jump.
+    for l in 0..32 {
+        let want = if l % 2 == 0 { l / 2 } else { 16 + l / 2 };
+        assert_eq!(o[l as usize], want, "lane {l} at the forward split");
+    }
+    // A loop (lane l runs l % 4 + 1 times): the lanes that branch back run every iteration
+    // before any lane goes on past the loop; then all 32 draw in lane order.
+    let in_loop: i32 = (0..32).map(|l| l % 4 + 1).sum();
+    for l in 0..32 {
+        assert_eq!(
+            o[32 + l as usize],
+            32 + in_loop + l,
+            "lane {l} after the loop"
+        );
+    }
+}
