@@ -426,6 +426,17 @@ impl Shadow {
     ) -> Option<(usize, Conflict)> {
         self.begin_epoch(epoch);
         if !self.wrote {
+            // Before anything is logged, a run of reads goes straight into the records (as it
+            // would at the replay, in the same order): an epoch that reads, then writes
+            // (`sdata[tid] += sdata[tid + s]`) then has nothing to replay.
+            if !write
+                && size == 4
+                && self.log.is_empty()
+                && self.clog_len == 0
+                && self.eager_run(offs, m, warp, wep, epoch, false)
+            {
+                return None;
+            }
             if !write && self.log.len() < MAX_LOG {
                 let mut o = [0u32; 32];
                 for (d, &s) in o.iter_mut().zip(offs) {
@@ -693,11 +704,20 @@ mod tests {
         assert!(s.access(32, 4, 70, 0, 4, true).is_some());
     }
 
-    /// The run path of `eager` leaves the records and findings of the lane-by-lane path, on
-    /// random warp accesses: runs, gaps, shared words, sub-word sizes, reads and writes of
-    /// several warps, warp-sync and barrier epochs.
-    #[test]
-    fn warp_runs_match_lane_by_lane_checking() {
+    /// One warp access of `random_warp_accesses`.
+    struct WarpAccess {
+        epoch: u32,
+        warp: u32,
+        wep: u32,
+        write: bool,
+        size: usize,
+        m: u32,
+        offs: [usize; 32],
+    }
+
+    /// Random warp accesses of a 512-byte shared memory: runs, gaps, shared words, sub-word
+    /// sizes, reads and writes of several warps, warp-sync epochs, 40 per barrier epoch.
+    fn random_warp_accesses(n: u32) -> Vec<WarpAccess> {
         let mut seed = 0x2545_F491_4F6C_DD1Du64;
         let mut next = move |n: u64| {
             seed ^= seed << 13;
@@ -705,47 +725,100 @@ mod tests {
             seed ^= seed << 17;
             seed % n
         };
+        (0..n)
+            .map(|step| {
+                let (warp, wep, write) = (next(4) as u32, next(2) as u32, next(3) == 0);
+                let size = if next(10) == 0 { 1 << next(3) } else { 4 };
+                let m = match next(4) {
+                    0 => u32::MAX,
+                    1 => (1u32 << next(32)).wrapping_sub(1).max(1),
+                    2 => next(1 << 32) as u32,
+                    _ => 1 << next(32),
+                };
+                let start = 4 * next(96) as usize;
+                let offs: [usize; 32] = std::array::from_fn(|l| match next(16) {
+                    0 => 4 * next(128) as usize,
+                    1 => start + 4 * l + 1,
+                    _ => start + 4 * l,
+                });
+                WarpAccess {
+                    epoch: 1 + step / 40,
+                    warp,
+                    wep,
+                    write,
+                    size,
+                    m,
+                    offs: offs.map(|o| o & !(size.min(4) - 1)),
+                }
+            })
+            .collect()
+    }
+
+    /// The run path of `eager` leaves the records and findings of the lane-by-lane path.
+    #[test]
+    fn warp_runs_match_lane_by_lane_checking() {
         let (mut fast, mut slow) = (Shadow::new(512), Shadow::new(512));
         let (mut runs, mut found) = (0, 0);
-        for step in 0..20_000u32 {
-            let epoch = 1 + step / 40;
-            let warp = next(4) as u32;
-            let wep = next(2) as u32;
-            let write = next(3) == 0;
-            let size = if next(10) == 0 { 1 << next(3) } else { 4 };
-            let m = match next(4) {
-                0 => u32::MAX,
-                1 => (1u32 << next(32)).wrapping_sub(1).max(1),
-                2 => next(1 << 32) as u32,
-                _ => 1 << next(32),
-            };
-            let start = 4 * next(96) as usize;
-            let offs: [usize; 32] = std::array::from_fn(|l| match next(16) {
-                0 => 4 * next(128) as usize,
-                1 => start + 4 * l + 1,
-                _ => start + 4 * l,
-            });
-            let offs = if size < 4 {
-                offs.map(|o| o & !(size - 1))
-            } else {
-                offs
-            };
-            let a = fast.eager(&offs, m, size, warp, wep, epoch, write);
-            let b = slow.eager_lanes(&offs, m, size, warp, wep, epoch, write);
-            assert_eq!(a.map(|x| x.0), b.map(|x| x.0), "step {step}");
-            assert_eq!(a.map(|x| x.1), b.map(|x| x.1), "step {step}");
+        for (step, a) in random_warp_accesses(20_000).iter().enumerate() {
+            let (offs, m, size) = (&a.offs, a.m, a.size);
+            let x = fast.eager(offs, m, size, a.warp, a.wep, a.epoch, a.write);
+            let y = slow.eager_lanes(offs, m, size, a.warp, a.wep, a.epoch, a.write);
+            assert_eq!(x, y, "step {step}");
             assert!(
                 fast.w == slow.w && fast.r == slow.r,
                 "records differ at step {step}"
             );
             assert!(fast.bw == slow.bw && fast.br == slow.br && fast.byte_mode == slow.byte_mode);
-            runs += (size == 4 && m != 0 && a.is_none()) as u32;
-            found += a.is_some() as u32;
+            runs += (size == 4 && m != 0 && x.is_none()) as u32;
+            found += x.is_some() as u32;
         }
         assert!(
             runs > 1000 && found > 1000,
             "runs {runs}, conflicts {found}"
         );
+    }
+
+    /// Reads logged until an epoch's first write (or taken straight into the records while
+    /// nothing is logged) give the findings of checking every access at once, and the same
+    /// records once replayed.
+    #[test]
+    fn logged_reads_find_what_eager_checking_finds() {
+        let (mut logged, mut eager) = (Shadow::new(512), Shadow::new(512));
+        let (mut epoch, mut found) = (0, 0);
+        for (step, a) in random_warp_accesses(20_000).iter().enumerate() {
+            if a.epoch != epoch {
+                logged.go_eager(epoch);
+                assert!(logged.w == eager.w && logged.r == eager.r, "epoch {epoch}");
+                assert!(logged.bw == eager.bw && logged.br == eager.br);
+                epoch = a.epoch;
+            }
+            let (offs, m, size) = (&a.offs, a.m, a.size);
+            let x = logged.access_warp(offs, m, size, a.warp, a.wep, a.epoch, a.write);
+            eager.go_eager(a.epoch);
+            let y = eager.eager_lanes(offs, m, size, a.warp, a.wep, a.epoch, a.write);
+            assert_eq!(x, y, "step {step}");
+            found += x.is_some() as u32;
+        }
+        assert!(found > 1000, "conflicts {found}");
+    }
+
+    /// A run of reads made after other reads were logged is logged too: taken straight into
+    /// the records, it would be replayed over by the older reads, and the race of the write
+    /// below (no `__syncwarp` since the last read) would go unseen.
+    #[test]
+    fn reads_after_logged_ones_keep_their_order() {
+        let mut s = Shadow::new(64);
+        let mut offs = [4usize; 32];
+        offs[0] = 0;
+        offs[1] = 0;
+        // Lanes 0 and 1 of warp 0 read word 0 at warp-sync epoch 5 (not a run: logged) ...
+        assert_eq!(s.access_warp(&offs, 0b11, 4, 0, 5, 1, false), None);
+        // ... lane 0 reads it again after a __syncwarp ...
+        assert_eq!(s.access_warp(&offs, 0b1, 4, 0, 6, 1, false), None);
+        // ... and lane 2 writes it with no __syncwarp since: a race with those reads.
+        offs[2] = 0;
+        let (lane, c) = s.access_warp(&offs, 0b100, 4, 0, 6, 1, true).unwrap();
+        assert_eq!((lane, c.other_write, c.other), (2, false, None));
     }
 
     #[test]
