@@ -137,8 +137,9 @@ fn shfl_lanes(
 }
 
 /// `shfl_lanes` when every lane has the same operands `b` and `c` with no segments (the
-/// reductions' `__shfl_down_sync(FULL, v, off)`): the sources are a shift, a swap of blocks or
-/// a broadcast, done as copies instead of a per-lane gather. `None` for other operands.
+/// reductions' `__shfl_down_sync(FULL, v, off)`): the sources are a shift (up, down), a fixed
+/// permutation (butterfly) or a broadcast (index), done as copies instead of a gather that
+/// works out each lane's source. `None` for other operands.
 #[inline(always)]
 fn shfl_uniform(mode: ShflMode, a: &[u64; 32], b: u64, c: u64) -> Option<([u64; 32], u32)> {
     if (c >> 8) & 31 != 0 {
