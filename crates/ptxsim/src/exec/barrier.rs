@@ -132,7 +132,15 @@ impl Worker<'_> {
                 };
                 alu::each(m, |l| w.regs[dest as usize][l] = v);
             }
-            if w.mask == 0 {
+            if w.mask == 0 && w.waiting == m && w.sync_wait == 0 {
+                // Only these lanes are ready (a warp with no running group has none waiting
+                // but at collectives): they arrived as one group, at one PC and depth, and run
+                // on as that group, which is what `pick` would find without its search.
+                w.waiting = 0;
+                w.mask = m;
+                w.pc = w.lane_pc[m.trailing_zeros() as usize & 31];
+                w.resched_pc = u32::MAX;
+            } else if w.mask == 0 {
                 w.pick();
             }
         }
