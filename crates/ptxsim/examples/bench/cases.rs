@@ -476,6 +476,65 @@ fn reduce_tree_kernel(p: &Problem) -> Native {
     })
 }
 
+/// `reduceBlockTree` as the SIMT program a simulator runs at best, hand-written: every thread
+/// of every block evaluates `tid < s` at every step, bounds are checked and, when `check`,
+/// each shared access is compared with and recorded in a writer and a reader record per word
+/// (the race checker's minimum). Beside `reduce_tree_kernel`, the floor under goal Y
+/// (`--floor`). Panics on a race or an access out of bounds, which this kernel has none of.
+pub fn reduce_tree_simt(p: &Problem, check: bool) -> Native {
+    const BLOCK: usize = 256;
+    let x = f32s(&p.bufs[0].data);
+    Box::new(move || {
+        let n = x.len();
+        let mut partial = vec![0f32; n.div_ceil(BLOCK)];
+        let mut sdata = [0f32; BLOCK];
+        // (thread, barrier epoch) of the last write and the last read of each word.
+        let (mut wr, mut rd) = ([(u32::MAX, 0u32); BLOCK], [(u32::MAX, 0u32); BLOCK]);
+        let mut access = |word: usize, tid: u32, epoch: u32, write: bool| {
+            let (wt, we) = wr[word];
+            let mut ok = we != epoch || wt == tid;
+            if write {
+                let (rt, re) = rd[word];
+                ok &= re != epoch || rt == tid;
+                wr[word] = (tid, epoch);
+            } else {
+                rd[word] = (tid, epoch);
+            }
+            assert!(ok, "race at word {word}");
+        };
+        let mut epoch = 0u32;
+        for (b, out) in partial.iter_mut().enumerate() {
+            epoch += 1;
+            for t in 0..BLOCK as u32 {
+                let i = b * BLOCK + t as usize;
+                let v = if i < n { x[i] } else { 0.0 };
+                if check {
+                    access(t as usize, t, epoch, true);
+                }
+                sdata[t as usize] = v;
+            }
+            let mut s = (BLOCK / 2) as u32;
+            while s > 0 {
+                epoch += 1;
+                for t in 0..BLOCK as u32 {
+                    if t < s {
+                        let (a, c) = (t as usize, (t + s) as usize);
+                        if check {
+                            access(a, t, epoch, false);
+                            access(c, t, epoch, false);
+                            access(a, t, epoch, true);
+                        }
+                        sdata[a] += sdata[c];
+                    }
+                }
+                s >>= 1;
+            }
+            *out = sdata[0];
+        }
+        bytes_f32(&partial)
+    })
+}
+
 fn reduce_shfl_kernel(p: &Problem) -> Native {
     let x = i32s(&p.bufs[0].data);
     fn warp_reduce(v: &mut [i32; 32]) {

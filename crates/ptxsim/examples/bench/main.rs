@@ -14,6 +14,8 @@
 //! instruction counts do not depend on the machine's load): `--profile NAME THREADS` runs one
 //! checked launch of that case at that size on one thread and prints its warp-instructions;
 //! `--profile NAME THREADS --repeat R [--workers W]` prints the best time of R launches.
+//! `--floor [THREADS]` compares reduceBlockTree's native loops with the SIMT program a checked
+//! simulator runs at best (the yardstick for goal Y).
 //! The last line printed is
 //! `ptxsim: min_ratio_vs_numba_sim=X max_ratio_vs_native=Y parallel_speedup=Z`.
 //! A benchmark, not a test: it reports what it measures and checks that the outputs agree.
@@ -131,6 +133,42 @@ fn time_native(native: &mut cases::Native) -> (f64, Vec<u8>) {
         runs += 1;
     }
     (best, out)
+}
+
+/// `--floor [THREADS]`: reduceBlockTree's native transliteration beside the SIMT program a
+/// simulator runs at best (`cases::reduce_tree_simt`), without and with race records, on one
+/// core: how close to native goal Y asks ptxsim to come.
+fn floor(every: &[Case], threads: u64) -> Res<()> {
+    let case = every
+        .iter()
+        .find(|c| c.name == "reduceBlockTree")
+        .ok_or("no reduceBlockTree case")?;
+    let p = (case.build)(threads, &mut rng::Rng::seeded(SEED));
+    let mut runs = [
+        (case.kernel_native)(&p),
+        cases::reduce_tree_simt(&p, false),
+        cases::reduce_tree_simt(&p, true),
+    ];
+    let want = runs[0]();
+    if runs[1..].iter_mut().any(|r| r() != want) {
+        return Err("the SIMT program's partial sums differ from the native ones".into());
+    }
+    // Alternated, best of each.
+    let mut best = [f64::INFINITY; 3];
+    for _ in 0..10 {
+        for (b, r) in best.iter_mut().zip(&mut runs) {
+            *b = b.min(time_native(r).0);
+        }
+    }
+    println!(
+        "reduceBlockTree, {} threads, one core: kern {:.2e} threads/s; SIMT program {:.1}x \
+         kern's time, with race records {:.1}x",
+        p.threads(),
+        p.threads() as f64 / best[0],
+        best[1] / best[0],
+        best[2] / best[0]
+    );
+    Ok(())
 }
 
 fn bench_case(dev: &Device, case: &Case, quick: bool) -> Res<Row> {
@@ -283,6 +321,13 @@ fn main() -> Res<()> {
         .map(|v| v.split(',').map(str::to_string).collect());
     let dev = Device::new();
     let every = cases::all();
+    if let Some(i) = args.iter().position(|a| a == "--floor") {
+        let threads = args
+            .get(i + 1)
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(1 << 22);
+        return floor(&every, threads);
+    }
     if let Some(i) = args.iter().position(|a| a == "--profile") {
         let name = args.get(i + 1).ok_or("--profile NAME THREADS")?;
         let threads: u64 = args
