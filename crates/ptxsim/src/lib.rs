@@ -155,6 +155,57 @@ pub struct LaunchConfig {
     /// the kernel has run enough; the environment variable `PTXSIM_JIT` = `0`/`off`/`always`
     /// changes the default). Results and reports are the same either way.
     pub jit: JitMode,
+    /// The widest vector instructions the interpreter may use (default: `Avx512`, the best the
+    /// CPU has; the environment variable `PTXSIM_CPU` = `baseline`/`avx2` lowers the default).
+    /// Results and reports are the same with every build.
+    pub host: HostBuild,
+}
+
+/// A cap on the build of the interpreter loop a launch runs: the crate compiles that loop for
+/// baseline x86-64, for x86-64-v3 (AVX2) and for x86-64-v4 (AVX-512), and runs the best one
+/// the CPU has up to the cap (for tests that compare the builds, and to measure them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum HostBuild {
+    Baseline,
+    Avx2,
+    Avx512,
+}
+
+impl HostBuild {
+    /// The default cap, from the environment variable `PTXSIM_CPU`: `baseline`, `avx2` (or
+    /// `v3`); anything else or unset: `Avx512`.
+    pub fn from_env() -> HostBuild {
+        static CAP: std::sync::OnceLock<HostBuild> = std::sync::OnceLock::new();
+        *CAP.get_or_init(|| {
+            match std::env::var("PTXSIM_CPU")
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+                .as_str()
+            {
+                "baseline" | "v1" => HostBuild::Baseline,
+                "avx2" | "v3" => HostBuild::Avx2,
+                _ => HostBuild::Avx512,
+            }
+        })
+    }
+
+    /// The builds this CPU can run, from the baseline up.
+    pub fn available() -> Vec<HostBuild> {
+        [HostBuild::Baseline, HostBuild::Avx2, HostBuild::Avx512]
+            .into_iter()
+            .filter(|&b| exec::cpu_level(b) == b.level())
+            .collect()
+    }
+
+    /// The x86-64 micro-architecture level of this build (0 for the baseline).
+    fn level(self) -> u8 {
+        match self {
+            HostBuild::Baseline => 0,
+            HostBuild::Avx2 => 3,
+            HostBuild::Avx512 => 4,
+        }
+    }
 }
 
 impl LaunchConfig {
@@ -168,6 +219,7 @@ impl LaunchConfig {
             instruction_budget: None,
             threads: 0,
             jit: jit::mode_from_env(),
+            host: HostBuild::from_env(),
         }
     }
 }
@@ -609,6 +661,7 @@ impl Device {
             dyn_shared: config.dynamic_shared_bytes,
             shared_bytes: shared as u32,
             check: config.check,
+            host: config.host,
             cancel: config.cancel.as_deref(),
             abort: AtomicBool::new(false),
             budget: config.instruction_budget,

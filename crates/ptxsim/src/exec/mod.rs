@@ -13,6 +13,7 @@ mod barrier;
 mod builtins;
 mod calls;
 mod cpu;
+pub use cpu::level as cpu_level;
 pub mod float;
 mod fops;
 mod jit_run;
@@ -57,6 +58,8 @@ pub struct Ctx<'a> {
     /// Static + dynamic shared bytes per block.
     pub shared_bytes: u32,
     pub check: bool,
+    /// The most the interpreter loop's build may use of the host CPU.
+    pub host: crate::HostBuild,
     pub cancel: Option<&'a AtomicBool>,
     /// Raised when any block faults: the others stop soon after.
     pub abort: AtomicBool,
@@ -262,8 +265,8 @@ pub struct Worker<'a> {
     bars: Vec<BarState>,
     /// Instructions executed and not yet added to `ctx.executed`.
     pending: u64,
-    /// Run the x86-64-v3 build of the interpreter loop.
-    v3: bool,
+    /// The build of the interpreter loop to run (`cpu::level`).
+    level: u8,
     /// Instructions left before the next checkpoint, and the checkpoint interval.
     fuel: u32,
     slice: u32,
@@ -387,7 +390,7 @@ impl<'a> Worker<'a> {
             epoch: 0,
             bars: vec![BarState::default(); 16],
             pending: 0,
-            v3: cpu::has_v3(),
+            level: cpu::level(ctx.host),
             fuel: slice,
             slice,
             total: 0,

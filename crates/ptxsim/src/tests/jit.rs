@@ -250,6 +250,70 @@ fn every_compiled_operation_matches_the_interpreter() {
     }
 }
 
+/// The interpreter loop is compiled for baseline x86-64, AVX2 and AVX-512 (`exec::cpu`): each
+/// build this CPU has computes the same bits for every operation of `jit_ops.ptx` and the same
+/// results and instruction counts for divergent code as the baseline build.
+#[test]
+fn every_build_of_the_interpreter_computes_the_same_bits() {
+    let builds = HostBuild::available();
+    assert_eq!(builds.first(), Some(&HostBuild::Baseline));
+    eprintln!("interpreter builds this CPU runs: {builds:?}");
+    let dev = Device::new();
+    let ops = dev.load_module(include_str!("ptx/jit_ops.ptx")).unwrap();
+    let control = dev.load_module(CONTROL).unwrap();
+    let mut rng = Rng(seed());
+    let n = 1000 + rng.below(300) as usize;
+    let input: Vec<u8> = (0..4 * n)
+        .flat_map(|_| operand(&mut rng).to_le_bytes())
+        .collect();
+    let pin = dev.alloc(input.len()).unwrap();
+    dev.write(pin, 0, &input).unwrap();
+    let v: Vec<i32> = (0..n).map(|_| rng.next() as i32).collect();
+    let pv = upload_i32(&dev, &v);
+    let mut outs = Vec::new();
+    for &host in &builds {
+        let mut c = cfg((n as u32).div_ceil(128), 128, JitMode::Off);
+        c.host = host;
+        let pout = dev.alloc(1024 * n).unwrap();
+        dev.launch(
+            &ops,
+            "ops",
+            &c,
+            &[&p64(pin), &p64(pout), &(n as u32).to_le_bytes()],
+        )
+        .unwrap();
+        let mut out = vec![0u8; 1024 * n];
+        dev.read(pout, 0, &mut out).unwrap();
+        let mut c = cfg((n as u32).div_ceil(96), 96, JitMode::Off);
+        c.host = host;
+        let po = dev.alloc(n * 4).unwrap();
+        let r = dev
+            .launch(
+                &control,
+                "divergent",
+                &c,
+                &[&p64(pv), &p64(po), &i32b(n as i32)],
+            )
+            .unwrap();
+        outs.push((out, download_i32(&dev, po, n), r.warp_instructions));
+    }
+    for (k, o) in outs.iter().enumerate().skip(1) {
+        let b = &outs[0];
+        if let Some(at) = (0..o.0.len()).find(|&at| o.0[at] != b.0[at]) {
+            let (t, slot) = (at / 1024, at % 1024 / 8);
+            panic!(
+                "{:?}: thread {t}, output slot {slot}: {:02x?}, baseline {:02x?}, inputs {:02x?}",
+                builds[k],
+                &o.0[t * 1024 + slot * 8..][..8],
+                &b.0[t * 1024 + slot * 8..][..8],
+                &input[t * 32..t * 32 + 32]
+            );
+        }
+        assert_eq!(o.1, b.1, "{:?}: divergent results", builds[k]);
+        assert_eq!(o.2, b.2, "{:?}: warp-instructions", builds[k]);
+    }
+}
+
 /// A guarded generic load of shared memory inside a compiled region: compiled code leaves that
 /// access to the interpreter, which must find its address register written back although
 /// nothing reads it afterwards.
