@@ -7,6 +7,7 @@
 use std::cmp::Ordering;
 
 use super::alu;
+use super::cpu::LaneMasks;
 use super::float::{self as fl, ftz32, ftz64, sat64};
 use super::{pred_mask, Warp};
 use crate::ir::*;
@@ -75,41 +76,49 @@ pub fn cmp_ord(c: Cmp, o: Option<Ordering>) -> bool {
 
 /// Compute the comparison mask of `f` over the 32 lanes.
 #[inline(always)]
-pub fn cmp_mask(w: &Warp, i: &Inst, f: impl Fn(u64, u64) -> bool) -> u32 {
+pub fn cmp_mask<K: LaneMasks>(k: K, w: &Warp, i: &Inst, f: impl Fn(u64, u64) -> bool) -> u32 {
     let a = &w.regs[i.r[1] as usize];
     let b = &w.regs[i.r[2] as usize];
-    let mut t = 0u32;
-    for l in 0..32 {
-        t |= (f(a[l], b[l]) as u32) << l;
+    if K::VECTOR {
+        let mut t = [0u64; 32];
+        for l in 0..32 {
+            t[l] = f(a[l], b[l]) as u64;
+        }
+        k.low_bits(&t)
+    } else {
+        let mut t = 0u32;
+        for l in 0..32 {
+            t |= (f(a[l], b[l]) as u32) << l;
+        }
+        t
     }
-    t
 }
 
 #[inline(always)]
-pub fn int_cmp_mask(w: &Warp, i: &Inst, cmp: Cmp, ty: IntTy) -> u32 {
+pub fn int_cmp_mask(k: impl LaneMasks, w: &Warp, i: &Inst, cmp: Cmp, ty: IntTy) -> u32 {
     if ty.signed {
         let b = ty.bits;
         match cmp {
-            Cmp::Lt => cmp_mask(w, i, |x, y| alu::sext(x, b) < alu::sext(y, b)),
-            Cmp::Le => cmp_mask(w, i, |x, y| alu::sext(x, b) <= alu::sext(y, b)),
-            Cmp::Gt => cmp_mask(w, i, |x, y| alu::sext(x, b) > alu::sext(y, b)),
-            Cmp::Ge => cmp_mask(w, i, |x, y| alu::sext(x, b) >= alu::sext(y, b)),
-            Cmp::Eq => cmp_mask(w, i, |x, y| alu::sext(x, b) == alu::sext(y, b)),
-            Cmp::Ne => cmp_mask(w, i, |x, y| alu::sext(x, b) != alu::sext(y, b)),
-            c => cmp_mask(w, i, |x, y| {
+            Cmp::Lt => cmp_mask(k, w, i, |x, y| alu::sext(x, b) < alu::sext(y, b)),
+            Cmp::Le => cmp_mask(k, w, i, |x, y| alu::sext(x, b) <= alu::sext(y, b)),
+            Cmp::Gt => cmp_mask(k, w, i, |x, y| alu::sext(x, b) > alu::sext(y, b)),
+            Cmp::Ge => cmp_mask(k, w, i, |x, y| alu::sext(x, b) >= alu::sext(y, b)),
+            Cmp::Eq => cmp_mask(k, w, i, |x, y| alu::sext(x, b) == alu::sext(y, b)),
+            Cmp::Ne => cmp_mask(k, w, i, |x, y| alu::sext(x, b) != alu::sext(y, b)),
+            c => cmp_mask(k, w, i, |x, y| {
                 cmp_ord(c, Some(alu::sext(x, b).cmp(&alu::sext(y, b))))
             }),
         }
     } else {
         let b = ty.bits;
         match cmp {
-            Cmp::Lt => cmp_mask(w, i, |x, y| alu::zext(x, b) < alu::zext(y, b)),
-            Cmp::Le => cmp_mask(w, i, |x, y| alu::zext(x, b) <= alu::zext(y, b)),
-            Cmp::Gt => cmp_mask(w, i, |x, y| alu::zext(x, b) > alu::zext(y, b)),
-            Cmp::Ge => cmp_mask(w, i, |x, y| alu::zext(x, b) >= alu::zext(y, b)),
-            Cmp::Eq => cmp_mask(w, i, |x, y| alu::zext(x, b) == alu::zext(y, b)),
-            Cmp::Ne => cmp_mask(w, i, |x, y| alu::zext(x, b) != alu::zext(y, b)),
-            c => cmp_mask(w, i, |x, y| {
+            Cmp::Lt => cmp_mask(k, w, i, |x, y| alu::zext(x, b) < alu::zext(y, b)),
+            Cmp::Le => cmp_mask(k, w, i, |x, y| alu::zext(x, b) <= alu::zext(y, b)),
+            Cmp::Gt => cmp_mask(k, w, i, |x, y| alu::zext(x, b) > alu::zext(y, b)),
+            Cmp::Ge => cmp_mask(k, w, i, |x, y| alu::zext(x, b) >= alu::zext(y, b)),
+            Cmp::Eq => cmp_mask(k, w, i, |x, y| alu::zext(x, b) == alu::zext(y, b)),
+            Cmp::Ne => cmp_mask(k, w, i, |x, y| alu::zext(x, b) != alu::zext(y, b)),
+            c => cmp_mask(k, w, i, |x, y| {
                 cmp_ord(c, Some(alu::zext(x, b).cmp(&alu::zext(y, b))))
             }),
         }
@@ -117,42 +126,43 @@ pub fn int_cmp_mask(w: &Warp, i: &Inst, cmp: Cmp, ty: IntTy) -> u32 {
 }
 
 #[inline(always)]
-pub fn float_cmp_mask(w: &Warp, i: &Inst, cmp: Cmp, ty: FTy, ftz: bool) -> u32 {
+pub fn float_cmp_mask(k: impl LaneMasks, w: &Warp, i: &Inst, cmp: Cmp, ty: FTy, ftz: bool) -> u32 {
     match ty {
         FTy::F32 if !ftz => match cmp {
-            Cmp::Lt => cmp_mask(w, i, |x, y| f32v(x) < f32v(y)),
-            Cmp::Le => cmp_mask(w, i, |x, y| f32v(x) <= f32v(y)),
-            Cmp::Gt => cmp_mask(w, i, |x, y| f32v(x) > f32v(y)),
-            Cmp::Ge => cmp_mask(w, i, |x, y| f32v(x) >= f32v(y)),
-            c => cmp_mask(w, i, |x, y| cmp_ord(c, f32v(x).partial_cmp(&f32v(y)))),
+            Cmp::Lt => cmp_mask(k, w, i, |x, y| f32v(x) < f32v(y)),
+            Cmp::Le => cmp_mask(k, w, i, |x, y| f32v(x) <= f32v(y)),
+            Cmp::Gt => cmp_mask(k, w, i, |x, y| f32v(x) > f32v(y)),
+            Cmp::Ge => cmp_mask(k, w, i, |x, y| f32v(x) >= f32v(y)),
+            c => cmp_mask(k, w, i, |x, y| cmp_ord(c, f32v(x).partial_cmp(&f32v(y)))),
         },
-        FTy::F32 => cmp_mask(w, i, |x, y| {
+        FTy::F32 => cmp_mask(k, w, i, |x, y| {
             cmp_ord(cmp, ftz32(f32v(x)).partial_cmp(&ftz32(f32v(y))))
         }),
         FTy::F64 => match cmp {
-            Cmp::Lt => cmp_mask(w, i, |x, y| f64v(x) < f64v(y)),
-            Cmp::Gt => cmp_mask(w, i, |x, y| f64v(x) > f64v(y)),
-            c => cmp_mask(w, i, |x, y| cmp_ord(c, f64v(x).partial_cmp(&f64v(y)))),
+            Cmp::Lt => cmp_mask(k, w, i, |x, y| f64v(x) < f64v(y)),
+            Cmp::Gt => cmp_mask(k, w, i, |x, y| f64v(x) > f64v(y)),
+            c => cmp_mask(k, w, i, |x, y| cmp_ord(c, f64v(x).partial_cmp(&f64v(y)))),
         },
-        FTy::F16 | FTy::BF16 => cmp_mask(w, i, |x, y| {
+        FTy::F16 | FTy::BF16 => cmp_mask(k, w, i, |x, y| {
             cmp_ord(cmp, fl::get(ty, x).partial_cmp(&fl::get(ty, y)))
         }),
     }
 }
 
-/// Write the results of `setp`/`set` for comparison mask `t`.
+/// Write the results of `setp`/`set` for comparison mask `t`, combined by `bop` with the
+/// predicate in `r[3]` (negated when `cneg`).
 #[inline(always)]
 pub fn write_setp(
+    k: impl LaneMasks,
     w: &mut Warp,
     i: &Inst,
     m: u32,
     t: u32,
-    bop: BoolOp,
-    cneg: bool,
+    (bop, cneg): (BoolOp, bool),
     set: Option<u64>,
 ) {
     let c = if i.r[3] != NONE {
-        pred_mask(&w.regs[i.r[3] as usize], cneg)
+        pred_mask(k, &w.regs[i.r[3] as usize], cneg)
     } else {
         0
     };

@@ -265,8 +265,8 @@ pub struct Worker<'a> {
     bars: Vec<BarState>,
     /// Instructions executed and not yet added to `ctx.executed`.
     pending: u64,
-    /// The build of the interpreter loop to run (`cpu::level`).
-    level: u8,
+    /// The build of the interpreter loop to run.
+    build: cpu::Build,
     /// Instructions left before the next checkpoint, and the checkpoint interval.
     fuel: u32,
     slice: u32,
@@ -390,7 +390,7 @@ impl<'a> Worker<'a> {
             epoch: 0,
             bars: vec![BarState::default(); 16],
             pending: 0,
-            level: cpu::level(ctx.host),
+            build: cpu::Build::new(ctx.host),
             fuel: slice,
             slice,
             total: 0,
@@ -728,11 +728,8 @@ pub fn set_lanes(pcs: &mut [u32; 32], m: u32, pc: u32) {
 
 /// Predicate slot → lane mask.
 #[inline(always)]
-pub fn pred_mask(p: &[u64; 32], neg: bool) -> u32 {
-    let mut m = 0u32;
-    for (l, v) in p.iter().enumerate() {
-        m |= ((*v & 1) as u32) << l;
-    }
+pub(super) fn pred_mask(k: impl cpu::LaneMasks, p: &[u64; 32], neg: bool) -> u32 {
+    let m = k.low_bits(p);
     if neg {
         !m
     } else {

@@ -5,6 +5,7 @@
 //! allocation and no string work happen here.
 
 use super::alu::{self, bin, each, tern, un};
+use super::cpu::LaneMasks;
 use super::float::ftz32;
 use super::fops::*;
 use super::{pred_mask, Fault, Stop, Warp, Worker};
@@ -13,7 +14,12 @@ use crate::ir::*;
 impl Worker<'_> {
     /// The interpreter loop (see `cpu` for the two builds of it).
     #[inline(always)]
-    pub(super) fn run_warp_impl(&mut self, w: &mut Warp, fuel: &mut u32) -> Result<Stop, Fault> {
+    pub(super) fn run_warp_impl<K: LaneMasks>(
+        &mut self,
+        w: &mut Warp,
+        fuel: &mut u32,
+        k: K,
+    ) -> Result<Stop, Fault> {
         let prog = self.ctx.prog;
         let code: &[Inst] = &prog.code;
         let mut pc = w.pc;
@@ -63,7 +69,7 @@ impl Worker<'_> {
             let m = if i.guard == NONE {
                 w.mask
             } else {
-                w.mask & pred_mask(&w.regs[i.guard as usize], i.guard_neg)
+                w.mask & pred_mask(k, &w.regs[i.guard as usize], i.guard_neg)
             };
             match i.op {
                 Op::Nop => {}
@@ -315,8 +321,8 @@ impl Worker<'_> {
                     (b & !(1u64 << sb)) | (a & (1u64 << sb))
                 }),
                 Op::SetpI { cmp, ty, bop, cneg } => {
-                    let t = int_cmp_mask(w, i, cmp, ty);
-                    write_setp(w, i, m, t, bop, cneg, None);
+                    let t = int_cmp_mask(k, w, i, cmp, ty);
+                    write_setp(k, w, i, m, t, (bop, cneg), None);
                 }
                 Op::SetpF {
                     cmp,
@@ -325,8 +331,8 @@ impl Worker<'_> {
                     bop,
                     cneg,
                 } => {
-                    let t = float_cmp_mask(w, i, cmp, ty, ftz);
-                    write_setp(w, i, m, t, bop, cneg, None);
+                    let t = float_cmp_mask(k, w, i, cmp, ty, ftz);
+                    write_setp(k, w, i, m, t, (bop, cneg), None);
                 }
                 Op::SetI {
                     cmp,
@@ -335,9 +341,9 @@ impl Worker<'_> {
                     cneg,
                     dst_f32,
                 } => {
-                    let t = int_cmp_mask(w, i, cmp, ty);
+                    let t = int_cmp_mask(k, w, i, cmp, ty);
                     let one = if dst_f32 { 0x3F80_0000 } else { 0xFFFF_FFFF };
-                    write_setp(w, i, m, t, bop, cneg, Some(one));
+                    write_setp(k, w, i, m, t, (bop, cneg), Some(one));
                 }
                 Op::SetF {
                     cmp,
@@ -347,9 +353,9 @@ impl Worker<'_> {
                     cneg,
                     dst_f32,
                 } => {
-                    let t = float_cmp_mask(w, i, cmp, ty, ftz);
+                    let t = float_cmp_mask(k, w, i, cmp, ty, ftz);
                     let one = if dst_f32 { 0x3F80_0000 } else { 0xFFFF_FFFF };
-                    write_setp(w, i, m, t, bop, cneg, Some(one));
+                    write_setp(k, w, i, m, t, (bop, cneg), Some(one));
                 }
                 Op::Selp => tern(&mut w.regs, i, m, |a, b, c| if c & 1 != 0 { a } else { b }),
                 Op::Slct { cf32, ftz } => tern(&mut w.regs, i, m, |a, b, c| {

@@ -189,7 +189,7 @@ fn low(k: usize) -> u32 {
 }
 
 pub(super) fn vote(w: &mut Warp, i: &Inst, m: u32, mode: VoteMode, neg: bool) {
-    let p = pred_mask(&w.regs[i.r[1] as usize], neg) & m;
+    let p = pred_mask(super::cpu::Portable, &w.regs[i.r[1] as usize], neg) & m;
     let v: u64 = match mode {
         VoteMode::All => (p == m) as u64,
         VoteMode::Any => (p != 0) as u64,
