@@ -20,11 +20,7 @@ impl Worker<'_> {
                 &regs[i.r[3] as usize],
                 &regs[i.r[4] as usize],
             );
-            let full = m == u32::MAX
-                && uniform(b)
-                && uniform(c)
-                && uniform(members)
-                && members[0] as u32 == u32::MAX;
+            let full = m == u32::MAX && uniform([b, c, members]) && members[0] as u32 == u32::MAX;
             match full.then(|| shfl_uniform(mode, a, b[0], c[0])).flatten() {
                 // Every lane executes it and may be read: nothing is unreadable.
                 Some((out, okm)) => (out, okm, 0),
@@ -82,10 +78,17 @@ impl Worker<'_> {
     }
 }
 
-/// Whether every lane of `x` holds the same value (a branch-free loop that vectorises).
+/// Whether every lane of each of `xs` holds the same value (a branch-free loop that vectorises,
+/// with one reduction at the end for all of them).
 #[inline(always)]
-fn uniform(x: &[u64; 32]) -> bool {
-    x.iter().fold(0, |acc, &v| acc | (v ^ x[0])) == 0
+fn uniform<const N: usize>(xs: [&[u64; 32]; N]) -> bool {
+    let mut acc = 0u64;
+    for l in 0..32 {
+        for x in xs {
+            acc |= x[l] ^ x[0];
+        }
+    }
+    acc == 0
 }
 
 /// A shuffle's result and its predicate (lanes whose source was in range) for every lane,
@@ -261,6 +264,24 @@ mod tests {
 
     /// The copy-based path gives the per-lane path's result and predicate for every mode,
     /// offset and clamp it accepts (on random register values).
+    #[test]
+    fn uniformity_looks_at_every_lane_of_every_operand() {
+        let same = [[5u64; 32], [0x1f; 32], [u32::MAX as u64; 32]];
+        assert!(uniform([&same[0], &same[1], &same[2]]));
+        for k in 0..3 {
+            for l in 0..32 {
+                for bit in [0, 31, 63] {
+                    let mut x = same;
+                    x[k][l] ^= 1 << bit;
+                    assert!(
+                        !uniform([&x[0], &x[1], &x[2]]),
+                        "operand {k}, lane {l}, bit {bit}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn uniform_shuffles_match_the_lane_by_lane_ones() {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
