@@ -194,17 +194,8 @@ impl HostBuild {
     pub fn available() -> Vec<HostBuild> {
         [HostBuild::Baseline, HostBuild::Avx2, HostBuild::Avx512]
             .into_iter()
-            .filter(|&b| exec::cpu_level(b) == b.level())
+            .filter(|&b| exec::Build::new(b).host() == b)
             .collect()
-    }
-
-    /// The x86-64 micro-architecture level of this build (0 for the baseline).
-    fn level(self) -> u8 {
-        match self {
-            HostBuild::Baseline => 0,
-            HostBuild::Avx2 => 3,
-            HostBuild::Avx512 => 4,
-        }
     }
 }
 

@@ -54,18 +54,6 @@ pub fn has_v4() -> bool {
     }
 }
 
-/// The build of the interpreter loop a launch runs with the cap `cap`: 0 baseline, 3 x86-64-v3,
-/// 4 x86-64-v4, the best this CPU has up to the cap.
-pub fn level(cap: HostBuild) -> u8 {
-    if cap >= HostBuild::Avx512 && has_v4() {
-        4
-    } else if cap >= HostBuild::Avx2 && has_v3() {
-        3
-    } else {
-        0
-    }
-}
-
 impl Worker<'_> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(
@@ -98,7 +86,7 @@ impl Worker<'_> {
 
 /// The build of the interpreter loop a worker runs, with the token that proves the CPU can.
 #[derive(Clone, Copy)]
-pub(super) enum Build {
+pub(crate) enum Build {
     Baseline,
     V3(Avx2),
     V4(Avx512),
@@ -106,11 +94,20 @@ pub(super) enum Build {
 
 impl Build {
     /// The best build up to `cap` that this CPU has.
-    pub(super) fn new(cap: HostBuild) -> Build {
-        match level(cap) {
-            4 => Avx512::new().map_or(Build::Baseline, Build::V4),
-            3 => Avx2::new().map_or(Build::Baseline, Build::V3),
+    pub(crate) fn new(cap: HostBuild) -> Build {
+        match (Avx512::new(), Avx2::new()) {
+            (Some(k), _) if cap >= HostBuild::Avx512 => Build::V4(k),
+            (_, Some(k)) if cap >= HostBuild::Avx2 => Build::V3(k),
             _ => Build::Baseline,
+        }
+    }
+
+    /// The cap this build stands for.
+    pub(crate) fn host(self) -> HostBuild {
+        match self {
+            Build::Baseline => HostBuild::Baseline,
+            Build::V3(_) => HostBuild::Avx2,
+            Build::V4(_) => HostBuild::Avx512,
         }
     }
 }

@@ -13,7 +13,7 @@ mod barrier;
 mod builtins;
 mod calls;
 mod cpu;
-pub use cpu::level as cpu_level;
+pub(crate) use cpu::Build;
 pub mod float;
 mod fops;
 mod jit_run;

@@ -206,17 +206,23 @@ fn operand(rng: &mut Rng) -> u64 {
     }
 }
 
+/// Inputs for `jit_ops.ptx`'s `ops`: 4 operands for each of 1000-1299 threads, on the device.
+fn random_operands(dev: &Device, rng: &mut Rng) -> (usize, Vec<u8>, DevicePtr) {
+    let n = 1000 + rng.below(300) as usize;
+    let input: Vec<u8> = (0..4 * n)
+        .flat_map(|_| operand(rng).to_le_bytes())
+        .collect();
+    let pin = dev.alloc(input.len()).unwrap();
+    dev.write(pin, 0, &input).unwrap();
+    (n, input, pin)
+}
+
 #[test]
 fn every_compiled_operation_matches_the_interpreter() {
     let dev = Device::new();
     let m = dev.load_module(include_str!("ptx/jit_ops.ptx")).unwrap();
     let mut rng = Rng(seed());
-    let n = 1000 + rng.below(300) as usize;
-    let input: Vec<u8> = (0..4 * n)
-        .flat_map(|_| operand(&mut rng).to_le_bytes())
-        .collect();
-    let pin = dev.alloc(input.len()).unwrap();
-    dev.write(pin, 0, &input).unwrap();
+    let (n, input, pin) = random_operands(&dev, &mut rng);
     let mut outs = Vec::new();
     for mode in [JitMode::Off, JitMode::Always] {
         let pout = dev.alloc(1024 * n).unwrap();
@@ -262,12 +268,7 @@ fn every_build_of_the_interpreter_computes_the_same_bits() {
     let ops = dev.load_module(include_str!("ptx/jit_ops.ptx")).unwrap();
     let control = dev.load_module(CONTROL).unwrap();
     let mut rng = Rng(seed());
-    let n = 1000 + rng.below(300) as usize;
-    let input: Vec<u8> = (0..4 * n)
-        .flat_map(|_| operand(&mut rng).to_le_bytes())
-        .collect();
-    let pin = dev.alloc(input.len()).unwrap();
-    dev.write(pin, 0, &input).unwrap();
+    let (n, input, pin) = random_operands(&dev, &mut rng);
     let v: Vec<i32> = (0..n).map(|_| rng.next() as i32).collect();
     let pv = upload_i32(&dev, &v);
     let mut outs = Vec::new();
