@@ -176,17 +176,10 @@ impl HostBuild {
     /// `v3`); anything else or unset: `Avx512`.
     pub fn from_env() -> HostBuild {
         static CAP: std::sync::OnceLock<HostBuild> = std::sync::OnceLock::new();
-        *CAP.get_or_init(|| {
-            match std::env::var("PTXSIM_CPU")
-                .unwrap_or_default()
-                .trim()
-                .to_ascii_lowercase()
-                .as_str()
-            {
-                "baseline" | "v1" => HostBuild::Baseline,
-                "avx2" | "v3" => HostBuild::Avx2,
-                _ => HostBuild::Avx512,
-            }
+        *CAP.get_or_init(|| match env_choice("PTXSIM_CPU").as_str() {
+            "baseline" | "v1" => HostBuild::Baseline,
+            "avx2" | "v3" => HostBuild::Avx2,
+            _ => HostBuild::Avx512,
         })
     }
 
@@ -197,6 +190,15 @@ impl HostBuild {
             .filter(|&b| exec::Build::new(b).host() == b)
             .collect()
     }
+}
+
+/// The value of the environment variable `name`, trimmed and in lower case ("" when unset):
+/// what the `PTXSIM_*` switches are read from.
+pub(crate) fn env_choice(name: &str) -> String {
+    std::env::var(name)
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
 }
 
 impl LaunchConfig {

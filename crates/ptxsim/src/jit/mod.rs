@@ -98,17 +98,10 @@ pub enum JitMode {
 /// `always`: `Always`; anything else or unset: `Auto`.
 pub fn mode_from_env() -> JitMode {
     static MODE: OnceLock<JitMode> = OnceLock::new();
-    *MODE.get_or_init(|| {
-        match std::env::var("PTXSIM_JIT")
-            .unwrap_or_default()
-            .trim()
-            .to_ascii_lowercase()
-            .as_str()
-        {
-            "0" | "off" => JitMode::Off,
-            "always" => JitMode::Always,
-            _ => JitMode::Auto,
-        }
+    *MODE.get_or_init(|| match crate::env_choice("PTXSIM_JIT").as_str() {
+        "0" | "off" => JitMode::Off,
+        "always" => JitMode::Always,
+        _ => JitMode::Auto,
     })
 }
 
@@ -117,16 +110,7 @@ pub fn mode_from_env() -> JitMode {
 /// unset leaves them on.
 pub fn gangs_from_env() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| {
-        !matches!(
-            std::env::var("PTXSIM_GANGS")
-                .unwrap_or_default()
-                .trim()
-                .to_ascii_lowercase()
-                .as_str(),
-            "0" | "off"
-        )
-    })
+    *ON.get_or_init(|| !matches!(crate::env_choice("PTXSIM_GANGS").as_str(), "0" | "off"))
 }
 
 /// Warp-instructions a kernel runs (over all its launches so far) before it is compiled, unless
