@@ -535,6 +535,134 @@ pub fn reduce_tree_simt(p: &Problem, check: bool) -> Native {
     })
 }
 
+/// `reduceBlockTree` as a block compiler that vectorises over the block's threads would run it:
+/// each PTX instruction between two barriers is a loop over the block's threads in chunks of
+/// 16 (the guard a mask per chunk, no branch per thread; chunks without an active thread are
+/// skipped), shared accesses with unit stride are found as such (masked loads and stores; here,
+/// arrays padded so that inactive threads may touch words past the end), and every access is
+/// checked: bounds per thread, and the race records (writer and reader, thread and epoch, per
+/// word) compared and updated per thread, as in `reduce_tree_simt`. Built for AVX-512 when the
+/// CPU has it, as a compiler would target the host. The floor of such a tier, beside
+/// `reduce_tree_simt` (`--floor`). Panics on a race or an access out of bounds.
+pub fn reduce_tree_block_vector(p: &Problem) -> Native {
+    let x = f32s(&p.bufs[0].data);
+    Box::new(move || {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+        {
+            // SAFETY: the CPU has every feature the function is built for.
+            return bytes_f32(&unsafe { block_vector_v4(&x) });
+        }
+        bytes_f32(&block_vector(&x))
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")]
+unsafe fn block_vector_v4(x: &[f32]) -> Vec<f32> {
+    block_vector(x)
+}
+
+const VB: usize = 256;
+const VC: usize = 16;
+
+/// Race records of a block's shared words (padded to twice the words, see `block_vector`).
+struct Recs {
+    wt: [u32; 2 * VB],
+    we: [u32; 2 * VB],
+    rt: [u32; 2 * VB],
+    re: [u32; 2 * VB],
+}
+
+/// Check and record the accesses of the threads of chunk `k` (active: `act`) to the words
+/// `base + t`; true when an active thread goes out of bounds or races.
+#[inline(always)]
+fn chunk_access(
+    r: &mut Recs,
+    act: &[bool; VC],
+    k: usize,
+    base: usize,
+    ep: u32,
+    write: bool,
+) -> bool {
+    let mut bad = false;
+    let mut race = [false; VC];
+    for (j, rc) in race.iter_mut().enumerate() {
+        let t = k * VC + j;
+        let w = base + t;
+        bad |= act[j] & (w >= VB);
+        let tid = t as u32;
+        *rc = r.we[w] == ep && r.wt[w] != tid;
+        if write {
+            *rc |= r.re[w] == ep && r.rt[w] != tid;
+        }
+    }
+    for j in 0..VC {
+        let t = k * VC + j;
+        let w = base + t;
+        let (ids, eps) = if write {
+            (&mut r.wt, &mut r.we)
+        } else {
+            (&mut r.rt, &mut r.re)
+        };
+        ids[w] = if act[j] { t as u32 } else { ids[w] };
+        eps[w] = if act[j] { ep } else { eps[w] };
+        bad |= act[j] & race[j];
+    }
+    bad
+}
+
+#[inline(always)]
+fn block_vector(x: &[f32]) -> Vec<f32> {
+    let n = x.len();
+    let mut partial = vec![0f32; n.div_ceil(VB)];
+    let mut sdata = [0f32; 2 * VB];
+    let mut recs = Recs {
+        wt: [u32::MAX; 2 * VB],
+        we: [0; 2 * VB],
+        rt: [u32::MAX; 2 * VB],
+        re: [0; 2 * VB],
+    };
+    let mut bad = false;
+    let mut epoch = 0u32;
+    for (b, out) in partial.iter_mut().enumerate() {
+        epoch += 1;
+        let lo = b * VB;
+        for k in 0..VB / VC {
+            bad |= chunk_access(&mut recs, &[true; VC], k, 0, epoch, true);
+            for j in 0..VC {
+                sdata[k * VC + j] = x.get(lo + k * VC + j).copied().unwrap_or(0.0);
+            }
+        }
+        let mut s = VB / 2;
+        while s > 0 {
+            epoch += 1;
+            for k in 0..VB / VC {
+                let act: [bool; VC] = std::array::from_fn(|j| k * VC + j < s);
+                if !act.iter().any(|&a| a) {
+                    continue;
+                }
+                bad |= chunk_access(&mut recs, &act, k, 0, epoch, false);
+                bad |= chunk_access(&mut recs, &act, k, s, epoch, false);
+                let v: [f32; VC] =
+                    std::array::from_fn(|j| sdata[k * VC + j] + sdata[k * VC + j + s]);
+                bad |= chunk_access(&mut recs, &act, k, 0, epoch, true);
+                for j in 0..VC {
+                    let t = k * VC + j;
+                    sdata[t] = if act[j] { v[j] } else { sdata[t] };
+                }
+            }
+            s >>= 1;
+        }
+        *out = sdata[0];
+    }
+    assert!(!bad, "a race or an access out of bounds");
+    partial
+}
+
 fn reduce_shfl_kernel(p: &Problem) -> Native {
     let x = i32s(&p.bufs[0].data);
     fn warp_reduce(v: &mut [i32; 32]) {
