@@ -718,9 +718,14 @@ impl<'a> Worker<'a> {
     }
 }
 
-/// `pcs[l] = pc` for the lanes in `m` (a branch-free loop that vectorises).
+/// `pcs[l] = pc` for the lanes in `m` (a branch-free loop that vectorises; a plain fill for a
+/// whole warp, the common case at barriers and rescheduling points).
 #[inline(always)]
 pub fn set_lanes(pcs: &mut [u32; 32], m: u32, pc: u32) {
+    if m == u32::MAX {
+        *pcs = [pc; 32];
+        return;
+    }
     for (l, p) in pcs.iter_mut().enumerate() {
         *p = if (m >> l) & 1 != 0 { pc } else { *p };
     }
