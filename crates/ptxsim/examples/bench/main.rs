@@ -15,7 +15,8 @@
 //! checked launch of that case at that size on one thread and prints its warp-instructions;
 //! `--profile NAME THREADS --repeat R [--workers W]` prints the best time of R launches.
 //! `--floor [THREADS]` compares reduceBlockTree's native loops with the SIMT program a checked
-//! simulator runs at best (the yardstick for goal Y).
+//! simulator runs at best, thread by thread and vectorised over the block (the yardsticks for
+//! goal Y).
 //! The last line printed is
 //! `ptxsim: min_ratio_vs_numba_sim=X max_ratio_vs_native=Y parallel_speedup=Z`.
 //! A benchmark, not a test: it reports what it measures and checks that the outputs agree.
@@ -136,8 +137,10 @@ fn time_native(native: &mut cases::Native) -> (f64, Vec<u8>) {
 }
 
 /// `--floor [THREADS]`: reduceBlockTree's native transliteration beside the SIMT program a
-/// simulator runs at best (`cases::reduce_tree_simt`), without and with race records, on one
-/// core: how close to native goal Y asks ptxsim to come.
+/// simulator runs at best (`cases::reduce_tree_simt`), without and with race records, and as a
+/// block compiler vectorising over the block's threads would run it with race records
+/// (`cases::reduce_tree_block_vector`), on one core: how close to native goal Y asks ptxsim to
+/// come, and what a compiled tier of either kind could reach.
 fn floor(every: &[Case], threads: u64) -> Res<()> {
     let case = every
         .iter()
