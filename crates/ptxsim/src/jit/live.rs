@@ -21,6 +21,22 @@ pub(super) fn dests(i: &Inst) -> Vec<Slot> {
     d
 }
 
+/// Slots any instruction may write: `dests` for the instructions `supported` admits, the
+/// destinations of interpreted loads, atomics, shuffles and barrier reductions, none for
+/// stores and control flow, and every slot it names for any other instruction (conservative).
+pub(crate) fn may_write(i: &Inst, prog: &Program) -> Vec<Slot> {
+    let mut d = match i.op {
+        Op::St { .. } | Op::Bra | Op::Nop | Op::Exit | Op::Ret | Op::Trap => vec![],
+        Op::Ld { n, .. } => i.r[..n as usize].to_vec(),
+        Op::Atom { .. } | Op::Bar(_) => vec![i.r[0]],
+        Op::Shfl(_) => vec![i.r[0], i.r[5]],
+        _ if supported(i, prog) => dests(i),
+        _ => i.r.to_vec(),
+    };
+    d.retain(|&s| s != NONE);
+    d
+}
+
 /// Slots an instruction reads, its guard included (for the instructions `supported` admits).
 pub(super) fn sources(i: &Inst) -> Vec<Slot> {
     let mut s = match i.op {

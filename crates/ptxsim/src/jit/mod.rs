@@ -47,6 +47,7 @@ mod call;
 mod chains;
 mod emit;
 mod live;
+pub(crate) use live::may_write;
 mod loops;
 mod roots;
 #[cfg(test)]

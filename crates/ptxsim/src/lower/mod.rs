@@ -8,6 +8,7 @@
 
 mod arith;
 mod control;
+mod fold;
 mod inst;
 mod memory;
 mod types;
@@ -775,6 +776,7 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
         entry_live: Vec::new(),
         uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
     };
+    fold::constant_copies(&mut prog);
     prog.entry_live = crate::jit::entry_live(&prog);
     Ok(prog)
 }

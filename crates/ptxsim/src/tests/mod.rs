@@ -9,6 +9,7 @@ mod checks;
 mod control;
 mod cub;
 mod extra;
+mod fold;
 mod half;
 mod jit;
 mod jit_gang;

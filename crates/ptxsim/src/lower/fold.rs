@@ -1,0 +1,56 @@
+//! Constant copies: a register whose only write is an unguarded `mov` of a constant, made
+//! before every read on every path, holds that constant wherever it is read. Such a register
+//! becomes a constant slot (filled in with the register file, like the immediates) and its
+//! `mov` a `nop`, which keeps every PC, line and instruction count as it was. NVRTC emits
+//! these for the operands of `shfl.sync` and for loop constants (`mov.u32 %r16, 31`).
+//!
+//! This pass only rewrites the lowered program; it never executes anything. What it may treat
+//! as a write is `jit::may_write` (conservative), and "before every read" is the liveness the
+//! compiled regions use (`jit::entry_live`). That liveness counts every register live at a call
+//! and a guarded write as no write, so device functions' registers and guarded `mov`s never
+//! fold; the pass also checks both itself, so that it stays right if the liveness gets sharper.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::ir::{Op, Program, Slot, NONE};
+
+/// Fold the constant copies of `prog` (see the module docs). Call before `entry_live` is set.
+pub fn constant_copies(prog: &mut Program) {
+    let consts: HashMap<Slot, u64> = prog.consts.iter().copied().collect();
+    let sregs: HashSet<Slot> = prog.sregs.iter().map(|r| r.0).collect();
+    // For each slot: how many instructions may write it, and the PC of an unguarded constant
+    // `mov` into it.
+    let mut writes: HashMap<Slot, u32> = HashMap::new();
+    let mut copy: HashMap<Slot, usize> = HashMap::new();
+    for (pc, i) in prog.code.iter().enumerate() {
+        for s in crate::jit::may_write(i, prog) {
+            *writes.entry(s).or_insert(0) += 1;
+        }
+        if i.op == Op::Mov && i.guard == NONE && consts.contains_key(&i.r[1]) && i.r[0] != NONE {
+            copy.insert(i.r[0], pc);
+        }
+    }
+    if copy.is_empty() {
+        return;
+    }
+    // Registers some path may read before writing, and those a call may save and restore.
+    let read_first: HashSet<Slot> = crate::jit::entry_live(prog).into_iter().collect();
+    let in_window = |s: Slot| prog.funcs.iter().any(|f| (f.regs.0..f.regs.1).contains(&s));
+    let mut folded: Vec<(Slot, usize)> = copy
+        .into_iter()
+        .filter(|&(s, _)| {
+            writes.get(&s) == Some(&1)
+                && !read_first.contains(&s)
+                && !consts.contains_key(&s)
+                && !sregs.contains(&s)
+                && !in_window(s)
+        })
+        .collect();
+    folded.sort_unstable();
+    for (s, pc) in folded {
+        let i = &mut prog.code[pc];
+        prog.consts.push((s, consts[&i.r[1]]));
+        i.op = Op::Nop;
+        i.r = [NONE; 6];
+    }
+}
