@@ -1,8 +1,10 @@
-//! Constant copies: a register whose only write is an unguarded `mov` of a constant, made
-//! before every read on every path, holds that constant wherever it is read. Such a register
-//! becomes a constant slot (filled in with the register file, like the immediates) and its
-//! `mov` a `nop`, which keeps every PC, line and instruction count as it was. NVRTC emits
-//! these for the operands of `shfl.sync` and for loop constants (`mov.u32 %r16, 31`).
+//! Constant copies: a register whose only write is an unguarded `mov` of a constant or of a
+//! special register, made before every read on every path, holds that value wherever it is
+//! read. Such a register becomes a constant slot or a special-register slot itself (filled in
+//! with the register file, like the immediates, `%tid` and `%ntid`; `%ctaid` at each block's
+//! start) and its `mov` a `nop`, which keeps every PC, line and instruction count as it was.
+//! NVRTC emits these for the operands of `shfl.sync`, for loop constants
+//! (`mov.u32 %r16, 31`) and at every kernel's start (`mov.u32 %r1, %tid.x`).
 //!
 //! This pass only rewrites the lowered program; it never executes anything. What it may treat
 //! as a write is `jit::may_write` (conservative), and "before every read" is the liveness the
@@ -12,22 +14,37 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::ir::{Op, Program, Slot, NONE};
+use crate::ir::{Op, Program, SReg, Slot, NONE};
 
-/// Fold the constant copies of `prog` (see the module docs). Call before `entry_live` is set.
+/// What a folded register holds.
+#[derive(Clone, Copy)]
+enum Value {
+    Const(u64),
+    Special(SReg),
+}
+
+/// Fold the constant and special-register copies of `prog` (see the module docs). Call before
+/// `entry_live` is set.
 pub fn constant_copies(prog: &mut Program) {
     let consts: HashMap<Slot, u64> = prog.consts.iter().copied().collect();
-    let sregs: HashSet<Slot> = prog.sregs.iter().map(|r| r.0).collect();
-    // For each slot: how many instructions may write it, and the PC of an unguarded constant
-    // `mov` into it.
+    let sregs: HashMap<Slot, SReg> = prog.sregs.iter().copied().collect();
+    // For each slot: how many instructions may write it, and the PC of an unguarded `mov` of a
+    // constant or special register into it.
     let mut writes: HashMap<Slot, u32> = HashMap::new();
-    let mut copy: HashMap<Slot, usize> = HashMap::new();
+    let mut copy: HashMap<Slot, (usize, Value)> = HashMap::new();
     for (pc, i) in prog.code.iter().enumerate() {
         for s in crate::jit::may_write(i, prog) {
             *writes.entry(s).or_insert(0) += 1;
         }
-        if i.op == Op::Mov && i.guard == NONE && consts.contains_key(&i.r[1]) && i.r[0] != NONE {
-            copy.insert(i.r[0], pc);
+        if i.op == Op::Mov && i.guard == NONE && i.r[0] != NONE {
+            let value = match (consts.get(&i.r[1]), sregs.get(&i.r[1])) {
+                (Some(&v), _) => Some(Value::Const(v)),
+                (None, Some(&r)) => Some(Value::Special(r)),
+                (None, None) => None,
+            };
+            if let Some(v) = value {
+                copy.insert(i.r[0], (pc, v));
+            }
         }
     }
     if copy.is_empty() {
@@ -36,20 +53,23 @@ pub fn constant_copies(prog: &mut Program) {
     // Registers some path may read before writing, and those a call may save and restore.
     let read_first: HashSet<Slot> = crate::jit::entry_live(prog).into_iter().collect();
     let in_window = |s: Slot| prog.funcs.iter().any(|f| (f.regs.0..f.regs.1).contains(&s));
-    let mut folded: Vec<(Slot, usize)> = copy
+    let mut folded: Vec<(Slot, (usize, Value))> = copy
         .into_iter()
         .filter(|&(s, _)| {
             writes.get(&s) == Some(&1)
                 && !read_first.contains(&s)
                 && !consts.contains_key(&s)
-                && !sregs.contains(&s)
+                && !sregs.contains_key(&s)
                 && !in_window(s)
         })
         .collect();
-    folded.sort_unstable();
-    for (s, pc) in folded {
+    folded.sort_unstable_by_key(|f| f.0);
+    for (s, (pc, value)) in folded {
+        match value {
+            Value::Const(v) => prog.consts.push((s, v)),
+            Value::Special(r) => prog.sregs.push((s, r)),
+        }
         let i = &mut prog.code[pc];
-        prog.consts.push((s, consts[&i.r[1]]));
         i.op = Op::Nop;
         i.r = [NONE; 6];
     }
