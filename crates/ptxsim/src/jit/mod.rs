@@ -47,7 +47,6 @@ mod call;
 mod chains;
 mod emit;
 mod live;
-pub(crate) use live::may_write;
 mod loops;
 mod roots;
 #[cfg(test)]
@@ -66,6 +65,7 @@ use crate::ir::{FTy, IRnd, Inst, IntTy, MemSpace, Op, Program, Rnd, UFn, NONE};
 
 pub use call::{JitCtx, JitFn};
 pub use emit::GANG;
+pub(crate) use live::may_write;
 
 /// The most shared bytes a block may have for compiled code to log its reads (`emit::shared`;
 /// bigger blocks record every read).

@@ -1,4 +1,4 @@
-//! Constant copies: a register whose only write is an unguarded `mov` of a constant or of a
+//! Register copies: a register whose only write is an unguarded `mov` of a constant or of a
 //! special register, made before every read on every path, holds that value wherever it is
 //! read. Such a register becomes a constant slot or a special-register slot itself (filled in
 //! with the register file, like the immediates, `%tid` and `%ntid`; `%ctaid` at each block's
@@ -8,7 +8,10 @@
 //!
 //! This pass only rewrites the lowered program; it never executes anything. What it may treat
 //! as a write is `jit::may_write` (conservative), and "before every read" is the liveness the
-//! compiled regions use (`jit::entry_live`). That liveness counts every register live at a call
+//! compiled regions use (`jit::entry_live`, which the caller passes in: folding leaves that set
+//! as it was, since a folded register was not in it and becomes a constant or special slot,
+//! which it leaves out, and no other register's reads or writes change). That liveness counts
+//! every register live at a call
 //! and a guarded write as no write, so device functions' registers and guarded `mov`s never
 //! fold; the pass also checks both itself, so that it stays right if the liveness gets sharper.
 
@@ -23,9 +26,9 @@ enum Value {
     Special(SReg),
 }
 
-/// Fold the constant and special-register copies of `prog` (see the module docs). Call before
-/// `entry_live` is set.
-pub fn constant_copies(prog: &mut Program) {
+/// Fold the copies of constants and special registers in `prog` (see the module docs), given
+/// the registers some path may read before writing (`jit::entry_live`).
+pub fn copies(prog: &mut Program, read_first: &[Slot]) {
     let consts: HashMap<Slot, u64> = prog.consts.iter().copied().collect();
     let sregs: HashMap<Slot, SReg> = prog.sregs.iter().copied().collect();
     // For each slot: how many instructions may write it, and the PC of an unguarded `mov` of a
@@ -50,8 +53,8 @@ pub fn constant_copies(prog: &mut Program) {
     if copy.is_empty() {
         return;
     }
-    // Registers some path may read before writing, and those a call may save and restore.
-    let read_first: HashSet<Slot> = crate::jit::entry_live(prog).into_iter().collect();
+    let read_first: HashSet<Slot> = read_first.iter().copied().collect();
+    // Registers a call may save and restore.
     let in_window = |s: Slot| prog.funcs.iter().any(|f| (f.regs.0..f.regs.1).contains(&s));
     let mut folded: Vec<(Slot, (usize, Value))> = copy
         .into_iter()

@@ -3,7 +3,8 @@
 //! This module resolves names (registers with nested scopes, labels, module variables, shared
 //! and local symbols, parameters, device functions), lays out shared, local and parameter
 //! memory, turns immediates and addresses into constant slots, and hands each instruction to
-//! `inst` for instruction selection. It allocates module variables through a callback and
+//! `inst` for instruction selection; `fold` then turns registers that only copy a constant or a
+//! special register into such slots. It allocates module variables through a callback and
 //! never executes anything.
 
 mod arith;
@@ -776,8 +777,9 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
         entry_live: Vec::new(),
         uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
     };
-    fold::constant_copies(&mut prog);
-    prog.entry_live = crate::jit::entry_live(&prog);
+    let read_first = crate::jit::entry_live(&prog);
+    fold::copies(&mut prog, &read_first);
+    prog.entry_live = read_first;
     Ok(prog)
 }
 
