@@ -155,7 +155,7 @@ fn floor(every: &[Case], threads: u64) -> Res<()> {
     ];
     let want = runs[0]();
     if runs[1..].iter_mut().any(|r| r() != want) {
-        return Err("the SIMT program's partial sums differ from the native ones".into());
+        return Err("a yardstick's partial sums differ from the native ones".into());
     }
     // Alternated, best of each.
     let mut best = [f64::INFINITY; 4];

@@ -8,12 +8,12 @@
 //!
 //! This pass only rewrites the lowered program; it never executes anything. What it may treat
 //! as a write is `jit::may_write` (conservative), and "before every read" is the liveness the
-//! compiled regions use (`jit::entry_live`, which the caller passes in: folding leaves that set
-//! as it was, since a folded register was not in it and becomes a constant or special slot,
-//! which it leaves out, and no other register's reads or writes change). That liveness counts
-//! every register live at a call
-//! and a guarded write as no write, so device functions' registers and guarded `mov`s never
-//! fold; the pass also checks both itself, so that it stays right if the liveness gets sharper.
+//! compiled regions use (`jit::entry_live`, passed in by the caller). Folding leaves that set
+//! as it was: a folded register was not in it and becomes a constant or special slot, which it
+//! leaves out, and no other register's reads or writes change. That liveness counts every
+//! register live at a call and a guarded write as no write, so device functions' registers and
+//! guarded `mov`s never fold; the pass also checks both itself, so that it stays right if the
+//! liveness gets sharper.
 
 use std::collections::{HashMap, HashSet};
 
