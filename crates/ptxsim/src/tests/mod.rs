@@ -5,6 +5,7 @@
 mod util;
 
 mod basic;
+mod branch;
 mod checks;
 mod control;
 mod cub;
