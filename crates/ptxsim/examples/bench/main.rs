@@ -16,7 +16,8 @@
 //! `--profile NAME THREADS --repeat R [--workers W]` prints the best time of R launches.
 //! `--floor [THREADS]` compares reduceBlockTree's native loops with the SIMT program a checked
 //! simulator runs at best, thread by thread and vectorised over the block (the yardsticks for
-//! goal Y).
+//! goal Y), and then every case's native time with what its warp-instructions cost at the
+//! interpreter's cheapest (its dispatch floor).
 //! The last line printed is
 //! `ptxsim: min_ratio_vs_numba_sim=X max_ratio_vs_native=Y parallel_speedup=Z`.
 //! A benchmark, not a test: it reports what it measures and checks that the outputs agree.
@@ -61,14 +62,14 @@ fn fixture(name: &str) -> Res<String> {
 }
 
 /// One launch on fresh device buffers; returns (seconds of the launch alone, warp-instructions,
-/// checked output).
+/// checked output, whether it ran compiled regions).
 fn run_sim(
     dev: &Device,
     module: &Module,
     p: &Problem,
     threads: usize,
     check: bool,
-) -> Res<(f64, u64, Vec<u8>)> {
+) -> Res<(f64, u64, Vec<u8>, bool)> {
     let mut ptrs = Vec::new();
     for b in &p.bufs {
         let ptr = dev.alloc(b.data.len().max(1))?;
@@ -104,7 +105,7 @@ fn run_sim(
     for ptr in ptrs {
         dev.free(ptr)?;
     }
-    Ok((secs, report.warp_instructions, out))
+    Ok((secs, report.warp_instructions, out, report.jit))
 }
 
 fn agrees(cmp: Cmp, a: &[u8], b: &[u8]) -> bool {
@@ -140,8 +141,9 @@ fn time_native(native: &mut cases::Native) -> (f64, Vec<u8>) {
 /// simulator runs at best (`cases::reduce_tree_simt`), without and with race records, and as a
 /// block compiler vectorising over the block's threads would run it with race records
 /// (`cases::reduce_tree_block_vector`), on one core: how close to native goal Y asks ptxsim to
-/// come, and what a compiled tier of either kind could reach.
-fn floor(every: &[Case], threads: u64) -> Res<()> {
+/// come, and what a compiled tier of either kind could reach. Then the interpreter's own floor
+/// (`dispatch_floor`) for every case.
+fn floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
     let case = every
         .iter()
         .find(|c| c.name == "reduceBlockTree")
@@ -174,6 +176,85 @@ fn floor(every: &[Case], threads: u64) -> Res<()> {
         best[2] / best[0],
         best[3] / best[0]
     );
+    dispatch_floor(dev, every, threads)
+}
+
+/// A loop of 32-bit integer operations (add, xor, add, shift, compare and branch) and nothing
+/// else: no memory access, no divergence, no barrier.
+const ALU_LOOP: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry alu_loop(.param .u32 pn) {
+  .reg .u32 %r<8>;
+  .reg .pred %p<2>;
+  ld.param.u32 %r1, [pn];
+  mov.u32 %r2, 0;
+  mov.u32 %r3, %tid.x;
+LOOP:
+  add.u32 %r2, %r2, 1;
+  xor.b32 %r3, %r3, %r2;
+  add.u32 %r4, %r3, %r2;
+  shr.u32 %r3, %r4, 1;
+  setp.lt.u32 %p1, %r2, %r1;
+  @%p1 bra LOOP;
+  ret;
+}
+"#;
+
+/// The interpreter's cost per warp-instruction at its cheapest (`ALU_LOOP` on one warp, one
+/// worker, interpreted), and for each case the time its warp-instructions would take at that
+/// cost, beside its native transliteration's time on one core: a ratio the interpreter cannot
+/// go below, however cheap its memory accesses, checks and barriers become (compiled regions,
+/// where a launch runs them, are not bound by it). Where it is above goal Y even halved (two
+/// cores), only a tier that runs fewer, wider instructions can meet Y.
+fn dispatch_floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
+    let module = dev.load_module(ALU_LOOP)?;
+    let mut cfg = LaunchConfig::new((1, 1, 1), (32, 1, 1));
+    cfg.threads = 1;
+    cfg.jit = ptxsim::JitMode::Off;
+    let trips: u32 = 200_000;
+    let mut per_wi = f64::INFINITY;
+    for _ in 0..20 {
+        let t = Instant::now();
+        let r = dev.launch(&module, "alu_loop", &cfg, &[&trips.to_le_bytes()])?;
+        let s = t.elapsed().as_secs_f64();
+        if r.warp_instructions < 6 * trips as u64 {
+            return Err("the ALU loop ran fewer instructions than it has".into());
+        }
+        per_wi = per_wi.min(s / r.warp_instructions as f64);
+    }
+    println!(
+        "interpreter dispatch floor: {:.1} ns per warp-instruction (a loop of 32-bit ALU \
+         instructions, one warp, one worker, interpreted)",
+        per_wi * 1e9
+    );
+    println!(
+        "{:<18} {:>9} {:>9} {:>9} {:>9} {:>8}",
+        "kernel", "threads", "wi/thread", "floor x1", "floor x2", "compiled"
+    );
+    for case in every {
+        let module = dev.load_module(&fixture(case.fixture)?)?;
+        let p = (case.build)(threads, &mut rng::Rng::seeded(SEED));
+        let (_, wi, _, jit) = run_sim(dev, &module, &p, 1, true)?;
+        let (kern_s, _) = time_native(&mut (case.kernel_native)(&p));
+        let ratio = wi as f64 * per_wi / kern_s.max(1e-12);
+        println!(
+            "{:<18} {:>9} {:>9.2} {:>9.1} {:>9.1} {:>8}",
+            case.name,
+            p.threads(),
+            wi as f64 / p.threads() as f64,
+            ratio,
+            ratio / 2.0,
+            if jit { "yes" } else { "no" }
+        );
+    }
+    println!(
+        "wi/thread: warp-instructions the launch ran per thread; floor x1: those at the floor's \
+         cost / kern's time, one core; floor x2: the same on two cores scaling perfectly; \
+         compiled: whether the launch ran any compiled regions (the floor bounds only the \
+         instructions it interprets)"
+    );
     Ok(())
 }
 
@@ -185,7 +266,7 @@ fn bench_case(dev: &Device, case: &Case, quick: bool) -> Res<Row> {
     let p = loop {
         let mut r = rng::Rng::seeded(SEED);
         let p = (case.build)(threads, &mut r);
-        let (s, _, _) = run_sim(dev, &module, &p, 0, true)?;
+        let (s, _, _, _) = run_sim(dev, &module, &p, 0, true)?;
         if s >= min || threads >= 1 << 28 {
             break p;
         }
@@ -194,9 +275,9 @@ fn bench_case(dev: &Device, case: &Case, quick: bool) -> Res<Row> {
     };
     // The three configurations take turns, so that a stretch in which the shared machine gives
     // this process less CPU hurts all of them alike (the parallel speed-up compares two).
-    let (mut sim_s, warp_instructions, out) = run_sim(dev, &module, &p, 0, true)?;
-    let (mut sim_nocheck_s, _, _) = run_sim(dev, &module, &p, 0, false)?;
-    let (mut sim_1thread_s, _, out1) = run_sim(dev, &module, &p, 1, true)?;
+    let (mut sim_s, warp_instructions, out, _) = run_sim(dev, &module, &p, 0, true)?;
+    let (mut sim_nocheck_s, _, _, _) = run_sim(dev, &module, &p, 0, false)?;
+    let (mut sim_1thread_s, _, out1, _) = run_sim(dev, &module, &p, 1, true)?;
     for _ in 1..reps {
         sim_s = sim_s.min(run_sim(dev, &module, &p, 0, true)?.0);
         sim_nocheck_s = sim_nocheck_s.min(run_sim(dev, &module, &p, 0, false)?.0);
@@ -231,7 +312,7 @@ fn write_numba_inputs(dev: &Device, dir: &Path, all: &[&Case]) -> Res<HashMap<St
         let module = dev.load_module(&fixture(case.fixture)?)?;
         let mut r = rng::Rng::seeded(SEED);
         let p = (case.build)(case.numba_threads, &mut r);
-        let (mut best, _, out) = run_sim(dev, &module, &p, 0, true)?;
+        let (mut best, _, out, _) = run_sim(dev, &module, &p, 0, true)?;
         let t0 = Instant::now();
         while t0.elapsed().as_secs_f64() < 0.1 {
             best = best.min(run_sim(dev, &module, &p, 0, true)?.0);
@@ -332,7 +413,7 @@ fn main() -> Res<()> {
             .get(i + 1)
             .and_then(|t| t.parse().ok())
             .unwrap_or(1 << 22);
-        return floor(&every, threads);
+        return floor(&dev, &every, threads);
     }
     if let Some(i) = args.iter().position(|a| a == "--profile") {
         let name = args.get(i + 1).ok_or("--profile NAME THREADS")?;
@@ -366,14 +447,14 @@ fn main() -> Res<()> {
             );
             return Ok(());
         }
-        let (s, wi, _) = run_sim(&dev, &module, &p, 1, true)?;
+        let (s, wi, _, _) = run_sim(&dev, &module, &p, 1, true)?;
         println!(
             "{name}: {} threads, {wi} warp-instructions, {s:.4} s",
             p.threads()
         );
         if args.iter().any(|a| a == "--twice") {
             // A second launch: with the JIT, the first one included compiling.
-            let (s, _, _) = run_sim(&dev, &module, &p, 1, true)?;
+            let (s, _, _, _) = run_sim(&dev, &module, &p, 1, true)?;
             println!("{name}: second launch {s:.4} s");
         }
         return Ok(());
