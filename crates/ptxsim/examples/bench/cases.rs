@@ -540,116 +540,257 @@ pub fn reduce_tree_simt(p: &Problem, check: bool) -> Native {
 /// 16 (the guard a mask per chunk, no branch per thread; chunks without an active thread are
 /// skipped), shared accesses with unit stride are found as such (masked loads and stores; here,
 /// arrays padded so that inactive threads may touch words past the end), and every access is
-/// checked: bounds per thread, and the race records (writer and reader, thread and epoch, per
-/// word) compared and updated per thread, as in `reduce_tree_simt`. Built for AVX-512 when the
-/// CPU has it, as a compiler would target the host. The floor of such a tier, beside
+/// checked: bounds per thread and, unless `records` is `None`, the race records compared and
+/// updated per thread: `Separate` as in `reduce_tree_simt` (writer and reader, thread and epoch,
+/// in four arrays), `Packed` as one key per word and role (`Packed`). Built for AVX-512 when
+/// the CPU has it, as a compiler would target the host. The floor of such a tier, beside
 /// `reduce_tree_simt` (`--floor`). Panics on a race or an access out of bounds.
-pub fn reduce_tree_block_vector(p: &Problem) -> Native {
+pub fn reduce_tree_block_vector(p: &Problem, records: RecordKind) -> Native {
     let x = f32s(&p.bufs[0].data);
-    Box::new(move || {
+    fn run(x: &[f32], records: RecordKind, v4: bool) -> Vec<f32> {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vl")
-            && std::arch::is_x86_feature_detected!("avx512dq")
-        {
-            // SAFETY: the CPU has every feature the function is built for.
-            return bytes_f32(&unsafe { block_vector_v4(&x) });
+        if v4 {
+            // SAFETY: the caller found every feature the functions are built for.
+            return unsafe {
+                match records {
+                    RecordKind::None => block_vector_v4(x, &mut NoRecs(0)),
+                    RecordKind::Separate => block_vector_v4(x, &mut Recs::new()),
+                    RecordKind::Packed => block_vector_v4(x, &mut Packed::new()),
+                }
+            };
         }
-        bytes_f32(&block_vector(&x))
-    })
+        let _ = v4;
+        match records {
+            RecordKind::None => block_vector(x, &mut NoRecs(0)),
+            RecordKind::Separate => block_vector(x, &mut Recs::new()),
+            RecordKind::Packed => block_vector(x, &mut Packed::new()),
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    let v4 = std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+        && std::arch::is_x86_feature_detected!("avx512dq");
+    #[cfg(not(target_arch = "x86_64"))]
+    let v4 = false;
+    Box::new(move || bytes_f32(&run(&x, records, v4)))
+}
+
+/// Which race records `reduce_tree_block_vector` keeps.
+#[derive(Clone, Copy)]
+pub enum RecordKind {
+    None,
+    Separate,
+    Packed,
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")]
-unsafe fn block_vector_v4(x: &[f32]) -> Vec<f32> {
-    block_vector(x)
+unsafe fn block_vector_v4<R: Records>(x: &[f32], recs: &mut R) -> Vec<f32> {
+    block_vector(x, recs)
 }
 
 const VB: usize = 256;
 const VC: usize = 16;
 
-/// Race records of a block's shared words (padded to twice the words, see `block_vector`).
+/// Race records of a block's shared words as the vectorised yardstick keeps them.
+trait Records {
+    /// The epoch after the current one (a barrier passed).
+    fn next_epoch(&mut self) -> u32;
+    /// Check and record the accesses of the threads of chunk `k` (active: `act`) to the words
+    /// `base + t`; true when an active thread goes out of bounds or races.
+    fn chunk(&mut self, act: &[bool; VC], k: usize, base: usize, ep: u32, write: bool) -> bool;
+}
+
+/// Writer and reader records, a thread and an epoch each, in four arrays (padded to twice the
+/// words, see `block_vector`).
 struct Recs {
     wt: [u32; 2 * VB],
     we: [u32; 2 * VB],
     rt: [u32; 2 * VB],
     re: [u32; 2 * VB],
+    epoch: u32,
 }
 
-/// Check and record the accesses of the threads of chunk `k` (active: `act`) to the words
-/// `base + t`; true when an active thread goes out of bounds or races.
-#[inline(always)]
-fn chunk_access(
-    r: &mut Recs,
-    act: &[bool; VC],
-    k: usize,
-    base: usize,
-    ep: u32,
-    write: bool,
-) -> bool {
-    let mut bad = false;
-    let mut race = [false; VC];
-    for (j, rc) in race.iter_mut().enumerate() {
-        let t = k * VC + j;
-        let w = base + t;
-        bad |= act[j] & (w >= VB);
-        let tid = t as u32;
-        *rc = r.we[w] == ep && r.wt[w] != tid;
-        if write {
-            *rc |= r.re[w] == ep && r.rt[w] != tid;
+impl Recs {
+    fn new() -> Self {
+        Recs {
+            wt: [u32::MAX; 2 * VB],
+            we: [0; 2 * VB],
+            rt: [u32::MAX; 2 * VB],
+            re: [0; 2 * VB],
+            epoch: 0,
         }
     }
-    for j in 0..VC {
-        let t = k * VC + j;
-        let w = base + t;
-        let (ids, eps) = if write {
-            (&mut r.wt, &mut r.we)
-        } else {
-            (&mut r.rt, &mut r.re)
-        };
-        ids[w] = if act[j] { t as u32 } else { ids[w] };
-        eps[w] = if act[j] { ep } else { eps[w] };
-        bad |= act[j] & race[j];
+}
+
+impl Records for Recs {
+    fn next_epoch(&mut self) -> u32 {
+        self.epoch += 1;
+        self.epoch
     }
-    bad
+
+    #[inline(always)]
+    fn chunk(&mut self, act: &[bool; VC], k: usize, base: usize, ep: u32, write: bool) -> bool {
+        let r = self;
+        let mut bad = false;
+        let mut race = [false; VC];
+        for (j, rc) in race.iter_mut().enumerate() {
+            let t = k * VC + j;
+            let w = base + t;
+            bad |= act[j] & (w >= VB);
+            let tid = t as u32;
+            *rc = r.we[w] == ep && r.wt[w] != tid;
+            if write {
+                *rc |= r.re[w] == ep && r.rt[w] != tid;
+            }
+        }
+        for j in 0..VC {
+            let t = k * VC + j;
+            let w = base + t;
+            let (ids, eps) = if write {
+                (&mut r.wt, &mut r.we)
+            } else {
+                (&mut r.rt, &mut r.re)
+            };
+            ids[w] = if act[j] { t as u32 } else { ids[w] };
+            eps[w] = if act[j] { ep } else { eps[w] };
+            bad |= act[j] & race[j];
+        }
+        bad
+    }
+}
+
+/// The same records packed, one `u32` per word for the writer and one for the reader:
+/// `epoch << 16 | thread`, with the reader's bit 15 set once a second thread read the word in
+/// the epoch (so that a write by either is a race, which a single reader record misses). One
+/// key compare tells "same epoch, another thread": `(record ^ key) - 1 < 0xFFFF`. Epochs wrap
+/// at 16 bits: the records are cleared then (every 65,535 barriers).
+struct Packed {
+    w: [u32; 2 * VB],
+    r: [u32; 2 * VB],
+    epoch: u32,
+}
+
+impl Packed {
+    fn new() -> Self {
+        Packed {
+            w: [0; 2 * VB],
+            r: [0; 2 * VB],
+            epoch: 0,
+        }
+    }
+}
+
+impl Records for Packed {
+    fn next_epoch(&mut self) -> u32 {
+        self.epoch += 1;
+        if self.epoch > 0xFFFF {
+            self.w = [0; 2 * VB];
+            self.r = [0; 2 * VB];
+            self.epoch = 1;
+        }
+        self.epoch
+    }
+
+    #[inline(always)]
+    fn chunk(&mut self, act: &[bool; VC], k: usize, base: usize, ep: u32, write: bool) -> bool {
+        let lo = base + k * VC;
+        let key: [u32; VC] = std::array::from_fn(|j| ep << 16 | (k * VC + j) as u32);
+        let mut bad = false;
+        // Branch-free lane loops (separate for writes and reads), so that they vectorise.
+        let (w, r) = (&mut self.w[lo..lo + VC], &mut self.r[lo..lo + VC]);
+        if write {
+            for j in 0..VC {
+                let other_w = (w[j] ^ key[j]).wrapping_sub(1) < 0xFFFF;
+                let other_r = (r[j] ^ key[j]).wrapping_sub(1) < 0xFFFF;
+                bad |= act[j] & (other_w | other_r | (lo + j >= VB));
+                w[j] = if act[j] { key[j] } else { w[j] };
+            }
+        } else {
+            for j in 0..VC {
+                bad |= act[j] & (((w[j] ^ key[j]).wrapping_sub(1) < 0xFFFF) | (lo + j >= VB));
+                let x = r[j] ^ key[j];
+                let other = (x >> 16 == 0) & (x != 0);
+                let mark = if other { r[j] | 0x8000 } else { key[j] };
+                r[j] = if act[j] { mark } else { r[j] };
+            }
+        }
+        bad
+    }
+}
+
+/// No race records: bounds checks only (what records cost, beside `Recs` and `Packed`).
+struct NoRecs(u32);
+
+impl Records for NoRecs {
+    fn next_epoch(&mut self) -> u32 {
+        self.0 = self.0.wrapping_add(1);
+        self.0
+    }
+
+    #[inline(always)]
+    fn chunk(&mut self, act: &[bool; VC], k: usize, base: usize, _: u32, _: bool) -> bool {
+        let lo = base + k * VC;
+        (0..VC).fold(false, |bad, j| bad | (act[j] & (lo + j >= VB)))
+    }
+}
+
+/// Whether both record schemes tell races from race-free accesses on one chunk of threads:
+/// writes then neighbours' reads (a race), reads then neighbours' writes (a race), and each
+/// thread writing then reading its own word (none); and whether the packed records also catch a
+/// write by the last of two readers (a race with the first, which one reader record per word,
+/// as `Recs` keeps, misses). The vectorised yardsticks' figures count only if this holds
+/// (`--floor`).
+pub fn records_catch_races() -> bool {
+    fn check<R: Records>(r: &mut R, many: bool) -> bool {
+        let all = [true; VC];
+        let ep = r.next_epoch();
+        let clean = !r.chunk(&all, 0, 0, ep, true);
+        let write_read = r.chunk(&all, 0, 1, ep, false);
+        let ep = r.next_epoch();
+        let read = !r.chunk(&all, 0, 0, ep, false);
+        let read_write = r.chunk(&all, 0, 1, ep, true);
+        let ep = r.next_epoch();
+        // Word 1 read by thread 0, then by thread 1, which then writes it.
+        let reads = !r.chunk(&all, 0, 1, ep, false) && !r.chunk(&all, 0, 0, ep, false);
+        let one: [bool; VC] = std::array::from_fn(|j| j == 1);
+        let last_reader_writes = r.chunk(&one, 0, 0, ep, true);
+        let ep = r.next_epoch();
+        let own = !r.chunk(&all, 0, 0, ep, true) && !r.chunk(&all, 0, 0, ep, false);
+        clean && write_read && read && read_write && reads && own && (last_reader_writes || !many)
+    }
+    check(&mut Recs::new(), false) && check(&mut Packed::new(), true)
 }
 
 #[inline(always)]
-fn block_vector(x: &[f32]) -> Vec<f32> {
+fn block_vector<R: Records>(x: &[f32], recs: &mut R) -> Vec<f32> {
     let n = x.len();
     let mut partial = vec![0f32; n.div_ceil(VB)];
     let mut sdata = [0f32; 2 * VB];
-    let mut recs = Recs {
-        wt: [u32::MAX; 2 * VB],
-        we: [0; 2 * VB],
-        rt: [u32::MAX; 2 * VB],
-        re: [0; 2 * VB],
-    };
     let mut bad = false;
-    let mut epoch = 0u32;
     for (b, out) in partial.iter_mut().enumerate() {
-        epoch += 1;
+        let epoch = recs.next_epoch();
         let lo = b * VB;
         for k in 0..VB / VC {
-            bad |= chunk_access(&mut recs, &[true; VC], k, 0, epoch, true);
+            bad |= recs.chunk(&[true; VC], k, 0, epoch, true);
             for j in 0..VC {
                 sdata[k * VC + j] = x.get(lo + k * VC + j).copied().unwrap_or(0.0);
             }
         }
         let mut s = VB / 2;
         while s > 0 {
-            epoch += 1;
+            let epoch = recs.next_epoch();
             for k in 0..VB / VC {
                 let act: [bool; VC] = std::array::from_fn(|j| k * VC + j < s);
                 if !act.iter().any(|&a| a) {
                     continue;
                 }
-                bad |= chunk_access(&mut recs, &act, k, 0, epoch, false);
-                bad |= chunk_access(&mut recs, &act, k, s, epoch, false);
+                bad |= recs.chunk(&act, k, 0, epoch, false);
+                bad |= recs.chunk(&act, k, s, epoch, false);
                 let v: [f32; VC] =
                     std::array::from_fn(|j| sdata[k * VC + j] + sdata[k * VC + j + s]);
-                bad |= chunk_access(&mut recs, &act, k, 0, epoch, true);
+                bad |= recs.chunk(&act, k, 0, epoch, true);
                 for j in 0..VC {
                     let t = k * VC + j;
                     sdata[t] = if act[j] { v[j] } else { sdata[t] };

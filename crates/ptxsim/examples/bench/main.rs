@@ -27,7 +27,7 @@ mod cases;
 #[allow(dead_code)]
 mod rng;
 
-use cases::{Case, Cmp, Problem, A};
+use cases::{Case, Cmp, Problem, RecordKind, A};
 use ptxsim::{Device, LaunchConfig, Module};
 use std::collections::HashMap;
 use std::error::Error;
@@ -139,10 +139,11 @@ fn time_native(native: &mut cases::Native) -> (f64, Vec<u8>) {
 
 /// `--floor [THREADS]`: reduceBlockTree's native transliteration beside the SIMT program a
 /// simulator runs at best (`cases::reduce_tree_simt`), without and with race records, and as a
-/// block compiler vectorising over the block's threads would run it with race records
-/// (`cases::reduce_tree_block_vector`), on one core: how close to native goal Y asks ptxsim to
-/// come, and what a compiled tier of either kind could reach. Then the interpreter's own floor
-/// (`dispatch_floor`) for every case.
+/// block compiler vectorising over the block's threads would run it, without race records and
+/// with them in two layouts (`cases::reduce_tree_block_vector`), on one core: how close to
+/// native goal Y asks ptxsim to come, and what a compiled tier of either kind could reach. Both
+/// record layouts are first shown to catch races (`cases::records_catch_races`). Then the
+/// interpreter's own floor (`dispatch_floor`) for every case.
 fn floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
     let case = every
         .iter()
@@ -153,14 +154,19 @@ fn floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
         (case.kernel_native)(&p),
         cases::reduce_tree_simt(&p, false),
         cases::reduce_tree_simt(&p, true),
-        cases::reduce_tree_block_vector(&p),
+        cases::reduce_tree_block_vector(&p, RecordKind::None),
+        cases::reduce_tree_block_vector(&p, RecordKind::Separate),
+        cases::reduce_tree_block_vector(&p, RecordKind::Packed),
     ];
     let want = runs[0]();
     if runs[1..].iter_mut().any(|r| r() != want) {
         return Err("a yardstick's partial sums differ from the native ones".into());
     }
+    if !cases::records_catch_races() {
+        return Err("a yardstick's race records miss a race or report one where none is".into());
+    }
     // Alternated, best of each.
-    let mut best = [f64::INFINITY; 4];
+    let mut best = [f64::INFINITY; 6];
     for _ in 0..10 {
         for (b, r) in best.iter_mut().zip(&mut runs) {
             *b = b.min(time_native(r).0);
@@ -168,13 +174,15 @@ fn floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
     }
     println!(
         "reduceBlockTree, {} threads, one core: kern {:.2e} threads/s; SIMT program {:.1}x \
-         kern's time, with race records {:.1}x; vectorised over the block, with race records \
-         {:.1}x",
+         kern's time, with race records {:.1}x; vectorised over the block {:.1}x, with race \
+         records {:.1}x, with packed race records {:.1}x",
         p.threads(),
         p.threads() as f64 / best[0],
         best[1] / best[0],
         best[2] / best[0],
-        best[3] / best[0]
+        best[3] / best[0],
+        best[4] / best[0],
+        best[5] / best[0]
     );
     dispatch_floor(dev, every, threads)
 }
