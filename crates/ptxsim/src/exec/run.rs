@@ -609,7 +609,7 @@ impl Worker<'_> {
 
 /// A `setp` whose predicate the next instruction branches on: the branch's active lanes and
 /// target, so that the loop runs the branch at once instead of dispatching it. Such pairs are
-/// most of a loop's control (reduceBlockTree: their branches are 152 of the 673
+/// most of a loop's control (reduceBlockTree: their branches are 144 of the 673
 /// warp-instructions of a block; measured 1.03x faster for it and histogramShared, one
 /// worker). Only where the dispatch would
 /// do nothing else: the `setp` unguarded and plain (its predicate is `t` in every running
