@@ -15,13 +15,14 @@
 //! checked launch of that case at that size on one thread and prints its warp-instructions;
 //! `--profile NAME THREADS --repeat R [--workers W]` prints the best time of R launches.
 //! `--floor [THREADS]` compares reduceBlockTree's native loops with the SIMT program a checked
-//! simulator runs at best, thread by thread and vectorised over the block (the yardsticks for
-//! goal Y), and then every case's native time with what its warp-instructions cost at the
-//! interpreter's cheapest (its dispatch floor).
+//! simulator runs at best, thread by thread, vectorised over the block and as a block
+//! interpreter (the yardsticks for goal Y), and then every case's native time with what its
+//! warp-instructions cost at the interpreter's cheapest (its dispatch floor).
 //! The last line printed is
 //! `ptxsim: min_ratio_vs_numba_sim=X max_ratio_vs_native=Y parallel_speedup=Z`.
 //! A benchmark, not a test: it reports what it measures and checks that the outputs agree.
 
+mod block_interp;
 mod cases;
 #[path = "../../tests/common/rng.rs"]
 #[allow(dead_code)]
@@ -140,8 +141,9 @@ fn time_native(native: &mut cases::Native) -> (f64, Vec<u8>) {
 /// `--floor [THREADS]`: reduceBlockTree's native transliteration beside the SIMT program a
 /// simulator runs at best (`cases::reduce_tree_simt`), without and with race records, and as a
 /// block compiler vectorising over the block's threads would run it, without race records and
-/// with them in two layouts (`cases::reduce_tree_block_vector`), on one core: how close to
-/// native goal Y asks ptxsim to come, and what a compiled tier of either kind could reach. Both
+/// with them in two layouts (`cases::reduce_tree_block_vector`), and as a block interpreter
+/// would (`block_interp`), on one core: how close to native goal Y asks ptxsim to come, and
+/// what a tier of each kind could reach. Both
 /// record layouts are first shown to catch races (`cases::records_catch_races`). Then the
 /// interpreter's own floor (`dispatch_floor`) for every case.
 fn floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
@@ -157,6 +159,7 @@ fn floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
         cases::reduce_tree_block_vector(&p, RecordKind::None),
         cases::reduce_tree_block_vector(&p, RecordKind::Separate),
         cases::reduce_tree_block_vector(&p, RecordKind::Packed),
+        block_interp::reduce_tree_block_interp(&p),
     ];
     let want = runs[0]();
     if runs[1..].iter_mut().any(|r| r() != want) {
@@ -166,7 +169,7 @@ fn floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
         return Err("a yardstick's race records miss a race or report one where none is".into());
     }
     // Alternated, best of each.
-    let mut best = [f64::INFINITY; 6];
+    let mut best = [f64::INFINITY; 7];
     for _ in 0..10 {
         for (b, r) in best.iter_mut().zip(&mut runs) {
             *b = b.min(time_native(r).0);
@@ -175,14 +178,16 @@ fn floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
     println!(
         "reduceBlockTree, {} threads, one core: kern {:.2e} threads/s; SIMT program {:.1}x \
          kern's time, with race records {:.1}x; vectorised over the block {:.1}x, with race \
-         records {:.1}x, with packed race records {:.1}x",
+         records {:.1}x, with packed race records {:.1}x; a block interpreter with packed \
+         records {:.1}x",
         p.threads(),
         p.threads() as f64 / best[0],
         best[1] / best[0],
         best[2] / best[0],
         best[3] / best[0],
         best[4] / best[0],
-        best[5] / best[0]
+        best[5] / best[0],
+        best[6] / best[0]
     );
     dispatch_floor(dev, every, threads)
 }
