@@ -7,9 +7,9 @@ use crate::*;
 
 /// `pairs`: a uniform loop (`setp` then `@p bra` back), a divergent loop left by a negated
 /// branch, a float comparison, a guarded `setp` (not joined: its predicate keeps old values in
-/// the lanes it skips), a `setp` with a boolean operation (not joined), and a pair whose branch
+/// the lanes it skips), a `setp` with a boolean operation (not joined), a pair whose branch
 /// other lanes reach by jumping to it (not joined: the group first gathers there), and a
-/// branch on another predicate than the `setp` before it sets.
+/// branch on another predicate than the `setp` before it sets (not joined).
 const PAIRS: &str = r#"
 .version 7.0
 .target sm_80
