@@ -67,15 +67,27 @@ enum I {
     StS(u8, u8),
     /// `@[!]p bra target`.
     Bra(u8, bool, u16),
+    /// Block-uniform scalars (what a uniformity analysis finds): `u = imm`, `u = v >> imm`,
+    /// `q = u == imm` / `u != imm`, `@[!]q bra` (the whole group goes one way), and lane ops
+    /// with a uniform operand: `p = a >= u`, `d = u + a`.
+    UMov(u8, u32),
+    UShr(u8, u8, u32),
+    USetpEq(u8, u8, u32),
+    USetpNe(u8, u8, u32),
+    UBra(u8, bool, u16),
+    SetpGeU(u8, u8, u8),
+    AddU(u8, u8, u8),
     Bar,
     Exit,
 }
 
 /// reduceBlockTree's PTX (tests/fixtures/reduce.ptx) as this table: registers 0 tid, 1 gid,
-/// 2 n, 3 value, 4 s, 5 t+s, 6 a, 7 b, 8 sum, 9 zero index; predicates 0..5.
-fn program() -> Vec<I> {
+/// 2 n, 3 value, 4 s, 5 t+s, 6 a, 7 b, 8 sum, 9 zero index; predicates 0..5. With `uniform`,
+/// the loop counter `s` and its tests are block-uniform scalars (`U*` instructions, uniform
+/// register 0), as a uniformity analysis would find them.
+fn program(uniform: bool) -> Vec<I> {
     use I::*;
-    vec![
+    let mut code = vec![
         Tid(0),
         Gid(1),
         MovImm(9, 0),
@@ -105,12 +117,31 @@ fn program() -> Vec<I> {
         LdS(8, 9),
         StOutCtaid(8),
         Exit, // 28
-    ]
+    ];
+    if uniform {
+        for (pc, i) in [
+            (9, UMov(0, BT as u32)),
+            (10, UShr(0, 0, 1)),
+            (11, USetpEq(1, 0, 0)),
+            (12, UBra(1, false, 24)),
+            (13, SetpGeU(2, 0, 0)),
+            (15, AddU(5, 0, 0)),
+            (21, UShr(0, 0, 1)),
+            (22, USetpNe(3, 0, 0)),
+            (23, UBra(3, false, 13)),
+        ] {
+            code[pc] = i;
+        }
+    }
+    code
 }
 
 /// One block's state.
 struct Block {
     r: Vec<Lanes>,
+    /// Uniform scalar registers and predicates.
+    u: [u32; 4],
+    uq: [bool; 4],
     p: Vec<Mask>,
     /// The block's shared words, padded to twice their number so that a unit-stride access
     /// may run over whole chunks (the bounds are checked per thread against `BT`).
@@ -404,6 +435,30 @@ fn run_block(code: &[I], b: &mut Block, x: &[f32], ctaid: u32, out: &mut f32) {
                         }
                     }
                 }
+                I::UMov(d, v) => b.u[d as usize] = v,
+                I::UShr(d, a, sh) => b.u[d as usize] = b.u[a as usize] >> sh,
+                I::USetpEq(q, a, v) => b.uq[q as usize] = b.u[a as usize] == v,
+                I::USetpNe(q, a, v) => b.uq[q as usize] = b.u[a as usize] != v,
+                I::UBra(q, neg, target) => {
+                    if b.uq[q as usize] != neg {
+                        pc = target;
+                        if pc >= resched {
+                            ready_at(&mut groups, pc, m);
+                            break;
+                        }
+                        continue;
+                    }
+                }
+                I::SetpGeU(p, a, u) => {
+                    let u = b.u[u as usize];
+                    let a = &b.r[a as usize];
+                    let v = compare(a, a, |x, _, _| x >= u);
+                    b.p[p as usize] = v.and(m).or(b.p[p as usize].and_not(m));
+                }
+                I::AddU(d, u, a) => {
+                    let u = b.u[u as usize];
+                    op2(&mut b.r, m, (d, a, a), |x, _| x.wrapping_add(u));
+                }
                 I::Bra(p, neg, target) => {
                     let pm = b.p[p as usize];
                     let taken = if neg { m.and_not(pm) } else { m.and(pm) };
@@ -440,7 +495,7 @@ fn run_block(code: &[I], b: &mut Block, x: &[f32], ctaid: u32, out: &mut f32) {
 
 /// reduceBlockTree run by the block-interpreter yardstick, built for AVX-512 where the CPU has
 /// it (as ptxsim's interpreter is); panics on a failed check (the kernel has none).
-pub fn reduce_tree_block_interp(p: &Problem) -> Native {
+pub fn reduce_tree_block_interp(p: &Problem, uniform: bool) -> Native {
     let x = f32s(&p.bufs[0].data);
     #[cfg(target_arch = "x86_64")]
     let v4 = std::arch::is_x86_feature_detected!("avx512f")
@@ -453,26 +508,28 @@ pub fn reduce_tree_block_interp(p: &Problem) -> Native {
         #[cfg(target_arch = "x86_64")]
         if v4 {
             // SAFETY: the CPU has every feature the function is built for.
-            return unsafe { run_v4(&x) };
+            return unsafe { run_v4(&x, uniform) };
         }
         let _ = v4;
-        run(&x)
+        run(&x, uniform)
     })
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")]
-unsafe fn run_v4(x: &[f32]) -> Vec<u8> {
-    run(x)
+unsafe fn run_v4(x: &[f32], uniform: bool) -> Vec<u8> {
+    run(x, uniform)
 }
 
 #[inline(always)]
-fn run(x: &[f32]) -> Vec<u8> {
-    let code = program();
+fn run(x: &[f32], uniform: bool) -> Vec<u8> {
+    let code = program(uniform);
     let blocks = x.len().div_ceil(BT);
     let mut partial = vec![0f32; blocks];
     let mut b = Block {
         r: vec![[0; BT]; 10],
+        u: [0; 4],
+        uq: [false; 4],
         p: vec![Mask::default(); 5],
         shared: [0.0; 2 * BT],
         w: [0; 2 * BT],
