@@ -497,13 +497,7 @@ fn run_block(code: &[I], b: &mut Block, x: &[f32], ctaid: u32, out: &mut f32) {
 /// it (as ptxsim's interpreter is); panics on a failed check (the kernel has none).
 pub fn reduce_tree_block_interp(p: &Problem, uniform: bool) -> Native {
     let x = f32s(&p.bufs[0].data);
-    #[cfg(target_arch = "x86_64")]
-    let v4 = std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-        && std::arch::is_x86_feature_detected!("avx512vl")
-        && std::arch::is_x86_feature_detected!("avx512dq");
-    #[cfg(not(target_arch = "x86_64"))]
-    let v4 = false;
+    let v4 = crate::cases::avx512();
     Box::new(move || {
         #[cfg(target_arch = "x86_64")]
         if v4 {

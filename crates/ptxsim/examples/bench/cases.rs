@@ -566,14 +566,14 @@ pub fn reduce_tree_block_vector(p: &Problem, records: RecordKind) -> Native {
             RecordKind::Packed => block_vector(x, &mut Packed::new()),
         }
     }
-    #[cfg(target_arch = "x86_64")]
-    let v4 = std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-        && std::arch::is_x86_feature_detected!("avx512vl")
-        && std::arch::is_x86_feature_detected!("avx512dq");
-    #[cfg(not(target_arch = "x86_64"))]
-    let v4 = false;
+    let v4 = avx512();
     Box::new(move || bytes_f32(&run(&x, records, v4)))
+}
+
+/// Whether this CPU runs ptxsim's AVX-512 build of its interpreter: the yardsticks are built
+/// for the same features (`target_feature` on their `_v4` functions).
+pub fn avx512() -> bool {
+    ptxsim::HostBuild::available().contains(&ptxsim::HostBuild::Avx512)
 }
 
 /// Which race records `reduce_tree_block_vector` keeps.
