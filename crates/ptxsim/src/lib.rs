@@ -136,6 +136,23 @@ pub struct KernelInfo {
     pub max_threads: Option<u32>,
 }
 
+/// How a kernel's blocks divide into phases between barriers (`Module::block_phases`): the
+/// condition of the planned block-vectorising tier (`docs/block-tier.md`), from the uniformity
+/// analysis of its lowered code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockPhases {
+    /// `None` when every barrier is block-wide and every live thread of a block reaches it on
+    /// the same path (a kernel without barriers is one phase); otherwise why not, naming the
+    /// barrier's source line when the PTX has line information.
+    pub not_split: Option<String>,
+    /// Block-barrier instructions in the kernel's code.
+    pub barriers: usize,
+    /// Registers the kernel writes, and how many of them hold one value for every live thread
+    /// of a block (loop counters, sizes, parameters).
+    pub registers: usize,
+    pub uniform_registers: usize,
+}
+
 /// Options of one launch.
 #[derive(Debug, Clone)]
 pub struct LaunchConfig {
@@ -693,6 +710,46 @@ impl Module {
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
         self.kernels().iter().find(|k| k.name == name)
     }
+    /// How kernel `name`'s blocks divide into phases between barriers (`BlockPhases`); `None`
+    /// for a name that is not a kernel of the module.
+    pub fn block_phases(&self, name: &str) -> Option<BlockPhases> {
+        let k = self.kernels.iter().position(|k| k.name == name)?;
+        let prog = &self.programs[k];
+        let u = lower::uniform::analyze(prog);
+        let line = |pc: u32| {
+            prog.code
+                .get(pc as usize)
+                .and_then(|i| prog.locs.get(i.loc as usize))
+                .filter(|l| l.line != 0)
+                .map_or(String::new(), |l| format!(" (line {})", l.line))
+        };
+        use lower::uniform::BarrierIssue as B;
+        let not_split = u.barriers_split_phases(prog).err().map(|e| match e {
+            B::Divergent { pc } => format!("a barrier under divergent control{}", line(pc)),
+            B::AfterDivergentExit { pc, exit_pc } => format!(
+                "a barrier{} after threads may exit on a divergent test{}",
+                line(pc),
+                line(exit_pc)
+            ),
+            B::Partial { pc } => format!("a barrier for part of the block{}", line(pc)),
+            B::InFunction { pc } => format!("a barrier in a device function{}", line(pc)),
+        });
+        let mut written = std::collections::BTreeSet::new();
+        for i in &prog.code {
+            written.extend(jit::may_write(i, prog));
+        }
+        Some(BlockPhases {
+            not_split,
+            barriers: prog
+                .code
+                .iter()
+                .filter(|i| matches!(i.op, ir::Op::Bar(_)))
+                .count(),
+            registers: written.len(),
+            uniform_registers: written.iter().filter(|&&s| u.is_uniform(s)).count(),
+        })
+    }
+
     /// The lowered program of kernel `name` (for the crate's tests).
     #[cfg(test)]
     pub(crate) fn program(&self, name: &str) -> Option<&ir::Program> {

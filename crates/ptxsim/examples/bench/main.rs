@@ -258,8 +258,8 @@ fn dispatch_floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
         per_wi * 1e9
     );
     println!(
-        "{:<18} {:>9} {:>9} {:>9} {:>9} {:>8}",
-        "kernel", "threads", "wi/thread", "floor x1", "floor x2", "compiled"
+        "{:<18} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7}  phases",
+        "kernel", "threads", "wi/thread", "floor x1", "floor x2", "compiled", "uniform"
     );
     for case in every {
         let module = dev.load_module(&fixture(case.fixture)?)?;
@@ -267,21 +267,33 @@ fn dispatch_floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
         let (_, wi, _, jit) = run_sim(dev, &module, &p, 1, true)?;
         let (kern_s, _) = time_native(&mut (case.kernel_native)(&p));
         let ratio = wi as f64 * per_wi / kern_s.max(1e-12);
+        let phases = module
+            .block_phases(p.kernel)
+            .ok_or_else(|| format!("{}: no kernel {}", case.fixture, p.kernel))?;
         println!(
-            "{:<18} {:>9} {:>9.2} {:>9.1} {:>9.1} {:>8}",
+            "{:<18} {:>9} {:>9.2} {:>9.1} {:>9.1} {:>8} {:>7}  {}",
             case.name,
             p.threads(),
             wi as f64 / p.threads() as f64,
             ratio,
             ratio / 2.0,
-            if jit { "yes" } else { "no" }
+            if jit { "yes" } else { "no" },
+            format!("{}/{}", phases.uniform_registers, phases.registers),
+            match (&phases.not_split, phases.barriers) {
+                (Some(why), _) => format!("no: {why}"),
+                (None, 0) => "one (no barrier)".to_string(),
+                (None, 1) => "split by 1 barrier".to_string(),
+                (None, b) => format!("split by {b} barriers"),
+            }
         );
     }
     println!(
         "wi/thread: warp-instructions the launch ran per thread; floor x1: those at the floor's \
          cost / kern's time, one core; floor x2: the same on two cores scaling perfectly; \
          compiled: whether the launch ran any compiled regions (the floor bounds only the \
-         instructions it interprets)"
+         instructions it interprets); uniform: block-uniform registers / registers written, and \
+         phases: whether the barriers split each block into phases every live thread runs \
+         together (ptxsim::Module::block_phases, the block tier's condition, docs/block-tier.md)"
     );
     Ok(())
 }

@@ -4,8 +4,8 @@
 //! and local symbols, parameters, device functions), lays out shared, local and parameter
 //! memory, turns immediates and addresses into constant slots, and hands each instruction to
 //! `inst` for instruction selection; `fold` then turns registers that only copy a constant or a
-//! special register into such slots. It allocates module variables through a callback and
-//! never executes anything.
+//! special register into such slots; `uniform` analyses a lowered program for the planned
+//! block tier. It allocates module variables through a callback and never executes anything.
 
 mod arith;
 mod control;
@@ -13,6 +13,7 @@ mod fold;
 mod inst;
 mod memory;
 mod types;
+pub mod uniform;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 

@@ -19,4 +19,5 @@ mod jit_shared;
 mod memory;
 mod robust;
 mod semantics;
+mod uniform;
 mod warp;
