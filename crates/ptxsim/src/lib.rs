@@ -287,7 +287,9 @@ pub struct LaunchReport {
     pub printf: String,
     /// Non-fatal findings (races, inactive-lane shuffles).
     pub reports: Vec<CheckReport>,
-    /// Warp-instructions executed.
+    /// Warp-instructions executed. Exact when interpreted; compiled regions charge a warp the
+    /// most any of its lanes ran, so with them the count may differ by a few between runs on
+    /// different numbers of workers (where fuel slices end splits a warp's lanes differently).
     pub warp_instructions: u64,
     /// Whether compiled regions ran in this launch.
     pub jit: bool,

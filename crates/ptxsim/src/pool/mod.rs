@@ -29,9 +29,9 @@ type WorkerResult = (Vec<(u64, BlockOut)>, Option<(u64, Fault)>, u64);
 
 /// `work_inner`, with a panic (a simulator bug) turned into a fault instead of unwinding into
 /// the caller.
-fn work(ctx: &Ctx, next: &AtomicU64, nblocks: u64, parts: u32) -> WorkerResult {
+fn work(ctx: &Ctx, next: &AtomicU64, nblocks: u64, parts: u32, claim: u64) -> WorkerResult {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        work_inner(ctx, next, nblocks, parts)
+        work_inner(ctx, next, nblocks, parts, claim)
     })) {
         Ok(r) => r,
         Err(e) => {
@@ -59,32 +59,47 @@ fn work(ctx: &Ctx, next: &AtomicU64, nblocks: u64, parts: u32) -> WorkerResult {
 }
 
 /// Outputs and faults are keyed by unit (block × parts + part), which orders them as blocks.
-fn work_inner(ctx: &Ctx, next: &AtomicU64, nblocks: u64, parts: u32) -> WorkerResult {
+/// Units are taken `claim` at a time (`units_per_claim`).
+fn work_inner(ctx: &Ctx, next: &AtomicU64, nblocks: u64, parts: u32, claim: u64) -> WorkerResult {
     let mut wk = Worker::new(ctx);
     let mut outs = Vec::new();
     let mut fault = None;
     let units = nblocks * parts as u64;
-    loop {
+    'claims: loop {
         if ctx.abort.load(Ordering::Relaxed) {
             break;
         }
-        let u = next.fetch_add(1, Ordering::Relaxed);
-        if u >= units {
+        let first = next.fetch_add(claim, Ordering::Relaxed);
+        if first >= units {
             break;
         }
-        let (b, part) = (u / parts as u64, (u % parts as u64) as u32);
-        let r = wk.run_block_part(b, part, parts);
-        if !wk.out.printf.is_empty() || !wk.out.reports.is_empty() {
-            outs.push((u, std::mem::take(&mut wk.out)));
-        }
-        if let Err(f) = r {
-            ctx.abort.store(true, Ordering::Relaxed);
-            fault = Some((u, f));
-            break;
+        for u in first..(first + claim).min(units) {
+            let (b, part) = (u / parts as u64, (u % parts as u64) as u32);
+            let r = wk.run_block_part(b, part, parts);
+            if !wk.out.printf.is_empty() || !wk.out.reports.is_empty() {
+                outs.push((u, std::mem::take(&mut wk.out)));
+            }
+            if let Err(f) = r {
+                ctx.abort.store(true, Ordering::Relaxed);
+                fault = Some((u, f));
+                break 'claims;
+            }
+            if claim > 1 && ctx.abort.load(Ordering::Relaxed) {
+                break 'claims;
+            }
         }
     }
+    wk.flush_count();
     ctx.ganged.fetch_add(wk.ganged, Ordering::Relaxed);
     (outs, fault, wk.total)
+}
+
+/// Units a worker takes at a time: one, unless the launch has many more units than workers,
+/// then up to 64, so that the workers do not take turns at the shared counter's cache line for
+/// every small block (one take per block cost the second worker of vecAdd's launch a tenth of
+/// its time), while the last takes still leave the other workers little idle time.
+pub(crate) fn units_per_claim(units: u64, threads: usize) -> u64 {
+    (units / (threads as u64 * UNITS_PER_WORKER * 64)).clamp(1, 64)
 }
 
 /// The number of cores (read once: on Linux it reads cgroup files each time).
@@ -114,27 +129,30 @@ pub fn run(ctx: &Ctx, nblocks: u64, threads: usize) -> Outcome {
     let parts = parts_per_block(ctx.split_blocks, ctx.nwarps, nblocks, threads);
     let threads = threads.min((nblocks * parts as u64).max(1) as usize);
     let next = AtomicU64::new(0);
+    let claim = units_per_claim(nblocks * parts as u64, threads);
     let results: Vec<WorkerResult> = if threads == 1 {
-        vec![work(ctx, &next, nblocks, parts)]
+        vec![work(ctx, &next, nblocks, parts, claim)]
     } else if threads <= helpers::count() + 1 {
         // This thread works too; the others are helpers (those not busy with another launch).
         let others = Mutex::new(Vec::with_capacity(threads - 1));
         let job = || {
-            let r = work(ctx, &next, nblocks, parts);
+            let r = work(ctx, &next, nblocks, parts, claim);
             if let Ok(mut v) = others.lock() {
                 v.push(r);
             }
         };
-        let (mine, _) = helpers::run(threads - 1, &job, || work(ctx, &next, nblocks, parts));
+        let (mine, _) = helpers::run(threads - 1, &job, || {
+            work(ctx, &next, nblocks, parts, claim)
+        });
         let mut v = others.into_inner().unwrap_or_default();
         v.push(mine);
         v
     } else {
         std::thread::scope(|s| {
             let handles: Vec<_> = (1..threads)
-                .map(|_| s.spawn(|| work(ctx, &next, nblocks, parts)))
+                .map(|_| s.spawn(|| work(ctx, &next, nblocks, parts, claim)))
                 .collect();
-            let mut v = vec![work(ctx, &next, nblocks, parts)];
+            let mut v = vec![work(ctx, &next, nblocks, parts, claim)];
             for h in handles {
                 // A worker never panics on user input; if one did, its blocks are lost.
                 if let Ok(r) = h.join() {

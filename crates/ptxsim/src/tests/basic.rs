@@ -225,6 +225,61 @@ fn blocks_split_across_workers_give_the_same_results_and_reports() {
     assert_eq!(reports[0], reports[1]);
 }
 
+/// Launches with many more blocks than workers take them in claims of several
+/// (`pool::units_per_claim`): every block still runs once, the instruction count is the same on
+/// any number of workers, and a fault comes from the lowest block that faults.
+#[test]
+fn blocks_taken_in_claims_run_once_each() {
+    assert_eq!(crate::pool::units_per_claim(512, 2), 1);
+    assert_eq!(crate::pool::units_per_claim(4096, 2), 4);
+    assert_eq!(crate::pool::units_per_claim(4096, 3), 2);
+    assert_eq!(crate::pool::units_per_claim(1 << 30, 2), 64);
+    let dev = Device::new();
+    let m = dev.load_module(VECADD).unwrap();
+    let mut rng = Rng(seed());
+    let blocks = 4096 - rng.below(64) as usize;
+    let n = blocks * 32 - rng.below(32) as usize;
+    let a: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
+    let b: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
+    let (pa, pb) = (upload_f32(&dev, &a), upload_f32(&dev, &b));
+    let mut counts = Vec::new();
+    for (threads, jit) in [1, 2, 3]
+        .into_iter()
+        .flat_map(|t| [(t, JitMode::Off), (t, JitMode::Always)])
+    {
+        let pc = dev.alloc(n * 4).unwrap();
+        let mut cfg = LaunchConfig::new((blocks as u32, 1, 1), (32, 1, 1));
+        cfg.threads = threads;
+        cfg.jit = jit;
+        let r = vec_add(&dev, &m, &cfg, (pa, pb, pc), n as i32).unwrap();
+        // Interpreted, the count is exact; compiled regions charge a warp the most any lane
+        // ran, which depends on where fuel slices end, so on how blocks fell to workers.
+        if jit == JitMode::Off {
+            counts.push(r.warp_instructions);
+        }
+        let c = download_f32(&dev, pc, n);
+        for i in 0..n {
+            assert_eq!(
+                c[i].to_bits(),
+                (a[i] + b[i]).to_bits(),
+                "element {i}, {threads} workers, {jit:?}"
+            );
+        }
+        // Told there are `blocks * 32` elements: thread n is the first to read past the end.
+        match vec_add(&dev, &m, &cfg, (pa, pb, pc), (blocks * 32) as i32) {
+            Err(LaunchError::Fault { report, .. }) if n < blocks * 32 => {
+                assert_eq!(report.kind, CheckKind::OutOfBounds);
+                let (t, blk) = (n as u32 % 32, n as u32 / 32);
+                assert_eq!((report.block, report.thread), ((blk, 0, 0), (t, 0, 0)));
+            }
+            Ok(_) if n == blocks * 32 => {}
+            other => panic!("{threads} workers, {jit:?}: {other:?}"),
+        }
+    }
+    assert!(counts.iter().all(|&c| c == counts[0]), "{counts:?}");
+    assert!(counts[0] >= blocks as u64 * 5, "{counts:?}");
+}
+
 /// Reads a register and a local word before writing them (out[3t], out[3t+1]), then writes
 /// the local word; stores `%nctaid.x * 1000 + %ntid.x` (out[3t+2]).
 const STALE: &str = r#"
