@@ -10,6 +10,17 @@ use super::{alu, Fault, Stop, Warp, Worker};
 use crate::ir::NONE;
 use crate::CheckKind;
 
+#[cfg(test)]
+type ReleaseHook = Box<dyn FnMut(&[&Warp], u32)>;
+
+#[cfg(test)]
+thread_local! {
+    /// Tests only: called on the launching thread's worker at each barrier release, before the
+    /// waiting lanes go on, with the block's warps and the barrier's PC.
+    pub(crate) static ON_RELEASE: std::cell::RefCell<Option<ReleaseHook>> =
+        const { std::cell::RefCell::new(None) };
+}
+
 impl Worker<'_> {
     /// The fault for lanes of warp `w` waiting at its barrier while lane `other` does not come.
     pub(super) fn divergent_barrier(&self, w: &Warp, other: usize, what: &str) -> Fault {
@@ -113,6 +124,22 @@ impl Worker<'_> {
     /// Release barrier `id`: its waiting lanes become ready. `cur` is the warp taken out of
     /// `self.warps` by the caller, if any.
     pub(super) fn release(&mut self, id: usize, mut cur: Option<&mut Warp>) {
+        #[cfg(test)]
+        if let Some(&(wi, _, _)) = self.bars[id].waiters.first() {
+            // The tests' view of the block at each release (`ON_RELEASE`).
+            let warps: Vec<&Warp> = (0..self.warps.len())
+                .map(|k| match cur.as_deref() {
+                    Some(c) if c.idx as usize == k => c,
+                    _ => &*self.warps[k],
+                })
+                .collect();
+            let bar_pc = warps[wi as usize].bar_pc;
+            ON_RELEASE.with(|h| {
+                if let Some(f) = h.borrow_mut().as_mut() {
+                    f(&warps, bar_pc);
+                }
+            });
+        }
         // Keep the waiter list's allocation for the next use of this barrier.
         let waiters = std::mem::take(&mut self.bars[id].waiters);
         let b = std::mem::take(&mut self.bars[id]);

@@ -10,6 +10,8 @@
 
 pub mod alu;
 mod barrier;
+#[cfg(test)]
+pub(crate) use barrier::ON_RELEASE;
 mod builtins;
 mod calls;
 mod cpu;

@@ -67,6 +67,14 @@ pub use call::{JitCtx, JitFn};
 pub use emit::GANG;
 pub(crate) use live::may_write;
 
+/// Whether slot `s` may be read after control reaches `pc` (the compiled regions' liveness),
+/// for the tests.
+#[cfg(test)]
+pub(crate) fn liveness(prog: &Program) -> impl Fn(u32, crate::ir::Slot) -> bool {
+    let l = live::analyze(prog);
+    move |pc, s| l.live(pc, s)
+}
+
 /// The most shared bytes a block may have for compiled code to log its reads (`emit::shared`;
 /// bigger blocks record every read).
 pub const SHARED_LOG_LIMIT: u32 = 1 << 18;

@@ -448,3 +448,103 @@ fn block_phases_names_lines() {
     assert!(r.uniform_registers >= 8, "{r:?}");
     assert!(r.registers - r.uniform_registers >= 8, "{r:?}");
 }
+
+/// The analysis against real runs: at every barrier release of NVRTC's barrier kernels (random
+/// inputs, a partial last block, one worker), every slot the analysis calls uniform that may
+/// still be read after the barrier holds one value in every live thread of the block.
+#[test]
+fn uniform_registers_agree_at_every_barrier() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let dev = Device::new();
+    let mut rng = super::util::Rng(super::util::seed());
+    // (fixture, kernel, block, dynamic shared bytes, the int parameters in order); "" is
+    // `SHAPES` (whole warps past n exit: lanes of one warp exiting while others wait at a
+    // barrier is a divergent barrier).
+    type Case = (&'static str, &'static str, Dim3, u32, &'static [i32]);
+    let cases: [Case; 10] = [
+        ("", "shapes", (256, 1, 1), 0, &[704]),
+        ("reduce", "reduceBlockTree", (256, 1, 1), 1024, &[700]),
+        ("reduce", "reduceWarpShuffle", (256, 1, 1), 0, &[700]),
+        ("histogram", "histogramShared", (128, 1, 1), 0, &[700]),
+        ("scan", "scanInclusive", (128, 1, 1), 1024, &[300]),
+        ("scan", "scanExclusiveBlelloch", (64, 1, 1), 512, &[300]),
+        ("sort", "bitonicSortBlock", (128, 1, 1), 512, &[300]),
+        ("matmul", "matmulTiled", (16, 16, 1), 0, &[40, 24, 56]),
+        ("divergence", "divergeThenSync", (256, 1, 1), 0, &[700]),
+        ("ptx_features", "barrierReductions", (256, 1, 1), 0, &[700]),
+    ];
+    for (fixture, kernel, block, dyn_shared, ints) in cases {
+        let text = match fixture {
+            "" => SHAPES.to_string(),
+            f => {
+                let path = format!("{}/tests/fixtures/{f}.ptx", env!("CARGO_MANIFEST_DIR"));
+                std::fs::read_to_string(path).unwrap()
+            }
+        };
+        let m = dev.load_module(&text).unwrap();
+        let p = m.program(kernel).unwrap();
+        let u = analyze(p);
+        let live = crate::jit::liveness(p);
+        let uniform: Vec<u32> = (0..p.nslots).filter(|&s| u.is_uniform(s)).collect();
+        let checked = Rc::new(RefCell::new((0u64, 0u64, Vec::<String>::new())));
+        let seen = Rc::clone(&checked);
+        crate::exec::ON_RELEASE.with(|h| {
+            *h.borrow_mut() = Some(Box::new(move |warps, bar_pc| {
+                let mut st = seen.borrow_mut();
+                st.0 += 1;
+                for &s in &uniform {
+                    if !live(bar_pc + 1, s) {
+                        continue;
+                    }
+                    st.1 += 1;
+                    let mut first = None;
+                    for w in warps {
+                        for l in (0..32).filter(|l| (w.exited >> l) & 1 == 0) {
+                            let v = w.regs[s as usize][l];
+                            match first {
+                                None => first = Some(v),
+                                Some(f) if f != v => {
+                                    st.2.push(format!(
+                                        "slot {s} at the barrier at pc {bar_pc}: {f:#x} and \
+                                         {v:#x} (warp {}, lane {l})",
+                                        w.idx
+                                    ));
+                                    break;
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                }
+            }));
+        });
+        let info = m.kernel(kernel).unwrap().clone();
+        let mut ints = ints.iter();
+        let mut args = Vec::new();
+        for prm in &info.params {
+            if prm.size == 8 {
+                let bytes: Vec<u8> = (0..1 << 20).map(|_| rng.below(64) as u8).collect();
+                let ptr = dev.alloc(bytes.len()).unwrap();
+                dev.write(ptr, 0, &bytes).unwrap();
+                args.push(ptr.to_le_bytes().to_vec());
+            } else {
+                args.push(ints.next().unwrap().to_le_bytes().to_vec());
+            }
+        }
+        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        let mut cfg = LaunchConfig::new((3, 3, 1), block);
+        cfg.dynamic_shared_bytes = dyn_shared;
+        cfg.threads = 1;
+        let r = dev.launch(&m, kernel, &cfg, &refs);
+        crate::exec::ON_RELEASE.with(|h| *h.borrow_mut() = None);
+        let r = r.unwrap_or_else(|e| panic!("{kernel}: {e:?}"));
+        assert!(r.reports.is_empty(), "{kernel}: {:?}", r.reports);
+        let (releases, compared, wrong) = &*checked.borrow();
+        assert!(wrong.is_empty(), "{kernel}: {wrong:#?}");
+        assert!(
+            *releases >= 9 && *compared >= *releases,
+            "{kernel}: {releases} releases, {compared} slots compared"
+        );
+    }
+}
