@@ -3,8 +3,9 @@
 //! registers side by side, guards and divergence as 256-bit masks, one PC per thread, the
 //! group at the lowest PC runs first, as in ptxsim's warp interpreter), with every global and
 //! shared access checked: bounds per thread, and shared accesses against packed race records
-//! (`cases::Packed`'s layout), in whole chunks where the access turns out to have unit stride
-//! at run time, thread by thread otherwise. What stage 2 of
+//! (`cases::Packed`'s layout), in whole 64-thread words where the access (shared, or a global
+//! load) turns out to have unit stride at run time, thread by thread otherwise; lane loops and
+//! comparisons skip the words without an active thread. What stage 2 of
 //! `docs/block-tier.md` would cost before any compiling, beside the vectorised yardstick
 //! (`--floor`).
 //!
@@ -233,18 +234,22 @@ fn op2(r: &mut [Lanes], m: Mask, (d, a, c): (u8, u8, u8), f: impl Fn(u32, u32) -
     }
 }
 
-/// The bits of threads `t` where `f(a[t], c[t], t)`.
+/// The bits of the threads `t` of `m` where `f(a[t], c[t], t)`.
 #[inline(always)]
-fn compare(a: &Lanes, c: &Lanes, f: impl Fn(u32, u32, u32) -> bool) -> Mask {
-    let mut m = Mask::default();
+fn compare(m: Mask, a: &Lanes, c: &Lanes, f: impl Fn(u32, u32, u32) -> bool) -> Mask {
+    let mut out = Mask::default();
     for (k, (a64, c64)) in a.chunks_exact(64).zip(c.chunks_exact(64)).enumerate() {
+        // Only the words with a thread of `m` (the tree's late steps have one of four).
+        if m.0[k] == 0 {
+            continue;
+        }
         let mut bits = 0u64;
         for j in 0..64 {
             bits |= (f(a64[j], c64[j], (k * 64 + j) as u32) as u64) << j;
         }
-        m.0[k] = bits;
+        out.0[k] = bits & m.0[k];
     }
-    m
+    out
 }
 
 impl Block {
@@ -260,7 +265,7 @@ impl Block {
         let first = m.0.iter().enumerate().find(|(_, &x)| x != 0);
         let t0 = first.map_or(0, |(k, x)| k * 64 + x.trailing_zeros() as usize);
         let c = idx[t0].wrapping_sub(t0 as u32);
-        let unit = m.and_not(compare(idx, idx, |i, _, t| i.wrapping_sub(t) == c));
+        let unit = m.and_not(compare(m, idx, idx, |i, _, t| i.wrapping_sub(t) == c));
         let mut bad = false;
         if !unit.any() && (c as usize) <= BT {
             let c = c as usize;
@@ -372,21 +377,47 @@ fn run_block(code: &[I], b: &mut Block, x: &[f32], ctaid: u32, out: &mut f32) {
                     (f32::from_bits(x) + f32::from_bits(y)).to_bits()
                 }),
                 I::SetpGe(p, a, c) => {
-                    let v = compare(&b.r[a as usize], &b.r[c as usize], |x, y, _| x >= y);
+                    let v = compare(m, &b.r[a as usize], &b.r[c as usize], |x, y, _| x >= y);
                     b.p[p as usize] = v.and(m).or(b.p[p as usize].and_not(m));
                 }
                 I::SetpEqImm(p, a, v) | I::SetpNeImm(p, a, v) => {
                     let eq = matches!(code[pc as usize], I::SetpEqImm(..));
                     let a = &b.r[a as usize];
-                    let c = compare(a, a, |x, _, _| (x == v) == eq);
+                    let c = compare(m, a, a, |x, _, _| (x == v) == eq);
                     b.p[p as usize] = c.and(m).or(b.p[p as usize].and_not(m));
                 }
                 I::LdX(d, i) => {
                     let iv = &b.r[i as usize];
-                    b.bad |= m.and(compare(iv, iv, |j, _, _| j >= n)).any();
-                    op2(&mut b.r, m, (d, i, i), |j, _| {
-                        x.get(j as usize).map_or(0, |v| v.to_bits())
-                    });
+                    b.bad |= compare(m, iv, iv, |j, _, _| j >= n).any();
+                    // Unit stride (index `c + thread` for every thread of `m`, found at run
+                    // time) and in bounds for the whole block: copies of whole words.
+                    let first = m.0.iter().enumerate().find(|(_, &w)| w != 0);
+                    let t0 = first.map_or(0, |(k, w)| k * 64 + w.trailing_zeros() as usize);
+                    let c = iv[t0].wrapping_sub(t0 as u32) as usize;
+                    let unit = !m
+                        .and_not(compare(m, iv, iv, |j, _, t| {
+                            j.wrapping_sub(t) as usize == c
+                        }))
+                        .any();
+                    if unit && c + BT <= x.len() {
+                        let dv = &mut b.r[d as usize];
+                        for (k, &word) in m.0.iter().enumerate() {
+                            if word == 0 {
+                                continue;
+                            }
+                            let on = flags(word);
+                            let s64 = &x[c + k * 64..c + k * 64 + 64];
+                            let d64 = &mut dv[k * 64..k * 64 + 64];
+                            for j in 0..64 {
+                                let v = s64[j].to_bits();
+                                d64[j] = (v & on[j]) | (d64[j] & !on[j]);
+                            }
+                        }
+                    } else {
+                        op2(&mut b.r, m, (d, i, i), |j, _| {
+                            x.get(j as usize).map_or(0, |v| v.to_bits())
+                        });
+                    }
                 }
                 I::StOutCtaid(v) => {
                     let v = &b.r[v as usize];
@@ -453,7 +484,7 @@ fn run_block(code: &[I], b: &mut Block, x: &[f32], ctaid: u32, out: &mut f32) {
                 I::SetpGeU(p, a, u) => {
                     let u = b.u[u as usize];
                     let a = &b.r[a as usize];
-                    let v = compare(a, a, |x, _, _| x >= u);
+                    let v = compare(m, a, a, |x, _, _| x >= u);
                     b.p[p as usize] = v.and(m).or(b.p[p as usize].and_not(m));
                 }
                 I::AddU(d, u, a) => {
