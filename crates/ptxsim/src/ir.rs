@@ -615,6 +615,8 @@ pub struct Program {
     pub entry_live: Vec<Slot>,
     /// Different for every lowered program (a key for reusing register files).
     pub uid: u64,
+    /// Whether its blocks may run in the block tier (`exec::block::eligible`, set on loading).
+    pub block_tier: bool,
 }
 
 impl Op {

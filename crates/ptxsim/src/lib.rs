@@ -297,6 +297,11 @@ pub struct LaunchReport {
     /// lanes whose loop iterations are interleaved so that the host overlaps them; a lane
     /// counts once per gang it runs in; 0 without the JIT).
     pub ganged: u64,
+    /// Blocks run by the block tier (`PTXSIM_BLOCK=0` turns it off; so does `JitMode::Off`):
+    /// kernels whose barriers split their blocks into phases, run a block at a time with its
+    /// threads side by side. A block it gives up on (any check it cannot pass, which the
+    /// interpreter then reports) is run by the interpreter and not counted here.
+    pub block_tier_blocks: u64,
 }
 
 /// Errors of parsing and lowering PTX.
@@ -547,7 +552,8 @@ impl Device {
             .iter()
             .filter(|f| f.is_entry && f.body.is_some())
         {
-            let p = lower::lower_kernel(&ctx, f)?;
+            let mut p = lower::lower_kernel(&ctx, f)?;
+            p.block_tier = exec::block::eligible(&p);
             kernels.push(KernelInfo {
                 name: p.name.clone(),
                 params: p.params.clone(),
@@ -669,6 +675,10 @@ impl Device {
             block: config.block,
             nthreads: nthreads as u32,
             nwarps: (nthreads as u32).div_ceil(32),
+            block_tier: prog.block_tier
+                && config.jit != JitMode::Off
+                && config.instruction_budget.is_none()
+                && !matches!(env_choice("PTXSIM_BLOCK").as_str(), "0" | "off"),
             split_blocks: config.dynamic_shared_bytes == 0 && prog.warps_independent(),
             dyn_shared: config.dynamic_shared_bytes,
             shared_bytes: shared as u32,
@@ -679,6 +689,7 @@ impl Device {
             budget: config.instruction_budget,
             executed: AtomicU64::new(0),
             ganged: AtomicU64::new(0),
+            block_tier_blocks: AtomicU64::new(0),
         };
         let out = pool::run(&ctx, nblocks, config.threads);
         lazy.ran(out.instructions);
@@ -693,6 +704,9 @@ impl Device {
                 warp_instructions: out.instructions,
                 jit: jit.is_some(),
                 ganged: ctx.ganged.load(std::sync::atomic::Ordering::Relaxed),
+                block_tier_blocks: ctx
+                    .block_tier_blocks
+                    .load(std::sync::atomic::Ordering::Relaxed),
             }),
         }
     }

@@ -10,6 +10,7 @@
 
 pub mod alu;
 mod barrier;
+pub(crate) mod block;
 #[cfg(test)]
 pub(crate) use barrier::ON_RELEASE;
 mod builtins;
@@ -53,6 +54,9 @@ pub struct Ctx<'a> {
     pub block: Dim3,
     pub nthreads: u32,
     pub nwarps: u32,
+    /// Blocks may run in the block tier (`block`): the kernel is eligible and the launch
+    /// allows it.
+    pub block_tier: bool,
     /// The warps of a block may be run by different workers (`Program::warps_independent` and
     /// no dynamic shared memory): small launches then spread over the cores.
     pub split_blocks: bool,
@@ -69,6 +73,8 @@ pub struct Ctx<'a> {
     pub executed: AtomicU64,
     /// Lanes that ran a loop in a gang (`jit_run`), added by each worker when it ends.
     pub ganged: AtomicU64,
+    /// Blocks the block tier ran to their end, added by each worker when it ends.
+    pub block_tier_blocks: AtomicU64,
 }
 
 /// A fatal finding: the launch stops.
@@ -285,6 +291,10 @@ pub struct Worker<'a> {
     /// Per PC, the gang function of the loop that starts there (`jit_run`).
     jit_gang: &'a [Option<crate::jit::JitFn>],
     jit_ctx: Option<Box<crate::jit::JitCtx>>,
+    /// The block tier's state, when the launch uses it (`block`).
+    block_tier: Option<Box<block::BlockTier<'a>>>,
+    /// Blocks this worker ran in the block tier.
+    block_tier_done: u64,
 }
 
 /// What a register file's constant and special-register rows depend on: the program and the
@@ -408,6 +418,8 @@ impl<'a> Worker<'a> {
             jit_ctx: ctx
                 .jit
                 .map(|j| crate::jit::JitCtx::new(ctx.params, ctx.global, j.caches)),
+            block_tier: ctx.block_tier.then(Box::default),
+            block_tier_done: 0,
         }
     }
 
@@ -579,6 +591,9 @@ impl<'a> Worker<'a> {
             (lin / (gx * gy)) as u32,
         );
         let ctaid = [self.block.0, self.block.1, self.block.2];
+        if parts == 1 && self.block_tier.is_some() && self.try_block_tier(ctaid) {
+            return Ok(());
+        }
         let prog = self.ctx.prog;
         let nthreads = self.ctx.nthreads;
         // The warps of this part; the others sit it out.

@@ -5,6 +5,7 @@
 mod util;
 
 mod basic;
+mod block_tier;
 mod branch;
 mod checks;
 mod control;

@@ -536,6 +536,8 @@ fn uniform_registers_agree_at_every_barrier() {
         let mut cfg = LaunchConfig::new((3, 3, 1), block);
         cfg.dynamic_shared_bytes = dyn_shared;
         cfg.threads = 1;
+        // The interpreter's barriers (the block tier would run these blocks without them).
+        cfg.jit = JitMode::Off;
         let r = dev.launch(&m, kernel, &cfg, &refs);
         crate::exec::ON_RELEASE.with(|h| *h.borrow_mut() = None);
         let r = r.unwrap_or_else(|e| panic!("{kernel}: {e:?}"));

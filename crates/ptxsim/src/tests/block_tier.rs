@@ -1,0 +1,268 @@
+//! The block tier (`exec::block`): which kernels it runs, that it computes what the interpreter
+//! computes, and that every block it gives up on (a race, an access out of bounds, a load after
+//! the block's own store) is run by the interpreter with the interpreter's exact reports.
+
+use super::util::{seed, Rng};
+use crate::*;
+
+/// `s[tid] = in[i]`, barrier, `s[tid] = s[j] + 1`, barrier, `out[i] = s[tid]`, where `j` is
+/// `tid` except for thread 40 of block `bad`: with `mode` 1 it reads `s[41]`, which thread 41
+/// writes in the same interval (a race); with `mode` 2 it reads `s[200]` (out of bounds).
+/// With `mode` 3 every thread then loads its own output back and adds 1 (a global load after
+/// the block's own store).
+const BT: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry bt(.param .u64 pin, .param .u64 pout, .param .u32 pn, .param .u32 pbad,
+                   .param .u32 pmode) {
+  .shared .align 4 .b8 s[512];
+  .reg .u32 %r<30>;
+  .reg .u64 %rd<20>;
+  .reg .pred %p<12>;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  ld.param.u32 %r1, [pn];
+  ld.param.u32 %r2, [pbad];
+  ld.param.u32 %r3, [pmode];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r4, %tid.x;
+  mov.u32 %r5, %ctaid.x;
+  mov.u32 %r6, %ntid.x;
+  mad.lo.s32 %r7, %r5, %r6, %r4;
+  mov.u32 %r8, 0;
+  setp.ge.u32 %p1, %r7, %r1;
+  @%p1 bra L1;
+  mul.wide.u32 %rd3, %r7, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r8, [%rd4];
+L1:
+  mov.u64 %rd5, s;
+  mul.wide.u32 %rd6, %r4, 4;
+  add.s64 %rd7, %rd5, %rd6;
+  st.shared.u32 [%rd7], %r8;
+  bar.sync 0;
+  setp.eq.u32 %p2, %r5, %r2;
+  setp.eq.u32 %p3, %r4, 40;
+  and.pred %p4, %p2, %p3;
+  mov.u32 %r9, %r4;
+  setp.eq.u32 %p5, %r3, 1;
+  and.pred %p6, %p4, %p5;
+  @%p6 add.u32 %r9, %r4, 1;
+  setp.eq.u32 %p7, %r3, 2;
+  and.pred %p8, %p4, %p7;
+  @%p8 mov.u32 %r9, 200;
+  mul.wide.u32 %rd8, %r9, 4;
+  add.s64 %rd9, %rd5, %rd8;
+  ld.shared.u32 %r10, [%rd9];
+  add.u32 %r11, %r10, 1;
+  st.shared.u32 [%rd7], %r11;
+  bar.sync 0;
+  @%p1 bra DONE;
+  ld.shared.u32 %r12, [%rd7];
+  mul.wide.u32 %rd10, %r7, 4;
+  add.s64 %rd11, %rd2, %rd10;
+  st.global.u32 [%rd11], %r12;
+  setp.eq.u32 %p9, %r3, 3;
+  @!%p9 bra DONE;
+  ld.global.u32 %r13, [%rd11];
+  add.u32 %r13, %r13, 1;
+  st.global.u32 [%rd11], %r13;
+DONE:
+  ret;
+}
+"#;
+
+struct Run {
+    out: Vec<u32>,
+    result: Result<LaunchReport, LaunchError>,
+}
+
+fn run_bt(
+    dev: &Device,
+    m: &Module,
+    input: &[u32],
+    blocks: u32,
+    mode: u32,
+    tier: bool,
+    threads: usize,
+) -> Run {
+    let n = input.len();
+    let pin = dev.alloc(n * 4).unwrap();
+    let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
+    dev.write(pin, 0, &bytes).unwrap();
+    let pout = dev.alloc(n * 4).unwrap();
+    dev.write(pout, 0, &vec![0u8; n * 4]).unwrap();
+    let mut cfg = LaunchConfig::new((blocks, 1, 1), (128, 1, 1));
+    cfg.threads = threads;
+    cfg.jit = if tier { JitMode::Always } else { JitMode::Off };
+    let args = [
+        pin.to_le_bytes().to_vec(),
+        pout.to_le_bytes().to_vec(),
+        (n as u32).to_le_bytes().to_vec(),
+        (blocks - 1).to_le_bytes().to_vec(),
+        mode.to_le_bytes().to_vec(),
+    ];
+    let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+    let result = dev.launch(m, "bt", &cfg, &refs);
+    let mut back = vec![0u8; n * 4];
+    dev.read(pout, 0, &mut back).unwrap();
+    Run {
+        out: back
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        result,
+    }
+}
+
+#[test]
+fn the_block_tier_computes_what_the_interpreter_does() {
+    let dev = Device::new();
+    let m = dev.load_module(BT).unwrap();
+    assert!(m.program("bt").unwrap().block_tier);
+    let mut rng = Rng(seed());
+    let blocks = 6 + rng.below(6) as u32;
+    let n = blocks as usize * 128 - rng.below(100) as usize;
+    let input: Vec<u32> = (0..n).map(|_| rng.below(1 << 30) as u32).collect();
+    for threads in [1, 2] {
+        let plain = run_bt(&dev, &m, &input, blocks, 0, false, threads);
+        let tier = run_bt(&dev, &m, &input, blocks, 0, true, threads);
+        let want: Vec<u32> = input.iter().map(|v| v + 1).collect();
+        assert_eq!(plain.out, want);
+        assert_eq!(tier.out, want, "{threads} workers");
+        let (p, t) = (plain.result.unwrap(), tier.result.unwrap());
+        assert_eq!(p.block_tier_blocks, 0);
+        assert_eq!(t.block_tier_blocks, blocks as u64, "{threads} workers");
+        assert!(p.reports.is_empty() && t.reports.is_empty());
+        // Every block in lockstep: the same count as the interpreter's.
+        assert_eq!(t.warp_instructions, p.warp_instructions);
+    }
+}
+
+#[test]
+fn blocks_it_gives_up_are_run_and_reported_by_the_interpreter() {
+    let dev = Device::new();
+    let m = dev.load_module(BT).unwrap();
+    let mut rng = Rng(seed());
+    let blocks = 6 + rng.below(6) as u32;
+    let n = blocks as usize * 128;
+    let input: Vec<u32> = (0..n).map(|_| rng.below(1 << 30) as u32).collect();
+    // The race in the last block: a report, the same either way; the other blocks ran in the
+    // tier.
+    let plain = run_bt(&dev, &m, &input, blocks, 1, false, 1);
+    let tier = run_bt(&dev, &m, &input, blocks, 1, true, 1);
+    assert_eq!(plain.out, tier.out);
+    let (p, t) = (plain.result.unwrap(), tier.result.unwrap());
+    assert_eq!(p.reports.len(), 1, "{:?}", p.reports);
+    assert_eq!(p.reports[0].kind, CheckKind::SharedRace);
+    assert_eq!(p.reports, t.reports);
+    assert_eq!(t.block_tier_blocks, blocks as u64 - 1);
+    // Out of bounds in the last block: the same fault.
+    let plain = run_bt(&dev, &m, &input, blocks, 2, false, 1);
+    let tier = run_bt(&dev, &m, &input, blocks, 2, true, 1);
+    match (plain.result, tier.result) {
+        (Err(LaunchError::Fault { report: a, .. }), Err(LaunchError::Fault { report: b, .. })) => {
+            assert_eq!(a.kind, CheckKind::OutOfBounds);
+            assert_eq!((a.thread, a.block), ((40, 0, 0), (blocks - 1, 0, 0)));
+            assert_eq!(a, b);
+        }
+        other => panic!("expected two faults: {other:?}"),
+    }
+    // A load after the block's own store: every block gives up (and after four, the launch
+    // stops trying), with the interpreter's results.
+    let plain = run_bt(&dev, &m, &input, blocks, 3, false, 1);
+    let tier = run_bt(&dev, &m, &input, blocks, 3, true, 1);
+    let want: Vec<u32> = input.iter().map(|v| v + 2).collect();
+    assert_eq!(plain.out, want);
+    assert_eq!(tier.out, want);
+    assert_eq!(tier.result.unwrap().block_tier_blocks, 0);
+}
+
+/// NVRTC's tree reduction, scan and bitonic sort run in the tier, with the interpreter's
+/// results bit for bit; the kernels it leaves alone, and why.
+#[test]
+fn nvrtc_kernels_in_the_block_tier() {
+    let dev = Device::new();
+    let fixture = |f: &str| {
+        let path = format!("{}/tests/fixtures/{f}.ptx", env!("CARGO_MANIFEST_DIR"));
+        dev.load_module(&std::fs::read_to_string(path).unwrap())
+            .unwrap()
+    };
+    let mut rng = Rng(seed());
+    // (fixture, kernel, block size, dynamic shared bytes)
+    let cases = [
+        ("reduce", "reduceBlockTree", 256u32, 1024u32),
+        ("scan", "scanInclusive", 128, 1024),
+        ("sort", "bitonicSortBlock", 128, 512),
+    ];
+    for (f, k, bd, dyn_shared) in cases {
+        let m = fixture(f);
+        assert!(m.program(k).unwrap().block_tier, "{k}");
+        let blocks = 5 + rng.below(4) as u32;
+        let n = (blocks * bd) as usize - rng.below(bd as u64 / 2) as usize;
+        let input: Vec<u32> = (0..n).map(|_| (rng.next() >> 40) as u32).collect();
+        let mut outs = Vec::new();
+        for tier in [false, true] {
+            let pin = dev.alloc(n * 4).unwrap();
+            let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
+            dev.write(pin, 0, &bytes).unwrap();
+            let pout = dev.alloc(n * 4).unwrap();
+            let mut cfg = LaunchConfig::new((blocks, 1, 1), (bd, 1, 1));
+            cfg.dynamic_shared_bytes = dyn_shared;
+            cfg.jit = if tier { JitMode::Always } else { JitMode::Off };
+            let args = [
+                pin.to_le_bytes().to_vec(),
+                pout.to_le_bytes().to_vec(),
+                (n as i32).to_le_bytes().to_vec(),
+            ];
+            let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+            let r = dev.launch(&m, k, &cfg, &refs).unwrap();
+            assert!(r.reports.is_empty(), "{k}: {:?}", r.reports);
+            assert_eq!(
+                r.block_tier_blocks,
+                if tier { blocks as u64 } else { 0 },
+                "{k}"
+            );
+            let mut back = vec![0u8; n * 4];
+            dev.read(pout, 0, &mut back).unwrap();
+            outs.push(back);
+        }
+        assert_eq!(outs[0], outs[1], "{k}");
+        // The CPU's answer for the integer kernels.
+        let got: Vec<u32> = outs[1]
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        for (b, chunk) in input.chunks(bd as usize).enumerate() {
+            let want: Vec<u32> = match k {
+                "scanInclusive" => chunk
+                    .iter()
+                    .scan(0u32, |acc, &v| {
+                        *acc = acc.wrapping_add(v);
+                        Some(*acc)
+                    })
+                    .collect(),
+                "bitonicSortBlock" => {
+                    let mut s = chunk.to_vec();
+                    s.sort_unstable();
+                    s
+                }
+                _ => continue,
+            };
+            let lo = b * bd as usize;
+            assert_eq!(&got[lo..lo + chunk.len()], &want[..], "{k} block {b}");
+        }
+    }
+    // Left to the other tiers: atomics, warp shuffles, tiles indexed by `%tid.y`, a barrier
+    // after a divergent exit.
+    for (f, k) in [
+        ("histogram", "histogramShared"),
+        ("reduce", "reduceWarpShuffle"),
+        ("matmul", "matmulTiled"),
+        ("checker", "divergentBarrier"),
+    ] {
+        assert!(!fixture(f).program(k).unwrap().block_tier, "{k}");
+    }
+}
