@@ -57,6 +57,12 @@
 //!   such a stretch is that of its longest lane. Shared-memory loads and stores between
 //!   barriers run compiled too; a shared-memory race there is still reported, but the values
 //!   a racing kernel computes may differ from an interpreted run's (as they may on a GPU).
+//! - Kernels whose barriers split their blocks into phases (`Module::block_phases`) and that
+//!   use only what the block tier covers run a block at a time with the threads' registers side
+//!   by side (`exec::block`; `PTXSIM_BLOCK=0` turns it off). A block it cannot finish (a failed
+//!   check, a race) leaves no trace and is run by the interpreter, so reports are unchanged.
+//!   It counts an instruction once per warp with a thread at it, as the interpreter counts a
+//!   warp's group.
 
 mod check;
 mod exec;

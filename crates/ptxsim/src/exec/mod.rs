@@ -5,8 +5,9 @@
 //! own PC and call depth, and the deepest, lowest-PC group runs next (Volta-style independent
 //! scheduling without post-dominator analysis). Barriers park warps until every live thread of
 //! the block has arrived. The hot instruction loop is in `run`; memory access in `memops`;
-//! warp-collective operations in `warpops`. This module does not parse PTX and does not spawn
-//! threads (see `pool`).
+//! warp-collective operations in `warpops`; whole blocks of eligible kernels, threads side by
+//! side, in `block` (the block tier, which hands any block it cannot finish back to the warps).
+//! This module does not parse PTX and does not spawn threads (see `pool`).
 
 pub mod alu;
 mod barrier;
