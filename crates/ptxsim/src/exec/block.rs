@@ -344,42 +344,21 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Constants and special registers (`%ctaid` is set per block).
+    /// Constants and special registers (`%ctaid` is set per block), copied from the warps'
+    /// register files, which `Worker::new` filled with them and no instruction writes.
     fn block_tier_registers(&self, bt: &mut BlockTier<'a>) {
-        let ctx = self.ctx;
-        let prog = ctx.prog;
+        let prog = self.ctx.prog;
         let stride = bt.stride;
-        let (bx, by, _) = ctx.block;
-        let dims = |d: crate::Dim3, k: u8| [d.0, d.1, d.2][k.min(2) as usize] as u64;
-        for &(s, v) in &prog.consts {
-            bt.regs[s as usize * stride..][..stride].fill(v);
-        }
-        for &(s, r) in &prog.sregs {
-            use crate::ir::SReg;
-            let row = &mut bt.regs[s as usize * stride..][..stride];
+        let nt = self.ctx.nthreads as usize;
+        let slots = prog
+            .consts
+            .iter()
+            .map(|c| c.0)
+            .chain(prog.sregs.iter().map(|r| r.0));
+        for s in slots {
+            let row = &mut bt.regs[s as usize * stride..][..nt];
             for (t, x) in row.iter_mut().enumerate() {
-                let t32 = t as u32;
-                let l = (t % 32) as u64;
-                *x = match r {
-                    SReg::Tid(0) => (t32 % bx) as u64,
-                    SReg::Tid(1) => ((t32 / bx) % by) as u64,
-                    SReg::Tid(_) => (t32 / (bx * by)) as u64,
-                    SReg::Ctaid(_) => 0,
-                    SReg::Ntid(k) => dims(ctx.block, k),
-                    SReg::Nctaid(k) => dims(ctx.grid, k),
-                    SReg::LaneId => l,
-                    SReg::WarpId => (t / 32) as u64,
-                    SReg::NWarpId => ctx.nwarps as u64,
-                    SReg::LaneMaskEq => 1 << l,
-                    SReg::LaneMaskLt => (1 << l) - 1,
-                    SReg::LaneMaskLe => (1 << (l + 1)) - 1,
-                    SReg::LaneMaskGt => !((1u64 << (l + 1)) - 1) & 0xFFFF_FFFF,
-                    SReg::LaneMaskGe => !((1u64 << l) - 1) & 0xFFFF_FFFF,
-                    SReg::SmId | SReg::GridId => 0,
-                    SReg::NSmId => 1,
-                    SReg::DynSmem => ctx.dyn_shared as u64,
-                    SReg::TotalSmem => ctx.shared_bytes as u64,
-                };
+                *x = self.warps[t / 32].regs[s as usize][t % 32];
             }
         }
     }
@@ -757,51 +736,50 @@ fn for_lanes(m: &Mask, nwords: usize, mut f: impl FnMut(usize)) {
     }
 }
 
-/// `d[t] = f(a[t])` for the threads of `m` (slots `r[0]`, `r[1]`).
+/// `r[0][t] = f([r[1][t], …, r[N][t]])` for the threads of `m`, a 64-thread word at a time
+/// (each source word copied first, so that the destination may be a source; a source slot
+/// `NONE` reads as 0).
+#[inline(always)]
+fn lanes<const N: usize>(
+    bt: &mut BlockTier,
+    m: &Mask,
+    nwords: usize,
+    r: [u32; 6],
+    f: impl Fn([u64; N]) -> u64,
+) {
+    let s = bt.stride;
+    let d = r[0] as usize * s;
+    for k in 0..nwords {
+        let word = m.0[k];
+        if word == 0 {
+            continue;
+        }
+        let mut src = [[0u64; 64]; N];
+        for (n, v) in src.iter_mut().enumerate() {
+            if r[n + 1] != NONE {
+                let a = r[n + 1] as usize * s + k * 64;
+                v.copy_from_slice(&bt.regs[a..a + 64]);
+            }
+        }
+        let on = flags(word);
+        let dv = &mut bt.regs[d + k * 64..d + k * 64 + 64];
+        for j in 0..64 {
+            let x = f(std::array::from_fn(|n| src[n][j]));
+            dv[j] = (x & on[j]) | (dv[j] & !on[j]);
+        }
+    }
+}
+
 #[inline(always)]
 fn lanes1(bt: &mut BlockTier, m: &Mask, nwords: usize, r: [u32; 6], f: impl Fn(u64) -> u64) {
-    let s = bt.stride;
-    let (d, a) = (r[0] as usize * s, r[1] as usize * s);
-    for k in 0..nwords {
-        let word = m.0[k];
-        if word == 0 {
-            continue;
-        }
-        let mut av = [0u64; 64];
-        if r[1] != NONE {
-            av.copy_from_slice(&bt.regs[a + k * 64..a + k * 64 + 64]);
-        }
-        let on = flags(word);
-        let dv = &mut bt.regs[d + k * 64..d + k * 64 + 64];
-        for j in 0..64 {
-            dv[j] = (f(av[j]) & on[j]) | (dv[j] & !on[j]);
-        }
-    }
+    lanes::<1>(bt, m, nwords, r, |[a]| f(a))
 }
 
-/// `d[t] = f(a[t], b[t])` for the threads of `m` (slots `r[0..3]`).
 #[inline(always)]
 fn lanes2(bt: &mut BlockTier, m: &Mask, nwords: usize, r: [u32; 6], f: impl Fn(u64, u64) -> u64) {
-    let s = bt.stride;
-    let (d, a, b) = (r[0] as usize * s, r[1] as usize * s, r[2] as usize * s);
-    for k in 0..nwords {
-        let word = m.0[k];
-        if word == 0 {
-            continue;
-        }
-        let mut av = [0u64; 64];
-        let mut bv = [0u64; 64];
-        av.copy_from_slice(&bt.regs[a + k * 64..a + k * 64 + 64]);
-        bv.copy_from_slice(&bt.regs[b + k * 64..b + k * 64 + 64]);
-        let on = flags(word);
-        let dv = &mut bt.regs[d + k * 64..d + k * 64 + 64];
-        for j in 0..64 {
-            dv[j] = (f(av[j], bv[j]) & on[j]) | (dv[j] & !on[j]);
-        }
-    }
+    lanes::<2>(bt, m, nwords, r, |[a, b]| f(a, b))
 }
 
-/// `d[t] = f(a[t], b[t], c[t])` for the threads of `m` (slots `r[0..4]`).
 #[inline(always)]
 fn lanes3(
     bt: &mut BlockTier,
@@ -810,28 +788,5 @@ fn lanes3(
     r: [u32; 6],
     f: impl Fn(u64, u64, u64) -> u64,
 ) {
-    let s = bt.stride;
-    let (d, a, b, c) = (
-        r[0] as usize * s,
-        r[1] as usize * s,
-        r[2] as usize * s,
-        r[3] as usize * s,
-    );
-    for k in 0..nwords {
-        let word = m.0[k];
-        if word == 0 {
-            continue;
-        }
-        let mut av = [0u64; 64];
-        let mut bv = [0u64; 64];
-        let mut cv = [0u64; 64];
-        av.copy_from_slice(&bt.regs[a + k * 64..a + k * 64 + 64]);
-        bv.copy_from_slice(&bt.regs[b + k * 64..b + k * 64 + 64]);
-        cv.copy_from_slice(&bt.regs[c + k * 64..c + k * 64 + 64]);
-        let on = flags(word);
-        let dv = &mut bt.regs[d + k * 64..d + k * 64 + 64];
-        for j in 0..64 {
-            dv[j] = (f(av[j], bv[j], cv[j]) & on[j]) | (dv[j] & !on[j]);
-        }
-    }
+    lanes::<3>(bt, m, nwords, r, |[a, b, c]| f(a, b, c))
 }
