@@ -615,8 +615,22 @@ pub struct Program {
     pub entry_live: Vec<Slot>,
     /// Different for every lowered program (a key for reusing register files).
     pub uid: u64,
-    /// Whether its blocks may run in the block tier (`exec::block::eligible`, set on loading).
+    /// Whether its blocks may run in the block tier (`exec::block::plan`, set on loading).
     pub block_tier: bool,
+    /// How the block tier keeps each slot (empty unless `block_tier`).
+    pub block_slots: Vec<BlockSlot>,
+}
+
+/// How the block tier keeps a register slot for a block's threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockSlot {
+    /// One value per thread.
+    Lanes,
+    /// One value for the whole block: block-uniform (`lower::uniform`), and only written by
+    /// instructions that every live thread runs together.
+    Uniform,
+    /// One bit per thread: a predicate written only by comparisons and read only as a guard.
+    Pred,
 }
 
 impl Op {

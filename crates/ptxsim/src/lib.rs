@@ -559,7 +559,10 @@ impl Device {
             .filter(|f| f.is_entry && f.body.is_some())
         {
             let mut p = lower::lower_kernel(&ctx, f)?;
-            p.block_tier = exec::block::eligible(&p);
+            if let Some(slots) = exec::block::plan(&p) {
+                p.block_tier = true;
+                p.block_slots = slots;
+            }
             kernels.push(KernelInfo {
                 name: p.name.clone(),
                 params: p.params.clone(),

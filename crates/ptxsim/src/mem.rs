@@ -157,6 +157,32 @@ impl HostPtr<'_> {
             }
         }
     }
+    /// Load `out.len()` consecutive values of `size` (1, 2, 4 or 8) bytes from `off` on,
+    /// zero-extended, with one bounds and alignment check for them all; false (nothing
+    /// loaded) when they do not all lie inside the allocation or `off` is misaligned.
+    #[inline(always)]
+    pub fn load_run(&self, off: usize, size: usize, out: &mut [u64]) -> bool {
+        let Some(bytes) = out.len().checked_mul(size) else {
+            return false;
+        };
+        if !self.ok(off, size) || self.len - off < bytes {
+            return false;
+        }
+        // SAFETY: as in `load`: [p+off, p+off+bytes) lies inside the allocation (checked just
+        // above) and every element is aligned to `size` (off is, and elements are `size` apart).
+        unsafe {
+            let q = self.p.add(off);
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = match size {
+                    1 => AtomicU8::from_ptr(q.add(j)).load(Relaxed) as u64,
+                    2 => AtomicU16::from_ptr((q as *mut u16).add(j)).load(Relaxed) as u64,
+                    4 => AtomicU32::from_ptr((q as *mut u32).add(j)).load(Relaxed) as u64,
+                    _ => AtomicU64::from_ptr((q as *mut u64).add(j)).load(Relaxed),
+                };
+            }
+        }
+        true
+    }
     /// Store the low `size` bytes of `v` at `off`. Out of range: nothing.
     #[inline(always)]
     pub fn store(&self, off: usize, size: usize, v: u64) {

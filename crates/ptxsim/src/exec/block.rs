@@ -25,7 +25,7 @@
 use super::alu;
 use super::fops::{cmp_ord, f32c, f32v};
 use super::Worker;
-use crate::ir::{BarKind, Cmp, IntTy, MemSpace, Op, Program, NONE};
+use crate::ir::{BarKind, BlockSlot, Cmp, Inst, IntTy, MemSpace, Op, Program, Slot, NONE};
 use crate::mem::{Cache, HostPtr};
 
 /// The most threads a block has (words of 64 threads: 16).
@@ -35,17 +35,23 @@ const WORDS: usize = 16;
 const CHECK_EVERY: u32 = 4096;
 
 /// A block's threads, one bit each.
-#[derive(Clone, Copy, PartialEq, Eq, Default)]
-struct Mask([u64; WORDS]);
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Mask<const W: usize>([u64; W]);
 
-impl Mask {
+impl<const W: usize> Mask<W> {
+    fn none() -> Self {
+        Mask([0; W])
+    }
     fn any(&self) -> bool {
         self.0.iter().any(|&w| w != 0)
     }
-    fn and_not(&self, o: &Mask) -> Mask {
+    fn and(&self, o: &Self) -> Self {
+        Mask(std::array::from_fn(|k| self.0[k] & o.0[k]))
+    }
+    fn and_not(&self, o: &Self) -> Self {
         Mask(std::array::from_fn(|k| self.0[k] & !o.0[k]))
     }
-    fn or(&self, o: &Mask) -> Mask {
+    fn or(&self, o: &Self) -> Self {
         Mask(std::array::from_fn(|k| self.0[k] | o.0[k]))
     }
     /// Warps (32-thread halves of words) with a thread in the mask.
@@ -68,14 +74,19 @@ fn flags(word: u64) -> [u64; 64] {
     f
 }
 
-/// Whether `prog` may run in the block tier (see the module docs).
-pub fn eligible(prog: &Program) -> bool {
+/// How the block tier keeps each slot of `prog` (`Program::block_slots`), or `None` when the
+/// kernel may not run in it (see the module docs).
+pub fn plan(prog: &Program) -> Option<Vec<BlockSlot>> {
+    // Shared memory is read as the u32 words CUDA code uses, in the u64 words it is kept in.
+    if !cfg!(target_endian = "little") {
+        return None;
+    }
     if !prog.has_barriers || !prog.calls.is_empty() || prog.local_bytes != 0 {
-        return false;
+        return None;
     }
     let u = crate::lower::uniform::analyze(prog);
     if u.barriers_split_phases(prog).is_err() {
-        return false;
+        return None;
     }
     // Loops without a barrier (a tile's dot product) are what compiled regions do best, a
     // lane at a time with their values in host registers: those kernels stay with them.
@@ -87,7 +98,7 @@ pub fn eligible(prog: &Program) -> bool {
                 .any(|j| matches!(j.op, Op::Bar(_)))
     });
     if loop_without_barrier {
-        return false;
+        return None;
     }
     // Kernels that index by `%tid.y` or `%tid.z` (tiles) access shared memory a row at a time,
     // which its unit-stride paths do not cover: measured 6x slower than the interpreter and
@@ -97,10 +108,10 @@ pub fn eligible(prog: &Program) -> bool {
         .iter()
         .any(|&(_, r)| matches!(r, crate::ir::SReg::Tid(1) | crate::ir::SReg::Tid(2)))
     {
-        return false;
+        return None;
     }
     let int_ok = |t: IntTy| matches!(t.bits, 8 | 16 | 32 | 64);
-    prog.code.iter().all(|i| match i.op {
+    let ops_ok = prog.code.iter().all(|i| match i.op {
         Op::Nop
         | Op::Mov
         | Op::Add
@@ -137,7 +148,81 @@ pub fn eligible(prog: &Program) -> bool {
         },
         Op::Bar(BarKind::Sync) => i.r[2] == NONE,
         _ => false,
-    })
+    });
+    ops_ok.then(|| slot_kinds(prog, &u))
+}
+
+/// Each slot's `BlockSlot`. Uniform: block-uniform by the analysis, and every instruction
+/// that writes it runs under uniform control with uniform operands and guard and is not a
+/// memory load (so it is computed once for the block: the tier runs it only when every live
+/// thread is at it, and gives the block up otherwise). Pred: a divergent slot that only
+/// comparisons write and only guards read. Lanes: the rest.
+fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<BlockSlot> {
+    let n = prog.nslots as usize;
+    let mut uniform: Vec<bool> = (0..n).map(|s| u.is_uniform(s as Slot)).collect();
+    let uni = |uniform: &[bool], s: Slot| s == NONE || uniform.get(s as usize) == Some(&true);
+    loop {
+        let mut changed = false;
+        for (pc, i) in prog.code.iter().enumerate() {
+            let dests = crate::jit::may_write(i, prog);
+            if !dests.iter().any(|&d| uni(&uniform, d)) {
+                continue;
+            }
+            let scalar = !matches!(i.op, Op::Ld { .. })
+                && u.uniform_control(pc as u32)
+                && uni(&uniform, i.guard)
+                && i.r.iter().all(|&s| uni(&uniform, s));
+            if !scalar {
+                for d in dests {
+                    if let Some(x) = uniform.get_mut(d as usize) {
+                        changed |= *x;
+                        *x = false;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut pred = vec![true; n];
+    let mut written = vec![false; n];
+    for i in &prog.code {
+        let mut unguarded = *i;
+        unguarded.guard = NONE;
+        for s in crate::jit::sources(&unguarded) {
+            if let Some(x) = pred.get_mut(s as usize) {
+                *x = false;
+            }
+        }
+        for d in crate::jit::may_write(i, prog) {
+            if let (Some(p), Some(w)) = (pred.get_mut(d as usize), written.get_mut(d as usize)) {
+                *w = true;
+                *p &= matches!(i.op, Op::SetpI { .. });
+            }
+        }
+    }
+    for s in prog
+        .consts
+        .iter()
+        .map(|c| c.0)
+        .chain(prog.sregs.iter().map(|r| r.0))
+    {
+        if let Some(x) = pred.get_mut(s as usize) {
+            *x = false;
+        }
+    }
+    (0..n)
+        .map(|s| {
+            if uniform[s] {
+                BlockSlot::Uniform
+            } else if pred[s] && written[s] {
+                BlockSlot::Pred
+            } else {
+                BlockSlot::Lanes
+            }
+        })
+        .collect()
 }
 
 /// Why the block tier gave a block up (the interpreter runs it instead).
@@ -146,9 +231,13 @@ pub struct GiveUp;
 /// One worker's block-tier state, kept from block to block.
 #[derive(Default)]
 pub struct BlockTier<'a> {
-    /// `[slot][thread]`, `stride` lanes per slot.
+    /// `[slot][thread]`, `stride` lanes per slot (`BlockSlot::Lanes`).
     regs: Vec<u64>,
     stride: usize,
+    /// Per slot: the block's value (`BlockSlot::Uniform`).
+    uni: Vec<u64>,
+    /// Per slot: the threads where it holds 1 (`BlockSlot::Pred`).
+    preds: Vec<[u64; WORDS]>,
     /// Packed race records per shared 32-bit word: the last writer's and the last reader's
     /// key (`epoch << 16 | thread`; bit 15 of the reader's: more than one reader).
     writer: Vec<u32>,
@@ -161,6 +250,14 @@ pub struct BlockTier<'a> {
     /// The block's shared memory as it was when the block began (restored on giving up).
     shared_at_start: Vec<u64>,
     cache: Cache<'a>,
+}
+
+/// The threads an instruction runs for (`act`: its group with the guard applied), the block's
+/// live threads not on their way to an exit, and the number of 64-thread words in a block.
+struct At<'m, const W: usize> {
+    act: &'m Mask<W>,
+    staying: &'m Mask<W>,
+    nwords: usize,
 }
 
 impl<'a> Worker<'a> {
@@ -215,25 +312,47 @@ impl<'a> Worker<'a> {
         bt: &mut BlockTier<'a>,
         ctaid: [u32; 3],
     ) -> Result<u64, GiveUp> {
+        // Masks as wide as the block: copying and comparing them is much of the bookkeeping.
+        if self.ctx.nthreads <= 256 {
+            self.run_block_tier_w::<4>(bt, ctaid)
+        } else {
+            self.run_block_tier_w::<WORDS>(bt, ctaid)
+        }
+    }
+
+    /// `run_block_tier` with masks of `W` 64-thread words.
+    #[inline(always)]
+    fn run_block_tier_w<const W: usize>(
+        &mut self,
+        bt: &mut BlockTier<'a>,
+        ctaid: [u32; 3],
+    ) -> Result<u64, GiveUp> {
         let ctx = self.ctx;
         let prog = ctx.prog;
+        let kinds = &prog.block_slots[..];
         let nt = ctx.nthreads as usize;
         let nwords = nt.div_ceil(64);
         let stride = nwords * 64;
-        if bt.stride != stride || bt.regs.len() != prog.nslots as usize * stride {
+        let nslots = prog.nslots as usize;
+        if kinds.len() != nslots {
+            return Err(GiveUp);
+        }
+        if bt.stride != stride || bt.regs.len() != nslots * stride {
             // The first block of the launch on this worker: constants and special registers.
             bt.stride = stride;
-            bt.regs = vec![0; prog.nslots as usize * stride];
+            bt.regs = vec![0; nslots * stride];
+            bt.uni = vec![0; nslots];
+            bt.preds = vec![[0; WORDS]; nslots];
             self.block_tier_registers(bt);
         }
         // Each block: its `%ctaid`, and the registers it may read before writing cleared.
         for &(s, r) in &prog.sregs {
             if let crate::ir::SReg::Ctaid(k) = r {
-                bt.regs[s as usize * stride..][..stride].fill(ctaid[k.min(2) as usize] as u64);
+                set_all(bt, kinds, s, ctaid[k.min(2) as usize] as u64);
             }
         }
         for &s in &prog.entry_live {
-            bt.regs[s as usize * stride..][..stride].fill(0);
+            set_all(bt, kinds, s, 0);
         }
         // Padded by a block's worth of words, so that unit-stride loops may run over whole
         // 64-thread words past the last one a thread touches.
@@ -242,12 +361,16 @@ impl<'a> Worker<'a> {
         bt.writer.resize(words, 0);
         bt.reader.clear();
         bt.reader.resize(words, 0);
-        let mut live = Mask::default();
+        let mut live = Mask::<W>::none();
         for t in 0..nt {
             live.0[t / 64] |= 1 << (t % 64);
         }
-        let mut groups: Vec<(u32, Mask)> = vec![(0, live)];
-        let mut at_bar = Mask::default();
+        // Threads on their way to an exit (a branch to code that only exits) no longer count
+        // for uniform instructions, as in the uniformity analysis: `staying` is `live` less
+        // them.
+        let mut staying = live;
+        let mut groups: Vec<(u32, Mask<W>)> = vec![(0, live)];
+        let mut at_bar = Mask::<W>::none();
         let mut bar_pc = 0u32;
         let mut epoch = 1u32;
         let mut count = 0u64;
@@ -264,7 +387,7 @@ impl<'a> Worker<'a> {
                 }
                 // Every live thread is at the barrier: the next interval.
                 groups.push((bar_pc + 1, at_bar));
-                at_bar = Mask::default();
+                at_bar = Mask::none();
                 epoch += 1;
                 if epoch > 0x7FFF {
                     return Err(GiveUp);
@@ -281,27 +404,17 @@ impl<'a> Worker<'a> {
                 let Some(i) = code.get(pc as usize) else {
                     return Err(GiveUp);
                 };
-                let act = if i.guard == NONE {
-                    m
-                } else {
-                    let g = &bt.regs[i.guard as usize * stride..][..stride];
-                    let mut p = Mask::default();
-                    for k in 0..nwords {
-                        if m.0[k] == 0 {
-                            continue;
-                        }
-                        let mut bits = 0u64;
-                        for j in 0..64 {
-                            bits |= (g[k * 64 + j] & 1) << j;
-                        }
-                        p.0[k] = m.0[k] & if i.guard_neg { !bits } else { bits };
-                    }
-                    p
-                };
+                let act = guarded(bt, kinds, i, &m, nwords);
                 count += m.warps(nwords);
                 match i.op {
                     Op::Bra => {
                         let target = i.imm as u32;
+                        if act.any()
+                            && i.guard != NONE
+                            && crate::lower::uniform::exits_only(code, target as usize)
+                        {
+                            staying = staying.and_not(&act);
+                        }
                         if act == m {
                             pc = target;
                             if pc >= resched {
@@ -318,6 +431,7 @@ impl<'a> Worker<'a> {
                     }
                     Op::Exit => {
                         live = live.and_not(&act);
+                        staying = staying.and_not(&act);
                         m = m.and_not(&act);
                         if !m.any() {
                             break;
@@ -333,7 +447,14 @@ impl<'a> Worker<'a> {
                         break;
                     }
                     Op::Bar(_) => {}
-                    _ => self.block_op(bt, i, pc, &act, nwords, epoch)?,
+                    _ => {
+                        let at = At {
+                            act: &act,
+                            staying: &staying,
+                            nwords,
+                        };
+                        self.block_op(bt, kinds, i, &at, epoch)?
+                    }
                 }
                 pc += 1;
                 if pc >= resched {
@@ -356,9 +477,14 @@ impl<'a> Worker<'a> {
             .map(|c| c.0)
             .chain(prog.sregs.iter().map(|r| r.0));
         for s in slots {
-            let row = &mut bt.regs[s as usize * stride..][..nt];
+            let s = s as usize;
+            if prog.block_slots[s] == BlockSlot::Uniform {
+                bt.uni[s] = self.warps[0].regs[s][0];
+                continue;
+            }
+            let row = &mut bt.regs[s * stride..][..nt];
             for (t, x) in row.iter_mut().enumerate() {
-                *x = self.warps[t / 32].regs[s as usize][t % 32];
+                *x = self.warps[t / 32].regs[s][t % 32];
             }
         }
     }
@@ -368,43 +494,43 @@ impl<'a> Worker<'a> {
         self.ctx.abort.load(Relaxed) || self.ctx.cancel.is_some_and(|f| f.load(Relaxed))
     }
 
-    /// One instruction other than control flow for the threads `act`.
+    /// One instruction other than control flow for the threads `at.act`.
     #[inline(always)]
-    fn block_op(
+    fn block_op<const W: usize>(
         &mut self,
         bt: &mut BlockTier<'a>,
-        i: &crate::ir::Inst,
-        pc: u32,
-        act: &Mask,
-        nwords: usize,
+        k: &[BlockSlot],
+        i: &Inst,
+        at: &At<W>,
         epoch: u32,
     ) -> Result<(), GiveUp> {
-        let _ = pc;
         let r = i.r;
         match i.op {
-            Op::Nop => {}
-            Op::Mov => lanes1(bt, act, nwords, r, |a| a),
-            Op::Add => lanes2(bt, act, nwords, r, |a, b| a.wrapping_add(b)),
-            Op::Sub => lanes2(bt, act, nwords, r, |a, b| a.wrapping_sub(b)),
-            Op::MulLo => lanes2(bt, act, nwords, r, |a, b| a.wrapping_mul(b)),
-            Op::MadLo => lanes3(bt, act, nwords, r, |a, b, c| {
-                a.wrapping_mul(b).wrapping_add(c)
+            Op::Nop => Ok(()),
+            Op::Mov => lanes1(bt, k, at, r, |a| a),
+            Op::Add => lanes2(bt, k, at, r, |a, b| a.wrapping_add(b)),
+            Op::Sub => lanes2(bt, k, at, r, |a, b| a.wrapping_sub(b)),
+            Op::MulLo => lanes2(bt, k, at, r, |a, b| a.wrapping_mul(b)),
+            Op::MadLo => lanes3(bt, k, at, r, |a, b, c| a.wrapping_mul(b).wrapping_add(c)),
+            Op::And => lanes2(bt, k, at, r, |a, b| a & b),
+            Op::Or => lanes2(bt, k, at, r, |a, b| a | b),
+            Op::Xor => lanes2(bt, k, at, r, |a, b| a ^ b),
+            Op::Not => lanes1(bt, k, at, r, |a| !a),
+            Op::Neg => lanes1(bt, k, at, r, |a| a.wrapping_neg()),
+            Op::Selp => lanes3(bt, k, at, r, |a, b, c| if c & 1 != 0 { a } else { b }),
+            Op::Shl { bits } => lanes2(bt, k, at, r, |a, b| alu::shl(a, b, bits)),
+            Op::Shr { ty } => lanes2(bt, k, at, r, |a, b| alu::shr(a, b, ty)),
+            Op::Min(t) => lanes2(bt, k, at, r, |a, b| alu::min(a, b, t)),
+            Op::Max(t) => lanes2(bt, k, at, r, |a, b| alu::max(a, b, t)),
+            // 32-bit operands (`plan`): without `alu::mul_wide`'s i128, so that it vectorises.
+            Op::MulWide(t) if t.signed => lanes2(bt, k, at, r, |a, b| {
+                (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64
             }),
-            Op::And => lanes2(bt, act, nwords, r, |a, b| a & b),
-            Op::Or => lanes2(bt, act, nwords, r, |a, b| a | b),
-            Op::Xor => lanes2(bt, act, nwords, r, |a, b| a ^ b),
-            Op::Not => lanes1(bt, act, nwords, r, |a| !a),
-            Op::Neg => lanes1(bt, act, nwords, r, |a| a.wrapping_neg()),
-            Op::Selp => lanes3(bt, act, nwords, r, |a, b, c| if c & 1 != 0 { a } else { b }),
-            Op::Shl { bits } => lanes2(bt, act, nwords, r, |a, b| alu::shl(a, b, bits)),
-            Op::Shr { ty } => lanes2(bt, act, nwords, r, |a, b| alu::shr(a, b, ty)),
-            Op::Min(t) => lanes2(bt, act, nwords, r, |a, b| alu::min(a, b, t)),
-            Op::Max(t) => lanes2(bt, act, nwords, r, |a, b| alu::max(a, b, t)),
-            Op::MulWide(t) => lanes2(bt, act, nwords, r, |a, b| alu::mul_wide(a, b, t)),
-            Op::FAdd32 => lanes2(bt, act, nwords, r, |a, b| f32c(f32v(a) + f32v(b))),
-            Op::FSub32 => lanes2(bt, act, nwords, r, |a, b| f32c(f32v(a) - f32v(b))),
-            Op::FMul32 => lanes2(bt, act, nwords, r, |a, b| f32c(f32v(a) * f32v(b))),
-            Op::FFma32 => lanes3(bt, act, nwords, r, |a, b, c| {
+            Op::MulWide(_) => lanes2(bt, k, at, r, |a, b| (a as u32 as u64) * (b as u32 as u64)),
+            Op::FAdd32 => lanes2(bt, k, at, r, |a, b| f32c(f32v(a) + f32v(b))),
+            Op::FSub32 => lanes2(bt, k, at, r, |a, b| f32c(f32v(a) - f32v(b))),
+            Op::FMul32 => lanes2(bt, k, at, r, |a, b| f32c(f32v(a) * f32v(b))),
+            Op::FFma32 => lanes3(bt, k, at, r, |a, b, c| {
                 f32c(f32v(a).mul_add(f32v(b), f32v(c)))
             }),
             Op::SetpI { cmp, ty, .. } => {
@@ -413,53 +539,34 @@ impl<'a> Worker<'a> {
                 macro_rules! setp {
                     ($ext:expr) => {
                         match cmp {
-                            Cmp::Lt => {
-                                lanes2(bt, act, nwords, r, |x, y| ($ext(x) < $ext(y)) as u64)
-                            }
-                            Cmp::Le => {
-                                lanes2(bt, act, nwords, r, |x, y| ($ext(x) <= $ext(y)) as u64)
-                            }
-                            Cmp::Gt => {
-                                lanes2(bt, act, nwords, r, |x, y| ($ext(x) > $ext(y)) as u64)
-                            }
-                            Cmp::Ge => {
-                                lanes2(bt, act, nwords, r, |x, y| ($ext(x) >= $ext(y)) as u64)
-                            }
-                            Cmp::Eq => {
-                                lanes2(bt, act, nwords, r, |x, y| ($ext(x) == $ext(y)) as u64)
-                            }
-                            Cmp::Ne => {
-                                lanes2(bt, act, nwords, r, |x, y| ($ext(x) != $ext(y)) as u64)
-                            }
-                            c => lanes2(bt, act, nwords, r, |x, y| {
-                                cmp_ord(c, Some($ext(x).cmp(&$ext(y)))) as u64
-                            }),
+                            Cmp::Lt => setp(bt, k, at, r, |x, y| $ext(x) < $ext(y)),
+                            Cmp::Le => setp(bt, k, at, r, |x, y| $ext(x) <= $ext(y)),
+                            Cmp::Gt => setp(bt, k, at, r, |x, y| $ext(x) > $ext(y)),
+                            Cmp::Ge => setp(bt, k, at, r, |x, y| $ext(x) >= $ext(y)),
+                            Cmp::Eq => setp(bt, k, at, r, |x, y| $ext(x) == $ext(y)),
+                            Cmp::Ne => setp(bt, k, at, r, |x, y| $ext(x) != $ext(y)),
+                            c => setp(bt, k, at, r, |x, y| cmp_ord(c, Some($ext(x).cmp(&$ext(y))))),
                         }
                     };
                 }
                 if ty.signed {
-                    setp!(|v| alu::sext(v, b));
+                    setp!(|v| alu::sext(v, b))
                 } else {
-                    setp!(|v| alu::zext(v, b));
-                }
-                if r[4] != NONE {
-                    lanes1(bt, act, nwords, [r[4], r[0], NONE, NONE, NONE, NONE], |p| {
-                        p ^ 1
-                    });
+                    setp!(|v| alu::zext(v, b))
                 }
             }
             Op::Cvta { to, space } => {
                 let win = super::memops::window(space);
                 if to {
-                    lanes1(bt, act, nwords, r, |a| a.wrapping_sub(win));
+                    lanes1(bt, k, at, r, |a| a.wrapping_sub(win))
                 } else {
-                    lanes1(bt, act, nwords, r, |a| a.wrapping_add(win));
+                    lanes1(bt, k, at, r, |a| a.wrapping_add(win))
                 }
             }
             Op::LdK { size, n, sext } => {
                 let sz = size as usize;
-                for (k, &slot) in r[..n as usize].iter().enumerate() {
-                    let off = i.imm as usize + k * sz;
+                for (j, &slot) in r[..n as usize].iter().enumerate() {
+                    let off = i.imm as usize + j * sz;
                     let mut b = [0u8; 8];
                     b[..sz].copy_from_slice(&self.ctx.params[off..off + sz]);
                     let v = u64::from_le_bytes(b);
@@ -468,61 +575,80 @@ impl<'a> Worker<'a> {
                     } else {
                         v
                     };
-                    lanes1(bt, act, nwords, [slot, NONE, NONE, NONE, NONE, NONE], |_| v);
+                    lanes1(bt, k, at, [slot, NONE, NONE, NONE, NONE, NONE], |_| v)?;
                 }
+                Ok(())
             }
             Op::Ld {
                 space: MemSpace::Shared,
                 sext,
                 ..
             } => {
-                let unit = self.shared_check(bt, i, act, nwords, epoch, false)?;
-                let stride = bt.stride;
-                let sh = &self.shared;
-                let base = r[4] as usize * stride;
-                let d = r[0] as usize * stride;
+                let unit = self.shared_check(bt, k, i, at, epoch, false)?;
+                let sh: &[u32] = bytemuck::cast_slice(&self.shared);
+                let d = r[0] as usize * bt.stride;
                 if let (Some(c), false) = (unit, sext) {
-                    // Thread t reads word c + t: branch-free over whole 64-thread words (the
-                    // words past the end read as 0, and only active lanes are written).
-                    for k in 0..nwords {
-                        let word = act.0[k];
+                    // Thread t reads word c + t: whole 64-thread words, branch-free where they
+                    // lie inside shared memory (only active lanes are written).
+                    for w in 0..at.nwords {
+                        let word = at.act.0[w];
                         if word == 0 {
                             continue;
                         }
-                        let on = flags(word);
-                        let dv = &mut bt.regs[d + k * 64..d + k * 64 + 64];
-                        for j in 0..64 {
-                            let w = c + k * 64 + j;
-                            let v = (sh.get(w >> 1).copied().unwrap_or(0) >> ((w & 1) * 32))
-                                & 0xFFFF_FFFF;
-                            dv[j] = (v & on[j]) | (dv[j] & !on[j]);
+                        let lo = c + w * 64;
+                        let dv = &mut bt.regs[d + w * 64..d + w * 64 + 64];
+                        if let Some(src) = sh.get(lo..lo + 64) {
+                            let on = flags(word);
+                            for j in 0..64 {
+                                dv[j] = (src[j] as u64 & on[j]) | (dv[j] & !on[j]);
+                            }
+                        } else {
+                            for_word(word, |j| dv[j] = sh[lo + j] as u64);
                         }
                     }
                     return Ok(());
                 }
-                for_lanes(act, nwords, |t| {
-                    let off = bt.regs[base + t].wrapping_add(i.imm as u64) as u32 as usize;
-                    let w = sh[off >> 3];
-                    let v = (w >> ((off & 4) * 8)) & 0xFFFF_FFFF;
+                let (base, imm) = (r[4], i.imm as u64);
+                for_lanes(at.act, at.nwords, |t| {
+                    let off = val(bt, k, base, t).wrapping_add(imm) as u32 as usize;
+                    let v = sh[off >> 2] as u64;
                     bt.regs[d + t] = if sext { alu::sext(v, 32) as u64 } else { v };
                 });
+                Ok(())
             }
             Op::St {
                 space: MemSpace::Shared,
                 ..
             } => {
-                self.shared_check(bt, i, act, nwords, epoch, true)?;
-                let stride = bt.stride;
-                let sh = &mut self.shared;
-                let base = r[4] as usize * stride;
-                let s = r[0] as usize * stride;
-                for_lanes(act, nwords, |t| {
-                    let off = bt.regs[base + t].wrapping_add(i.imm as u64) as u32 as usize;
-                    let shift = (off & 4) * 8;
-                    let w = &mut sh[off >> 3];
-                    *w = (*w & !(0xFFFF_FFFFu64 << shift))
-                        | ((bt.regs[s + t] & 0xFFFF_FFFF) << shift);
+                let unit = self.shared_check(bt, k, i, at, epoch, true)?;
+                let sh: &mut [u32] = bytemuck::cast_slice_mut(&mut self.shared);
+                if let Some(c) = unit {
+                    // Thread t writes word c + t, as the load above.
+                    for w in 0..at.nwords {
+                        let word = at.act.0[w];
+                        if word == 0 {
+                            continue;
+                        }
+                        let mut v = [0u64; 64];
+                        src_word(bt, k, r[0], w, &mut v);
+                        let lo = c + w * 64;
+                        if let Some(dst) = sh.get_mut(lo..lo + 64) {
+                            let on = flags32(word);
+                            for j in 0..64 {
+                                dst[j] = (v[j] as u32 & on[j]) | (dst[j] & !on[j]);
+                            }
+                        } else {
+                            for_word(word, |j| sh[lo + j] = v[j] as u32);
+                        }
+                    }
+                    return Ok(());
+                }
+                let (base, imm) = (r[4], i.imm as u64);
+                for_lanes(at.act, at.nwords, |t| {
+                    let off = val(bt, k, base, t).wrapping_add(imm) as u32 as usize;
+                    sh[off >> 2] = val(bt, k, r[0], t) as u32;
                 });
+                Ok(())
             }
             Op::Ld {
                 space: MemSpace::Global,
@@ -537,14 +663,17 @@ impl<'a> Worker<'a> {
                 let (sz, stride) = (size as usize, bt.stride);
                 let total = (sz * n as usize) as u64;
                 let g = self.ctx.global;
-                let base = r[4] as usize * stride;
+                let (base, imm) = (r[4], i.imm as u64);
+                if n == 1 && self.global_load_run(bt, k, i, at, sz, sext) {
+                    return Ok(());
+                }
                 let mut bad = false;
-                for_lanes(act, nwords, |t| {
-                    let a = bt.regs[base + t].wrapping_add(i.imm as u64);
+                for_lanes(at.act, at.nwords, |t| {
+                    let a = val(bt, k, base, t).wrapping_add(imm);
                     match g.translate(&mut bt.cache, a, total) {
                         Some(p) if a.is_multiple_of(total.min(16)) => {
-                            for (k, &slot) in r[..n as usize].iter().enumerate() {
-                                let v = p.load(k * sz, sz);
+                            for (j, &slot) in r[..n as usize].iter().enumerate() {
+                                let v = p.load(j * sz, sz);
                                 let v = if sext {
                                     alu::sext(v, size * 8) as u64
                                 } else {
@@ -557,7 +686,9 @@ impl<'a> Worker<'a> {
                     }
                 });
                 if bad {
-                    return Err(GiveUp);
+                    Err(GiveUp)
+                } else {
+                    Ok(())
                 }
             }
             Op::St {
@@ -565,76 +696,190 @@ impl<'a> Worker<'a> {
                 size,
                 n,
             } => {
-                let (sz, stride) = (size as usize, bt.stride);
+                let sz = size as usize;
                 let total = (sz * n as usize) as u64;
                 let g = self.ctx.global;
-                let base = r[4] as usize * stride;
+                let (base, imm) = (r[4], i.imm as u64);
                 let mut bad = false;
-                let (regs, stores, cache) = (&bt.regs, &mut bt.stores, &mut bt.cache);
-                for_lanes(act, nwords, |t| {
-                    let a = regs[base + t].wrapping_add(i.imm as u64);
-                    match g.translate(cache, a, total) {
+                let mut stores = std::mem::take(&mut bt.stores);
+                let mut cache = std::mem::take(&mut bt.cache);
+                for_lanes(at.act, at.nwords, |t| {
+                    let a = val(bt, k, base, t).wrapping_add(imm);
+                    match g.translate(&mut cache, a, total) {
                         Some(p) if a.is_multiple_of(total.min(16)) => {
-                            for (k, &slot) in r[..n as usize].iter().enumerate() {
-                                stores.push((p, k * sz, sz, regs[slot as usize * stride + t]));
+                            for (j, &slot) in r[..n as usize].iter().enumerate() {
+                                stores.push((p, j * sz, sz, val(bt, k, slot, t)));
                             }
                         }
                         _ => bad = true,
                     }
                 });
+                bt.stores = stores;
+                bt.cache = cache;
                 if bad {
-                    return Err(GiveUp);
+                    Err(GiveUp)
+                } else {
+                    Ok(())
                 }
             }
-            _ => return Err(GiveUp),
+            _ => Err(GiveUp),
         }
-        Ok(())
     }
 
-    /// Bounds, alignment and races of a 32-bit shared access by the threads `act`; the race
-    /// records are updated (checker on only). Returns the first word when the access has unit
-    /// stride (thread `t` at word `c + t`, found at run time): then the records are checked
-    /// in branch-free loops over whole 64-thread words, and the caller moves the data so too.
+    /// A global load of one `sz`-byte value per thread whose addresses turn out to be
+    /// consecutive (thread `t` at `a0 + (t - t0) * sz`, `t0` the first active thread), all in
+    /// one allocation and aligned: one bounds check and whole 64-thread words; false (nothing
+    /// done) otherwise.
     #[inline(always)]
     #[allow(clippy::needless_range_loop)] // lane loops index several arrays by lane
-    fn shared_check(
+    fn global_load_run<const W: usize>(
         &self,
         bt: &mut BlockTier<'a>,
-        i: &crate::ir::Inst,
-        act: &Mask,
-        nwords: usize,
+        k: &[BlockSlot],
+        i: &Inst,
+        at: &At<W>,
+        sz: usize,
+        sext: bool,
+    ) -> bool {
+        let (act, nwords) = (at.act, at.nwords);
+        let (base, imm) = (i.r[4], i.imm as u64);
+        let Some(first) = (0..nwords).find(|&w| act.0[w] != 0) else {
+            return true;
+        };
+        let Some(last) = (0..nwords).rev().find(|&w| act.0[w] != 0) else {
+            return true;
+        };
+        let t0 = first * 64 + act.0[first].trailing_zeros() as usize;
+        let t_hi = last * 64 + 63 - act.0[last].leading_zeros() as usize;
+        let a0 = val(bt, k, base, t0).wrapping_add(imm);
+        let mut differ = 0u64;
+        for w in first..=last {
+            let word = act.0[w];
+            if word == 0 {
+                continue;
+            }
+            let mut a = [0u64; 64];
+            src_word(bt, k, base, w, &mut a);
+            let on = flags(word);
+            for j in 0..64 {
+                let want = a0.wrapping_add(((w * 64 + j).wrapping_sub(t0) * sz) as u64);
+                differ |= on[j] & (a[j].wrapping_add(imm) ^ want);
+            }
+        }
+        if differ != 0 {
+            return false;
+        }
+        let span = ((t_hi - t0 + 1) * sz) as u64;
+        let Some(p) = self.ctx.global.translate(&mut bt.cache, a0, span) else {
+            return false;
+        };
+        let d = i.r[0] as usize * bt.stride;
+        for w in first..=last {
+            let word = act.0[w];
+            if word == 0 {
+                continue;
+            }
+            // The threads of this word from t0 to t_hi (those between them that are inactive
+            // load too, harmlessly, and are not written).
+            let lo = (w * 64).max(t0);
+            let hi = (w * 64 + 64).min(t_hi + 1);
+            let mut v = [0u64; 64];
+            if !p.load_run((lo - t0) * sz, sz, &mut v[lo - w * 64..hi - w * 64]) {
+                return false;
+            }
+            if sext {
+                for x in &mut v {
+                    *x = alu::sext(*x, sz as u8 * 8) as u64;
+                }
+            }
+            let on = flags(word);
+            let dv = &mut bt.regs[d + w * 64..d + w * 64 + 64];
+            for j in 0..64 {
+                dv[j] = (v[j] & on[j]) | (dv[j] & !on[j]);
+            }
+        }
+        true
+    }
+
+    /// Bounds, alignment and races of a 32-bit shared access by the threads `at.act`; the
+    /// race records are updated (checker on only). Returns the first word when the access has
+    /// unit stride (thread `t` at word `c + t`, found at run time): then the records are
+    /// checked in branch-free loops over whole 64-thread words, and the caller moves the data
+    /// so too.
+    #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // lane loops index several arrays by lane
+    fn shared_check<const W: usize>(
+        &self,
+        bt: &mut BlockTier<'a>,
+        k: &[BlockSlot],
+        i: &Inst,
+        at: &At<W>,
         epoch: u32,
         write: bool,
     ) -> Result<Option<usize>, GiveUp> {
-        let len = self.ctx.shared_bytes as usize;
-        let base = i.r[4] as usize * bt.stride;
-        let check = self.ctx.check;
-        let imm = i.imm as u64;
-        let (regs, wr, rd) = (&bt.regs, &mut bt.writer, &mut bt.reader);
-        let off = |t: usize| regs[base + t].wrapping_add(imm) as u32 as usize;
+        let (base, imm) = (i.r[4], i.imm as u64);
+        let (act, nwords) = (at.act, at.nwords);
         // Unit stride?
         let t0 = (0..nwords)
-            .find(|&k| act.0[k] != 0)
-            .map_or(0, |k| k * 64 + act.0[k].trailing_zeros() as usize);
-        let o0 = off(t0);
+            .find(|&w| act.0[w] != 0)
+            .map_or(0, |w| w * 64 + act.0[w].trailing_zeros() as usize);
+        let o0 = val(bt, k, base, t0).wrapping_add(imm) as u32 as usize;
         let mut unit = o0 & 3 == 0 && o0 / 4 >= t0;
         let c = (o0 / 4).wrapping_sub(t0);
         let mut last = 0;
-        for k in 0..nwords {
-            let word = act.0[k];
+        for w in 0..nwords {
+            let word = act.0[w];
             if word == 0 || !unit {
                 continue;
             }
+            let mut a = [0u64; 64];
+            src_word(bt, k, base, w, &mut a);
             let on = flags(word);
             let mut differ = 0u64;
             for j in 0..64 {
-                let t = k * 64 + j;
-                let want = ((c + t) * 4) as u64;
-                differ |= on[j] & ((regs[base + t].wrapping_add(imm) & 0xFFFF_FFFF) ^ want);
+                let want = ((c + w * 64 + j) * 4) as u64;
+                differ |= on[j] & ((a[j].wrapping_add(imm) & 0xFFFF_FFFF) ^ want);
             }
             unit &= differ == 0;
-            last = k;
+            last = w;
         }
+        let (mut wr, mut rd) = (
+            std::mem::take(&mut bt.writer),
+            std::mem::take(&mut bt.reader),
+        );
+        let r = self.shared_records(
+            bt,
+            k,
+            i,
+            at,
+            epoch,
+            write,
+            (unit, c, last),
+            (&mut wr, &mut rd),
+        );
+        bt.writer = wr;
+        bt.reader = rd;
+        r
+    }
+
+    /// `shared_check`'s checks, with the records `(wr, rd)` taken out of `bt`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+    fn shared_records<const W: usize>(
+        &self,
+        bt: &BlockTier<'a>,
+        k: &[BlockSlot],
+        i: &Inst,
+        at: &At<W>,
+        epoch: u32,
+        write: bool,
+        (unit, c, last): (bool, usize, usize),
+        (wr, rd): (&mut [u32], &mut [u32]),
+    ) -> Result<Option<usize>, GiveUp> {
+        let len = self.ctx.shared_bytes as usize;
+        let (base, imm) = (i.r[4], i.imm as u64);
+        let check = self.ctx.check;
+        let (act, nwords) = (at.act, at.nwords);
         // Whole words of records must exist for the lanes the loops touch.
         if unit && (c + (last + 1) * 64) * 4 <= len + bt.stride * 4 {
             let t_hi = last * 64 + 63 - act.0[last].leading_zeros() as usize;
@@ -643,16 +888,16 @@ impl<'a> Worker<'a> {
             }
             if check {
                 let mut failed = 0u32;
-                for k in 0..nwords {
-                    let word = act.0[k];
+                for w in 0..nwords {
+                    let word = act.0[w];
                     if word == 0 {
                         continue;
                     }
                     let on = flags32(word);
-                    let lo = c + k * 64;
+                    let lo = c + w * 64;
                     let (ws, rs) = (&mut wr[lo..lo + 64], &mut rd[lo..lo + 64]);
                     for j in 0..64 {
-                        let key = epoch << 16 | (k * 64 + j) as u32;
+                        let key = epoch << 16 | (w * 64 + j) as u32;
                         let other_w = ((ws[j] ^ key).wrapping_sub(1) < 0xFFFF) as u32;
                         let x = rs[j] ^ key;
                         if write {
@@ -675,7 +920,7 @@ impl<'a> Worker<'a> {
         }
         let mut bad = false;
         for_lanes(act, nwords, |t| {
-            let off = off(t);
+            let off = val(bt, k, base, t).wrapping_add(imm) as u32 as usize;
             if off + 4 > len || off & 3 != 0 {
                 bad = true;
                 return;
@@ -705,6 +950,89 @@ impl<'a> Worker<'a> {
     }
 }
 
+/// The threads of `m` whose guard lets `i` run.
+#[inline(always)]
+fn guarded<const W: usize>(
+    bt: &BlockTier,
+    k: &[BlockSlot],
+    i: &Inst,
+    m: &Mask<W>,
+    nwords: usize,
+) -> Mask<W> {
+    let g = i.guard as usize;
+    if i.guard == NONE {
+        return *m;
+    }
+    match k[g] {
+        BlockSlot::Uniform => {
+            if (bt.uni[g] & 1 != 0) != i.guard_neg {
+                *m
+            } else {
+                Mask::none()
+            }
+        }
+        BlockSlot::Pred if i.guard_neg => m.and_not(&pred_mask(&bt.preds[g])),
+        BlockSlot::Pred => m.and(&pred_mask(&bt.preds[g])),
+        BlockSlot::Lanes => {
+            let row = &bt.regs[g * bt.stride..][..bt.stride];
+            let mut p = Mask::none();
+            for w in 0..nwords {
+                if m.0[w] == 0 {
+                    continue;
+                }
+                let mut bits = 0u64;
+                for j in 0..64 {
+                    bits |= (row[w * 64 + j] & 1) << j;
+                }
+                p.0[w] = m.0[w] & if i.guard_neg { !bits } else { bits };
+            }
+            p
+        }
+    }
+}
+
+/// A predicate's first `W` words as a mask.
+#[inline(always)]
+fn pred_mask<const W: usize>(p: &[u64; WORDS]) -> Mask<W> {
+    Mask(std::array::from_fn(|w| p[w]))
+}
+
+/// Slot `s` holds `v` in every thread (a `NONE` slot: nothing).
+fn set_all(bt: &mut BlockTier, k: &[BlockSlot], s: Slot, v: u64) {
+    let su = s as usize;
+    match k.get(su) {
+        Some(BlockSlot::Uniform) => bt.uni[su] = v,
+        Some(BlockSlot::Pred) => {
+            bt.preds[su] = [(v & 1).wrapping_neg(); WORDS];
+        }
+        Some(BlockSlot::Lanes) => bt.regs[su * bt.stride..][..bt.stride].fill(v),
+        None => {}
+    }
+}
+
+/// Slot `s` of thread `t` (`NONE`: 0).
+#[inline(always)]
+fn val(bt: &BlockTier, k: &[BlockSlot], s: Slot, t: usize) -> u64 {
+    match k.get(s as usize) {
+        Some(BlockSlot::Uniform) => bt.uni[s as usize],
+        Some(_) => bt.regs[s as usize * bt.stride + t],
+        None => 0,
+    }
+}
+
+/// Slot `s` of the 64 threads of word `w` into `out` (`NONE`: left as it is).
+#[inline(always)]
+fn src_word(bt: &BlockTier, k: &[BlockSlot], s: Slot, w: usize, out: &mut [u64; 64]) {
+    match k.get(s as usize) {
+        Some(BlockSlot::Uniform) => *out = [bt.uni[s as usize]; 64],
+        Some(_) => {
+            let a = s as usize * bt.stride + w * 64;
+            out.copy_from_slice(&bt.regs[a..a + 64]);
+        }
+        None => {}
+    }
+}
+
 /// The 64 threads of a mask word as `u32` lanes of 0 or !0.
 #[inline(always)]
 fn flags32(word: u64) -> [u32; 64] {
@@ -716,7 +1044,7 @@ fn flags32(word: u64) -> [u32; 64] {
 }
 
 /// Add the threads `m` at `pc` to the ready groups.
-fn ready_at(groups: &mut Vec<(u32, Mask)>, pc: u32, m: Mask) {
+fn ready_at<const W: usize>(groups: &mut Vec<(u32, Mask<W>)>, pc: u32, m: Mask<W>) {
     match groups.iter_mut().find(|(p, _)| *p == pc) {
         Some((_, g)) => *g = g.or(&m),
         None => groups.push((pc, m)),
@@ -725,68 +1053,182 @@ fn ready_at(groups: &mut Vec<(u32, Mask)>, pc: u32, m: Mask) {
 
 /// `f(t)` for each thread `t` of `m`.
 #[inline(always)]
-fn for_lanes(m: &Mask, nwords: usize, mut f: impl FnMut(usize)) {
-    for k in 0..nwords {
-        let mut w = m.0[k];
-        while w != 0 {
-            let j = w.trailing_zeros() as usize;
-            w &= w - 1;
-            f(k * 64 + j);
-        }
+fn for_lanes<const W: usize>(m: &Mask<W>, nwords: usize, mut f: impl FnMut(usize)) {
+    for w in 0..nwords {
+        for_word(m.0[w], |j| f(w * 64 + j));
     }
 }
 
-/// `r[0][t] = f([r[1][t], …, r[N][t]])` for the threads of `m`, a 64-thread word at a time
-/// (each source word copied first, so that the destination may be a source; a source slot
-/// `NONE` reads as 0).
+/// `f(j)` for each bit `j` set in `word`.
 #[inline(always)]
-fn lanes<const N: usize>(
+fn for_word(mut word: u64, mut f: impl FnMut(usize)) {
+    while word != 0 {
+        let j = word.trailing_zeros() as usize;
+        word &= word - 1;
+        f(j);
+    }
+}
+
+/// An instruction whose destination is block-uniform: computed once, when every live thread
+/// not on its way to an exit runs it (`BlockSlot::Uniform`'s promise); otherwise the block is
+/// given up.
+#[inline(always)]
+fn scalar<const W: usize>(
     bt: &mut BlockTier,
-    m: &Mask,
-    nwords: usize,
+    at: &At<W>,
+    f: impl FnOnce(&mut [u64]),
+) -> Result<(), GiveUp> {
+    if !at.act.any() {
+        return Ok(());
+    }
+    if at.act != at.staying {
+        return Err(GiveUp);
+    }
+    f(&mut bt.uni);
+    Ok(())
+}
+
+/// `r[0][t] = f(src, t)` for the threads of `at.act`, where `src[n][t]` is `r[n + 1][t]`, a
+/// 64-thread word at a time (each source word copied first, so that the destination may be a
+/// source; a source slot `NONE` reads as 0); once for the block when `r[0]` is uniform. (`f`
+/// indexes the sources itself: a loop that builds an array per lane, `std::array::from_fn`,
+/// does not vectorise.)
+#[inline(always)]
+fn lanes<const N: usize, const W: usize>(
+    bt: &mut BlockTier,
+    k: &[BlockSlot],
+    at: &At<W>,
     r: [u32; 6],
-    f: impl Fn([u64; N]) -> u64,
-) {
+    f: impl Fn(&[[u64; 64]; N], usize) -> u64,
+) -> Result<(), GiveUp> {
+    let d = r[0] as usize;
+    if k.get(d) == Some(&BlockSlot::Uniform) {
+        return scalar(bt, at, |u| {
+            let mut src = [[0u64; 64]; N];
+            for (n, v) in src.iter_mut().enumerate() {
+                v[0] = u.get(r[n + 1] as usize).copied().unwrap_or(0);
+            }
+            u[d] = f(&src, 0);
+        });
+    }
     let s = bt.stride;
-    let d = r[0] as usize * s;
-    for k in 0..nwords {
-        let word = m.0[k];
+    for w in 0..at.nwords {
+        let word = at.act.0[w];
         if word == 0 {
             continue;
         }
         let mut src = [[0u64; 64]; N];
         for (n, v) in src.iter_mut().enumerate() {
-            if r[n + 1] != NONE {
-                let a = r[n + 1] as usize * s + k * 64;
-                v.copy_from_slice(&bt.regs[a..a + 64]);
-            }
+            src_word(bt, k, r[n + 1], w, v);
         }
         let on = flags(word);
-        let dv = &mut bt.regs[d + k * 64..d + k * 64 + 64];
+        let dv = &mut bt.regs[d * s + w * 64..d * s + w * 64 + 64];
         for j in 0..64 {
-            let x = f(std::array::from_fn(|n| src[n][j]));
+            let x = f(&src, j);
             dv[j] = (x & on[j]) | (dv[j] & !on[j]);
         }
     }
+    Ok(())
 }
 
 #[inline(always)]
-fn lanes1(bt: &mut BlockTier, m: &Mask, nwords: usize, r: [u32; 6], f: impl Fn(u64) -> u64) {
-    lanes::<1>(bt, m, nwords, r, |[a]| f(a))
-}
-
-#[inline(always)]
-fn lanes2(bt: &mut BlockTier, m: &Mask, nwords: usize, r: [u32; 6], f: impl Fn(u64, u64) -> u64) {
-    lanes::<2>(bt, m, nwords, r, |[a, b]| f(a, b))
-}
-
-#[inline(always)]
-fn lanes3(
+fn lanes1<const W: usize>(
     bt: &mut BlockTier,
-    m: &Mask,
-    nwords: usize,
+    k: &[BlockSlot],
+    at: &At<W>,
+    r: [u32; 6],
+    f: impl Fn(u64) -> u64,
+) -> Result<(), GiveUp> {
+    lanes::<1, W>(bt, k, at, r, |s, j| f(s[0][j]))
+}
+
+#[inline(always)]
+fn lanes2<const W: usize>(
+    bt: &mut BlockTier,
+    k: &[BlockSlot],
+    at: &At<W>,
+    r: [u32; 6],
+    f: impl Fn(u64, u64) -> u64,
+) -> Result<(), GiveUp> {
+    lanes::<2, W>(bt, k, at, r, |s, j| f(s[0][j], s[1][j]))
+}
+
+#[inline(always)]
+fn lanes3<const W: usize>(
+    bt: &mut BlockTier,
+    k: &[BlockSlot],
+    at: &At<W>,
     r: [u32; 6],
     f: impl Fn(u64, u64, u64) -> u64,
-) {
-    lanes::<3>(bt, m, nwords, r, |[a, b, c]| f(a, b, c))
+) -> Result<(), GiveUp> {
+    lanes::<3, W>(bt, k, at, r, |s, j| f(s[0][j], s[1][j], s[2][j]))
+}
+
+/// `setp`: `r[0][t] = f(r[1][t], r[2][t])` and `r[4][t]` its negation (when not `NONE`), for
+/// the threads of `at.act`, into each destination as its kind keeps it: once for the block,
+/// as mask bits, or as lanes of 0 and 1.
+#[inline(always)]
+fn setp<const W: usize>(
+    bt: &mut BlockTier,
+    k: &[BlockSlot],
+    at: &At<W>,
+    r: [u32; 6],
+    f: impl Fn(u64, u64) -> bool,
+) -> Result<(), GiveUp> {
+    let (d, q) = (r[0] as usize, r[4]);
+    if k.get(d) == Some(&BlockSlot::Uniform) {
+        // The plan keeps both destinations uniform or neither.
+        return scalar(bt, at, |u| {
+            let get = |s: u32| u.get(s as usize).copied().unwrap_or(0);
+            let v = f(get(r[1]), get(r[2])) as u64;
+            u[d] = v;
+            if let Some(x) = u.get_mut(q as usize) {
+                *x = v ^ 1;
+            }
+        });
+    }
+    let mut res = Mask::<W>::none();
+    for w in 0..at.nwords {
+        if at.act.0[w] == 0 {
+            continue;
+        }
+        let (mut a, mut b) = ([0u64; 64], [0u64; 64]);
+        src_word(bt, k, r[1], w, &mut a);
+        src_word(bt, k, r[2], w, &mut b);
+        let mut bits = 0u64;
+        for j in 0..64 {
+            bits |= (f(a[j], b[j]) as u64) << j;
+        }
+        res.0[w] = bits;
+    }
+    for (dest, neg) in [(r[0], false), (q, true)] {
+        let ds = dest as usize;
+        match k.get(ds) {
+            None => {}
+            Some(BlockSlot::Uniform) => return Err(GiveUp),
+            Some(BlockSlot::Pred) => {
+                let words = bt.preds[ds].iter_mut().zip(at.act.0.iter().zip(res.0));
+                for (p, (&on, v)) in words.take(at.nwords) {
+                    let v = v ^ (neg as u64).wrapping_neg();
+                    *p = (v & on) | (*p & !on);
+                }
+            }
+            Some(BlockSlot::Lanes) => {
+                let s = bt.stride;
+                for w in 0..at.nwords {
+                    let word = at.act.0[w];
+                    if word == 0 {
+                        continue;
+                    }
+                    let v = res.0[w] ^ (neg as u64).wrapping_neg();
+                    let on = flags(word);
+                    let dv = &mut bt.regs[ds * s + w * 64..ds * s + w * 64 + 64];
+                    for j in 0..64 {
+                        dv[j] = (((v >> j) & 1) & on[j]) | (dv[j] & !on[j]);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }

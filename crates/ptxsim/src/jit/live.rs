@@ -38,7 +38,7 @@ pub(crate) fn may_write(i: &Inst, prog: &Program) -> Vec<Slot> {
 }
 
 /// Slots an instruction reads, its guard included (for the instructions `supported` admits).
-pub(super) fn sources(i: &Inst) -> Vec<Slot> {
+pub(crate) fn sources(i: &Inst) -> Vec<Slot> {
     let mut s = match i.op {
         Op::Ld { .. } => vec![i.r[4]],
         Op::St { n, .. } => i.r[..n as usize].iter().copied().chain([i.r[4]]).collect(),

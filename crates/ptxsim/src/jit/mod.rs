@@ -65,7 +65,7 @@ use crate::ir::{FTy, IRnd, Inst, IntTy, MemSpace, Op, Program, Rnd, UFn, NONE};
 
 pub use call::{JitCtx, JitFn};
 pub use emit::GANG;
-pub(crate) use live::may_write;
+pub(crate) use live::{may_write, sources};
 
 /// Whether slot `s` may be read after control reaches `pc` (the compiled regions' liveness),
 /// for the tests.

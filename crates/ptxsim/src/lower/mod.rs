@@ -778,6 +778,7 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
         entry_live: Vec::new(),
         uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         block_tier: false,
+        block_slots: Vec::new(),
     };
     let read_first = crate::jit::entry_live(&prog);
     fold::copies(&mut prog, &read_first);

@@ -170,23 +170,25 @@ struct Cfg {
     cond_exits: Vec<usize>,
 }
 
+/// Whether a thread at `pc` can only exit: an unguarded `exit`, or a `nop` or unguarded branch
+/// leading to one (chains followed a bounded number of steps), or the end of `code`.
+pub(crate) fn exits_only(code: &[crate::ir::Inst], mut pc: usize) -> bool {
+    for _ in 0..8 {
+        let Some(i) = code.get(pc) else { return true };
+        match i.op {
+            Op::Exit if i.guard == NONE => return true,
+            Op::Bra if i.guard == NONE => pc = i.imm as usize,
+            Op::Nop => pc += 1,
+            _ => return false,
+        }
+    }
+    false
+}
+
 impl Cfg {
     fn new(prog: &Program, end: usize) -> Cfg {
         let code = &prog.code[..end];
-        // Instructions from which a thread can only exit: an unguarded `exit`, or a `nop` or
-        // unguarded branch leading to one (chains followed a bounded number of steps).
-        let exits_only = |mut pc: usize| {
-            for _ in 0..8 {
-                let Some(i) = code.get(pc) else { return true };
-                match i.op {
-                    Op::Exit if i.guard == NONE => return true,
-                    Op::Bra if i.guard == NONE => pc = i.imm as usize,
-                    Op::Nop => pc += 1,
-                    _ => return false,
-                }
-            }
-            false
-        };
+        let exits_only = |pc: usize| exits_only(code, pc);
         let next = |pc: usize| if pc + 1 < end { pc + 1 } else { EXIT };
         let mut cond_exits = Vec::new();
         let succ = code
