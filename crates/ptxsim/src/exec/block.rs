@@ -147,6 +147,8 @@ pub fn plan(prog: &Program) -> Option<Vec<BlockSlot>> {
             _ => false,
         },
         Op::Bar(BarKind::Sync) => i.r[2] == NONE,
+        // Whole warps with block-uniform operands only (checked when it runs).
+        Op::Shfl(_) => true,
         _ => false,
     });
     ops_ok.then(|| slot_kinds(prog, &u))
@@ -190,7 +192,9 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
     for i in &prog.code {
         let mut unguarded = *i;
         unguarded.guard = NONE;
-        for s in crate::jit::sources(&unguarded) {
+        // (`sources` leaves out a shuffle's member mask.)
+        let members = matches!(i.op, Op::Shfl(_)).then_some(i.r[4]);
+        for s in crate::jit::sources(&unguarded).into_iter().chain(members) {
             if let Some(x) = pred.get_mut(s as usize) {
                 *x = false;
             }
@@ -250,6 +254,8 @@ pub struct BlockTier<'a> {
     /// The block's shared memory as it was when the block began (restored on giving up).
     shared_at_start: Vec<u64>,
     cache: Cache<'a>,
+    /// Three words of lanes for sources held once per block (`word_ref`).
+    splat: Vec<[u64; 64]>,
 }
 
 /// The threads an instruction runs for (`act`: its group with the guard applied), the block's
@@ -343,6 +349,7 @@ impl<'a> Worker<'a> {
             bt.regs = vec![0; nslots * stride];
             bt.uni = vec![0; nslots];
             bt.preds = vec![[0; WORDS]; nslots];
+            bt.splat = vec![[0; 64]; 3];
             self.block_tier_registers(bt);
         }
         // Each block: its `%ctaid`, and the registers it may read before writing cleared.
@@ -629,8 +636,8 @@ impl<'a> Worker<'a> {
                         if word == 0 {
                             continue;
                         }
-                        let mut v = [0u64; 64];
-                        src_word(bt, k, r[0], w, &mut v);
+                        let v =
+                            word_ref(&bt.regs, &bt.uni, bt.stride, k, r[0], w, &mut bt.splat[0]);
                         let lo = c + w * 64;
                         if let Some(dst) = sh.get_mut(lo..lo + 64) {
                             let on = flags32(word);
@@ -722,8 +729,78 @@ impl<'a> Worker<'a> {
                     Ok(())
                 }
             }
+            Op::Shfl(mode) => self.block_shfl(bt, k, i, at, mode),
             _ => Err(GiveUp),
         }
+    }
+
+    /// `shfl.sync` by whole warps with block-uniform operands (the reductions'
+    /// `__shfl_down_sync(FULL, v, offset)`), a warp at a time as the interpreter's
+    /// `warpops::shfl_uniform` does it; anything else (a warp with threads not at it, a
+    /// member mask other than all 32 lanes, operands that differ between threads, segments)
+    /// gives the block up, so that the interpreter judges and reports it.
+    #[inline(always)]
+    fn block_shfl<const W: usize>(
+        &self,
+        bt: &mut BlockTier<'a>,
+        k: &[BlockSlot],
+        i: &Inst,
+        at: &At<W>,
+        mode: crate::ir::ShflMode,
+    ) -> Result<(), GiveUp> {
+        let r = i.r;
+        let uniform = |s: Slot| k.get(s as usize) == Some(&BlockSlot::Uniform);
+        if !(uniform(r[2]) && uniform(r[3]) && uniform(r[4])) {
+            return Err(GiveUp);
+        }
+        let (b, c, members) = (
+            bt.uni[r[2] as usize],
+            bt.uni[r[3] as usize],
+            bt.uni[r[4] as usize],
+        );
+        if members as u32 != u32::MAX || k.get(r[0] as usize) != Some(&BlockSlot::Lanes) {
+            return Err(GiveUp);
+        }
+        let s = bt.stride;
+        for w in 0..at.nwords {
+            let word = at.act.0[w];
+            for half in 0..2 {
+                match (word >> (32 * half)) as u32 {
+                    0 => continue,
+                    u32::MAX => {}
+                    _ => return Err(GiveUp),
+                }
+                let lo = w * 64 + half * 32;
+                let mut a = [0u64; 32];
+                match k.get(r[1] as usize) {
+                    Some(BlockSlot::Lanes) => {
+                        a.copy_from_slice(&bt.regs[r[1] as usize * s + lo..][..32])
+                    }
+                    _ => a = [val(bt, k, r[1], lo); 32],
+                }
+                let Some((out, okm)) = super::warpops::shfl_uniform(mode, &a, b, c) else {
+                    return Err(GiveUp);
+                };
+                bt.regs[r[0] as usize * s + lo..][..32].copy_from_slice(&out);
+                if r[5] != NONE {
+                    let p = r[5] as usize;
+                    match k.get(p) {
+                        Some(BlockSlot::Lanes) => {
+                            for (l, x) in bt.regs[p * s + lo..][..32].iter_mut().enumerate() {
+                                *x = ((okm >> l) & 1) as u64;
+                            }
+                        }
+                        Some(BlockSlot::Pred) => {
+                            let shift = 32 * half;
+                            let q = &mut bt.preds[p][w];
+                            *q = (*q & !(0xFFFF_FFFFu64 << shift)) | ((okm as u64) << shift);
+                        }
+                        _ => return Err(GiveUp),
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A global load of one `sz`-byte value per thread whose addresses turn out to be
@@ -758,8 +835,7 @@ impl<'a> Worker<'a> {
             if word == 0 {
                 continue;
             }
-            let mut a = [0u64; 64];
-            src_word(bt, k, base, w, &mut a);
+            let a = word_ref(&bt.regs, &bt.uni, bt.stride, k, base, w, &mut bt.splat[0]);
             let on = flags(word);
             for j in 0..64 {
                 let want = a0.wrapping_add(((w * 64 + j).wrapping_sub(t0) * sz) as u64);
@@ -832,8 +908,7 @@ impl<'a> Worker<'a> {
             if word == 0 || !unit {
                 continue;
             }
-            let mut a = [0u64; 64];
-            src_word(bt, k, base, w, &mut a);
+            let a = word_ref(&bt.regs, &bt.uni, bt.stride, k, base, w, &mut bt.splat[0]);
             let on = flags(word);
             let mut differ = 0u64;
             for j in 0..64 {
@@ -1020,16 +1095,33 @@ fn val(bt: &BlockTier, k: &[BlockSlot], s: Slot, t: usize) -> u64 {
     }
 }
 
-/// Slot `s` of the 64 threads of word `w` into `out` (`NONE`: left as it is).
+/// Slot `s` of the 64 threads of word `w`, from the lanes `regs` (`stride` per slot) and the
+/// uniform values `uni`: the lanes in place, or (a uniform slot, or `NONE` as 0) `splat`
+/// filled with its value. Borrowed, not copied: copies of whole words were a fifth of the
+/// tier's time.
 #[inline(always)]
-fn src_word(bt: &BlockTier, k: &[BlockSlot], s: Slot, w: usize, out: &mut [u64; 64]) {
+fn word_ref<'x>(
+    regs: &'x [u64],
+    uni: &[u64],
+    stride: usize,
+    k: &[BlockSlot],
+    s: Slot,
+    w: usize,
+    splat: &'x mut [u64; 64],
+) -> &'x [u64; 64] {
     match k.get(s as usize) {
-        Some(BlockSlot::Uniform) => *out = [bt.uni[s as usize]; 64],
-        Some(_) => {
-            let a = s as usize * bt.stride + w * 64;
-            out.copy_from_slice(&bt.regs[a..a + 64]);
+        Some(BlockSlot::Uniform) => {
+            *splat = [uni[s as usize]; 64];
+            splat
         }
-        None => {}
+        Some(_) => {
+            let a = s as usize * stride + w * 64;
+            regs[a..a + 64].try_into().unwrap_or(splat)
+        }
+        None => {
+            *splat = [0; 64];
+            splat
+        }
     }
 }
 
@@ -1089,40 +1181,77 @@ fn scalar<const W: usize>(
 }
 
 /// `r[0][t] = f(src, t)` for the threads of `at.act`, where `src[n][t]` is `r[n + 1][t]`, a
-/// 64-thread word at a time (each source word copied first, so that the destination may be a
-/// source; a source slot `NONE` reads as 0); once for the block when `r[0]` is uniform. (`f`
-/// indexes the sources itself: a loop that builds an array per lane, `std::array::from_fn`,
-/// does not vectorise.)
+/// 64-thread word at a time, the sources borrowed in place (a source slot `NONE` reads as 0;
+/// one that is the destination is copied first). `f` indexes the sources itself: a loop that
+/// builds an array per lane (`std::array::from_fn`) does not vectorise. A uniform destination
+/// is computed by the callers (`lanes1` …) with `scalar`.
 #[inline(always)]
 fn lanes<const N: usize, const W: usize>(
     bt: &mut BlockTier,
     k: &[BlockSlot],
     at: &At<W>,
     r: [u32; 6],
-    f: impl Fn(&[[u64; 64]; N], usize) -> u64,
+    f: impl Fn(&[&[u64; 64]; N], usize) -> u64,
 ) -> Result<(), GiveUp> {
-    let d = r[0] as usize;
-    if k.get(d) == Some(&BlockSlot::Uniform) {
-        return scalar(bt, at, |u| {
-            let mut src = [[0u64; 64]; N];
-            for (n, v) in src.iter_mut().enumerate() {
-                v[0] = u.get(r[n + 1] as usize).copied().unwrap_or(0);
-            }
-            u[d] = f(&src, 0);
-        });
+    let (stride, d) = (bt.stride, r[0] as usize);
+    let BlockTier {
+        regs, uni, splat, ..
+    } = bt;
+    if regs.len() < (d + 1) * stride || splat.len() < N {
+        return Err(GiveUp);
     }
-    let s = bt.stride;
+    // The destination's row apart from the others, which the sources borrow.
+    let (before, rest) = regs.split_at_mut(d * stride);
+    let (row, after) = rest.split_at_mut(stride);
     for w in 0..at.nwords {
         let word = at.act.0[w];
         if word == 0 {
             continue;
         }
-        let mut src = [[0u64; 64]; N];
-        for (n, v) in src.iter_mut().enumerate() {
-            src_word(bt, k, r[n + 1], w, v);
+        let dv: &mut [u64; 64] = match (&mut row[w * 64..w * 64 + 64]).try_into() {
+            Ok(x) => x,
+            Err(_) => return Err(GiveUp),
+        };
+        let mut sp = splat.iter_mut();
+        let mut src: [&[u64; 64]; N] = [&ZEROS; N];
+        for (n, x) in src.iter_mut().enumerate() {
+            let sn = r[n + 1];
+            let Some(buf) = sp.next() else {
+                return Err(GiveUp);
+            };
+            *x = match k.get(sn as usize) {
+                Some(BlockSlot::Lanes) if sn as usize == d => {
+                    *buf = *dv;
+                    buf
+                }
+                Some(BlockSlot::Lanes) => {
+                    let (rows, at_row) = if (sn as usize) < d {
+                        (&*before, sn as usize * stride)
+                    } else {
+                        (&*after, (sn as usize - d - 1) * stride)
+                    };
+                    match rows[at_row + w * 64..at_row + w * 64 + 64].try_into() {
+                        Ok(x) => x,
+                        Err(_) => return Err(GiveUp),
+                    }
+                }
+                Some(BlockSlot::Uniform) => {
+                    *buf = [uni[sn as usize]; 64];
+                    buf
+                }
+                // Predicates are only guards (`plan`).
+                Some(BlockSlot::Pred) => return Err(GiveUp),
+                None => &ZEROS,
+            };
+        }
+        if word == u64::MAX {
+            // Every thread of the word (the common case): no select.
+            for (j, x) in dv.iter_mut().enumerate() {
+                *x = f(&src, j);
+            }
+            continue;
         }
         let on = flags(word);
-        let dv = &mut bt.regs[d * s + w * 64..d * s + w * 64 + 64];
         for j in 0..64 {
             let x = f(&src, j);
             dv[j] = (x & on[j]) | (dv[j] & !on[j]);
@@ -1130,6 +1259,21 @@ fn lanes<const N: usize, const W: usize>(
     }
     Ok(())
 }
+
+/// `r[0]` when the block tier keeps it uniform (its sources are then uniform too: `plan`).
+#[inline(always)]
+fn uniform_dest(k: &[BlockSlot], r: [u32; 6]) -> Option<usize> {
+    (k.get(r[0] as usize) == Some(&BlockSlot::Uniform)).then_some(r[0] as usize)
+}
+
+/// Uniform slot `s`'s value (`NONE`: 0).
+#[inline(always)]
+fn uval(u: &[u64], s: Slot) -> u64 {
+    u.get(s as usize).copied().unwrap_or(0)
+}
+
+/// 64 lanes of 0.
+static ZEROS: [u64; 64] = [0; 64];
 
 #[inline(always)]
 fn lanes1<const W: usize>(
@@ -1139,6 +1283,9 @@ fn lanes1<const W: usize>(
     r: [u32; 6],
     f: impl Fn(u64) -> u64,
 ) -> Result<(), GiveUp> {
+    if let Some(d) = uniform_dest(k, r) {
+        return scalar(bt, at, |u| u[d] = f(uval(u, r[1])));
+    }
     lanes::<1, W>(bt, k, at, r, |s, j| f(s[0][j]))
 }
 
@@ -1150,6 +1297,9 @@ fn lanes2<const W: usize>(
     r: [u32; 6],
     f: impl Fn(u64, u64) -> u64,
 ) -> Result<(), GiveUp> {
+    if let Some(d) = uniform_dest(k, r) {
+        return scalar(bt, at, |u| u[d] = f(uval(u, r[1]), uval(u, r[2])));
+    }
     lanes::<2, W>(bt, k, at, r, |s, j| f(s[0][j], s[1][j]))
 }
 
@@ -1161,6 +1311,11 @@ fn lanes3<const W: usize>(
     r: [u32; 6],
     f: impl Fn(u64, u64, u64) -> u64,
 ) -> Result<(), GiveUp> {
+    if let Some(d) = uniform_dest(k, r) {
+        return scalar(bt, at, |u| {
+            u[d] = f(uval(u, r[1]), uval(u, r[2]), uval(u, r[3]))
+        });
+    }
     lanes::<3, W>(bt, k, at, r, |s, j| f(s[0][j], s[1][j], s[2][j]))
 }
 
@@ -1192,9 +1347,11 @@ fn setp<const W: usize>(
         if at.act.0[w] == 0 {
             continue;
         }
-        let (mut a, mut b) = ([0u64; 64], [0u64; 64]);
-        src_word(bt, k, r[1], w, &mut a);
-        src_word(bt, k, r[2], w, &mut b);
+        let [sa, sb, ..] = &mut bt.splat[..] else {
+            return Err(GiveUp);
+        };
+        let a = word_ref(&bt.regs, &bt.uni, bt.stride, k, r[1], w, sa);
+        let b = word_ref(&bt.regs, &bt.uni, bt.stride, k, r[2], w, sb);
         let mut bits = 0u64;
         for j in 0..64 {
             bits |= (f(a[j], b[j]) as u64) << j;

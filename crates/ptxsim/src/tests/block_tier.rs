@@ -194,6 +194,7 @@ fn nvrtc_kernels_in_the_block_tier() {
     // (fixture, kernel, block size, dynamic shared bytes)
     let cases = [
         ("reduce", "reduceBlockTree", 256u32, 1024u32),
+        ("reduce", "reduceWarpShuffle", 256, 0),
         ("scan", "scanInclusive", 128, 1024),
         ("sort", "bitonicSortBlock", 128, 512),
     ];
@@ -259,7 +260,6 @@ fn nvrtc_kernels_in_the_block_tier() {
     // after a divergent exit.
     for (f, k) in [
         ("histogram", "histogramShared"),
-        ("reduce", "reduceWarpShuffle"),
         ("matmul", "matmulTiled"),
         ("checker", "divergentBarrier"),
     ] {
