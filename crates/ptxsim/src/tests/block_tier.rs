@@ -266,3 +266,166 @@ fn nvrtc_kernels_in_the_block_tier() {
         assert!(!fixture(f).program(k).unwrap().block_tier, "{k}");
     }
 }
+
+/// `out[i] = v + __shfl_down_sync(FULL, v, 1)` where `v` went through shared memory and a
+/// barrier; with `mode` 1, lanes 16 to 31 skip the shuffle, so lane 15 reads an inactive lane.
+const SHFL: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry shx(.param .u64 pin, .param .u64 pout, .param .u32 pmode) {
+  .shared .align 4 .b8 s[1024];
+  .reg .u32 %r<20>;
+  .reg .u64 %rd<10>;
+  .reg .pred %p<5>;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  ld.param.u32 %r1, [pmode];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r2, %tid.x;
+  mov.u32 %r3, %ctaid.x;
+  mov.u32 %r4, %ntid.x;
+  mad.lo.s32 %r5, %r3, %r4, %r2;
+  mul.wide.u32 %rd3, %r5, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r6, [%rd4];
+  mov.u64 %rd5, s;
+  mul.wide.u32 %rd6, %r2, 4;
+  add.s64 %rd7, %rd5, %rd6;
+  st.shared.u32 [%rd7], %r6;
+  bar.sync 0;
+  ld.shared.u32 %r7, [%rd7];
+  setp.eq.u32 %p1, %r1, 1;
+  and.b32 %r8, %r2, 31;
+  setp.ge.u32 %p2, %r8, 16;
+  and.pred %p3, %p1, %p2;
+  mov.u32 %r9, %r7;
+  @%p3 bra SKIP;
+  shfl.sync.down.b32 %r9, %r7, 1, 31, -1;
+SKIP:
+  add.u32 %r10, %r9, %r7;
+  add.s64 %rd8, %rd2, %rd3;
+  st.global.u32 [%rd8], %r10;
+  ret;
+}
+"#;
+
+/// Shuffles run in the tier a warp at a time, with the interpreter's results; a shuffle by
+/// part of a warp gives the block up, and the interpreter reports the inactive lane it reads.
+#[test]
+fn shuffles_in_the_block_tier() {
+    let dev = Device::new();
+    let m = dev.load_module(SHFL).unwrap();
+    assert!(m.program("shx").unwrap().block_tier);
+    let mut rng = Rng(seed());
+    let blocks = 4 + rng.below(5) as u32;
+    let n = blocks as usize * 256;
+    let input: Vec<u32> = (0..n).map(|_| (rng.next() >> 34) as u32).collect();
+    let run = |mode: u32, tier: bool, threads: usize| {
+        let pin = dev.alloc(n * 4).unwrap();
+        let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
+        dev.write(pin, 0, &bytes).unwrap();
+        let pout = dev.alloc(n * 4).unwrap();
+        let mut cfg = LaunchConfig::new((blocks, 1, 1), (256, 1, 1));
+        cfg.threads = threads;
+        cfg.jit = if tier { JitMode::Always } else { JitMode::Off };
+        let args = [
+            pin.to_le_bytes().to_vec(),
+            pout.to_le_bytes().to_vec(),
+            mode.to_le_bytes().to_vec(),
+        ];
+        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        let r = dev.launch(&m, "shx", &cfg, &refs).unwrap();
+        let mut back = vec![0u8; n * 4];
+        dev.read(pout, 0, &mut back).unwrap();
+        let out: Vec<u32> = back
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        (out, r)
+    };
+    // Lane l adds lane l + 1 of its warp; lane 31 (out of range) its own value.
+    let want: Vec<u32> = (0..n)
+        .map(|i| {
+            let j = if i % 32 == 31 { i } else { i + 1 };
+            input[i].wrapping_add(input[j])
+        })
+        .collect();
+    for threads in [1, 2] {
+        let (plain, p) = run(0, false, threads);
+        let (tier, t) = run(0, true, threads);
+        assert_eq!(plain, want);
+        assert_eq!(tier, want, "{threads} workers");
+        assert_eq!(
+            (p.block_tier_blocks, t.block_tier_blocks),
+            (0, blocks as u64)
+        );
+        assert!(p.reports.is_empty() && t.reports.is_empty());
+    }
+    // Part of each warp at the shuffle: every block gives up (the launch stops trying after
+    // four), and the report is the interpreter's.
+    let (plain, p) = run(1, false, 1);
+    let (tier, t) = run(1, true, 1);
+    assert_eq!(plain, tier);
+    assert_eq!(t.block_tier_blocks, 0);
+    assert!(!p.reports.is_empty());
+    assert_eq!(p.reports[0].kind, CheckKind::InactiveLaneShuffle);
+    assert_eq!(p.reports, t.reports);
+}
+
+/// How the tier keeps each slot of every fixture kernel it runs: a uniform slot is one the
+/// uniformity analysis calls uniform, a predicate mask is only written by comparisons and only
+/// read as a guard; and NVRTC's tree reduction keeps its loop counter once per block and its
+/// `tid < s` as a mask.
+#[test]
+fn slot_kinds_follow_the_uniformity_analysis() {
+    use crate::ir::{BlockSlot, Op};
+    let dev = Device::new();
+    let dir = format!("{}/tests/fixtures", env!("CARGO_MANIFEST_DIR"));
+    let mut kernels = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "ptx") {
+            continue;
+        }
+        let m = dev
+            .load_module(&std::fs::read_to_string(&path).unwrap())
+            .unwrap();
+        for k in m.kernels() {
+            let p = m.program(&k.name).unwrap();
+            if !p.block_tier {
+                assert!(p.block_slots.is_empty());
+                continue;
+            }
+            kernels += 1;
+            assert_eq!(p.block_slots.len(), p.nslots as usize, "{}", k.name);
+            let u = crate::lower::uniform::analyze(p);
+            for (s, kind) in p.block_slots.iter().enumerate() {
+                let s = s as u32;
+                match kind {
+                    BlockSlot::Uniform => assert!(u.is_uniform(s), "{} slot {s}", k.name),
+                    BlockSlot::Pred => {
+                        for i in &p.code {
+                            let mut unguarded = *i;
+                            unguarded.guard = crate::ir::NONE;
+                            assert!(!crate::jit::sources(&unguarded).contains(&s));
+                            if crate::jit::may_write(i, p).contains(&s) {
+                                assert!(matches!(i.op, Op::SetpI { .. }), "{}", k.name);
+                            }
+                        }
+                    }
+                    BlockSlot::Lanes => {}
+                }
+            }
+        }
+    }
+    assert!(kernels >= 5, "{kernels} kernels in the tier");
+    let m = dev
+        .load_module(include_str!("../../tests/fixtures/reduce.ptx"))
+        .unwrap();
+    let p = m.program("reduceBlockTree").unwrap();
+    let count = |kind| p.block_slots.iter().filter(|&&x| x == kind).count();
+    assert!(count(BlockSlot::Uniform) >= 8, "{:?}", p.block_slots);
+    assert!(count(BlockSlot::Pred) >= 2, "{:?}", p.block_slots);
+}
