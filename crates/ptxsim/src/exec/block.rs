@@ -248,6 +248,8 @@ pub struct BlockTier<'a> {
     reader: Vec<u32>,
     /// Global stores of the block (where, offset, bytes, value), applied when it ends.
     stores: Vec<(HostPtr<'a>, usize, usize, u64)>,
+    /// The last barrier interval's number in the records (`epoch << 16 | thread`).
+    epoch: u32,
     /// Blocks tried and given up in this launch (the tier stops trying when most are).
     tried: u32,
     given_up: u32,
@@ -363,14 +365,20 @@ impl<'a> Worker<'a> {
         }
         // Padded by a block's worth of words, so that unit-stride loops may run over whole
         // 64-thread words past the last one a thread touches.
+        // The records hold the epochs of earlier blocks, which never match this block's: they
+        // are cleared only when the epochs run out (`epoch` is 15 bits).
         let words = (ctx.shared_bytes as usize).div_ceil(4) + stride;
-        bt.writer.clear();
-        bt.writer.resize(words, 0);
-        bt.reader.clear();
-        bt.reader.resize(words, 0);
+        if bt.writer.len() != words || bt.epoch > 0x4000 {
+            bt.writer.clear();
+            bt.writer.resize(words, 0);
+            bt.reader.clear();
+            bt.reader.resize(words, 0);
+            bt.epoch = 0;
+        }
         let mut live = Mask::<W>::none();
-        for t in 0..nt {
-            live.0[t / 64] |= 1 << (t % 64);
+        for (w, x) in live.0.iter_mut().enumerate().take(nwords) {
+            let n = nt - w * 64;
+            *x = if n >= 64 { u64::MAX } else { (1 << n) - 1 };
         }
         // Threads on their way to an exit (a branch to code that only exits) no longer count
         // for uniform instructions, as in the uniformity analysis: `staying` is `live` less
@@ -379,7 +387,8 @@ impl<'a> Worker<'a> {
         let mut groups: Vec<(u32, Mask<W>)> = vec![(0, live)];
         let mut at_bar = Mask::<W>::none();
         let mut bar_pc = 0u32;
-        let mut epoch = 1u32;
+        bt.epoch += 1;
+        let mut epoch = bt.epoch;
         let mut count = 0u64;
         let mut steps = 0u32;
         let code = &prog.code;
@@ -396,6 +405,7 @@ impl<'a> Worker<'a> {
                 groups.push((bar_pc + 1, at_bar));
                 at_bar = Mask::none();
                 epoch += 1;
+                bt.epoch = epoch;
                 if epoch > 0x7FFF {
                     return Err(GiveUp);
                 }
