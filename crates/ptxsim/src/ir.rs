@@ -631,6 +631,9 @@ pub enum BlockSlot {
     Uniform,
     /// One bit per thread: a predicate written only by comparisons and read only as a guard.
     Pred,
+    /// Never read (a shuffle's unused in-range predicate, a dead result): computing it is
+    /// skipped where nothing else depends on the instruction.
+    Unread,
 }
 
 impl Op {

@@ -1,23 +1,32 @@
-//! The block tier (stage 2 of `docs/block-tier.md`, first version): runs a whole block of an
-//! eligible kernel with its threads' registers side by side (`[slot][thread]`), each
-//! instruction dispatched once for all the threads at one PC and run as loops over 64-thread
-//! words, instead of once per warp.
+//! The block tier (stage 2 of `docs/block-tier.md`, with stage 3's shuffles): runs a whole
+//! block of an eligible kernel with its threads' registers side by side (`[slot][thread]`),
+//! each instruction dispatched once for all the threads at one PC and run as loops over
+//! 64-thread words, instead of once per warp.
+//!
+//! **How it keeps registers** (`plan`, `Program::block_slots`): block-uniform registers (loop
+//! counters, sizes, parameters; `lower::uniform`) as one value for the block, computed once
+//! when every live thread runs the instruction (otherwise the block is given up);
+//! predicates that only comparisons write and only guards read as 64-thread mask words; the
+//! rest as `u64` lanes. Threads that took a branch to code that only exits no longer count
+//! for uniform instructions, as in the analysis.
 //!
 //! **Optimistic, and never reports.** It checks every access conservatively (bounds,
 //! alignment, and shared-memory races against packed per-word records) and, on anything it
 //! does not handle, gives the block up: nothing it did is visible (its global stores wait in a
 //! buffer until the block ends, shared memory is restored), and the interpreter runs the block
 //! from its start, so every report, fault and printf is the interpreter's own. A global load
-//! after one of the block's own global stores, a cancel, an abort, or more barrier intervals
-//! than its records count also give the block up.
+//! after one of the block's own global stores, a shuffle by part of a warp or with operands
+//! that differ between threads, a cancel, an abort, or more barrier intervals than its
+//! records count also give the block up.
 //!
-//! **Eligible** (`eligible`): the kernel's barriers split its blocks into phases
+//! **Eligible** (`plan`): the kernel's barriers split its blocks into phases
 //! (`lower::uniform`), and it uses only integer and f32 arithmetic, comparisons without a
 //! boolean operation, kernel parameters, global loads and stores, 32-bit shared loads and
-//! stores, block-wide `bar.sync` and `exit`: no calls, warp collectives, atomics, fences or
-//! local memory; every loop has a barrier in it (loops without one run faster as compiled
-//! regions); and it indexes threads by `%tid.x` only. Launches with an instruction budget, or with compiled code turned off
-//! (`JitMode::Off`: exact interpreted counts), do not use it.
+//! stores, `shfl.sync`, block-wide `bar.sync` and `exit`: no calls, other warp collectives,
+//! atomics, fences or local memory; every loop has a barrier in it (loops without one run
+//! faster as compiled regions); and it indexes threads by `%tid.x` only. Launches with an
+//! instruction budget, or with compiled code turned off (`JitMode::Off`: exact interpreted
+//! counts), do not use it.
 //!
 //! Counting: an instruction counts once per warp with a thread at it, as the interpreter
 //! counts a warp's group. Nothing here parses PTX or knows about the warps' scheduling.
@@ -189,7 +198,26 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
     }
     let mut pred = vec![true; n];
     let mut written = vec![false; n];
+    let mut read = vec![false; n];
+    for &s in prog
+        .entry_live
+        .iter()
+        .chain(prog.consts.iter().map(|c| &c.0))
+    {
+        if let Some(x) = read.get_mut(s as usize) {
+            *x = true;
+        }
+    }
     for i in &prog.code {
+        for s in [i.guard]
+            .into_iter()
+            .chain(crate::jit::sources(i))
+            .chain(matches!(i.op, Op::Shfl(_)).then_some(i.r[4]))
+        {
+            if let Some(x) = read.get_mut(s as usize) {
+                *x = true;
+            }
+        }
         let mut unguarded = *i;
         unguarded.guard = NONE;
         // (`sources` leaves out a shuffle's member mask.)
@@ -218,7 +246,9 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
     }
     (0..n)
         .map(|s| {
-            if uniform[s] {
+            if !read[s] && !prog.sregs.iter().any(|r| r.0 as usize == s) {
+                BlockSlot::Unread
+            } else if uniform[s] {
                 BlockSlot::Uniform
             } else if pred[s] && written[s] {
                 BlockSlot::Pred
@@ -768,10 +798,21 @@ impl<'a> Worker<'a> {
             bt.uni[r[3] as usize],
             bt.uni[r[4] as usize],
         );
-        if members as u32 != u32::MAX || k.get(r[0] as usize) != Some(&BlockSlot::Lanes) {
+        let dest_ok = matches!(
+            k.get(r[0] as usize),
+            Some(BlockSlot::Lanes | BlockSlot::Unread)
+        );
+        if members as u32 != u32::MAX || !dest_ok {
             return Err(GiveUp);
         }
-        let s = bt.stride;
+        // Every warp reads the same lanes of itself: the permutation (and which lanes were in
+        // range) is the interpreter's shuffle of the lane numbers.
+        let lanes: [u64; 32] = std::array::from_fn(|l| l as u64);
+        let Some((perm, okm)) = super::warpops::shfl_uniform(mode, &lanes, b, c) else {
+            return Err(GiveUp);
+        };
+        let (s, d) = (bt.stride, r[0] as usize);
+        let src = r[1] as usize;
         for w in 0..at.nwords {
             let word = at.act.0[w];
             for half in 0..2 {
@@ -782,16 +823,16 @@ impl<'a> Worker<'a> {
                 }
                 let lo = w * 64 + half * 32;
                 let mut a = [0u64; 32];
-                match k.get(r[1] as usize) {
+                match k.get(src) {
                     Some(BlockSlot::Lanes) => {
-                        a.copy_from_slice(&bt.regs[r[1] as usize * s + lo..][..32])
+                        a.copy_from_slice(&bt.regs[src * s + lo..][..32]);
                     }
                     _ => a = [val(bt, k, r[1], lo); 32],
                 }
-                let Some((out, okm)) = super::warpops::shfl_uniform(mode, &a, b, c) else {
-                    return Err(GiveUp);
-                };
-                bt.regs[r[0] as usize * s + lo..][..32].copy_from_slice(&out);
+                let out = &mut bt.regs[d * s + lo..][..32];
+                for (l, x) in out.iter_mut().enumerate() {
+                    *x = a[perm[l] as usize & 31];
+                }
                 if r[5] != NONE {
                     let p = r[5] as usize;
                     match k.get(p) {
@@ -800,6 +841,7 @@ impl<'a> Worker<'a> {
                                 *x = ((okm >> l) & 1) as u64;
                             }
                         }
+                        Some(BlockSlot::Unread) => {}
                         Some(BlockSlot::Pred) => {
                             let shift = 32 * half;
                             let q = &mut bt.preds[p][w];
@@ -1058,7 +1100,7 @@ fn guarded<const W: usize>(
         }
         BlockSlot::Pred if i.guard_neg => m.and_not(&pred_mask(&bt.preds[g])),
         BlockSlot::Pred => m.and(&pred_mask(&bt.preds[g])),
-        BlockSlot::Lanes => {
+        BlockSlot::Lanes | BlockSlot::Unread => {
             let row = &bt.regs[g * bt.stride..][..bt.stride];
             let mut p = Mask::none();
             for w in 0..nwords {
@@ -1091,6 +1133,7 @@ fn set_all(bt: &mut BlockTier, k: &[BlockSlot], s: Slot, v: u64) {
             bt.preds[su] = [(v & 1).wrapping_neg(); WORDS];
         }
         Some(BlockSlot::Lanes) => bt.regs[su * bt.stride..][..bt.stride].fill(v),
+        Some(BlockSlot::Unread) => {}
         None => {}
     }
 }
@@ -1249,8 +1292,8 @@ fn lanes<const N: usize, const W: usize>(
                     *buf = [uni[sn as usize]; 64];
                     buf
                 }
-                // Predicates are only guards (`plan`).
-                Some(BlockSlot::Pred) => return Err(GiveUp),
+                // Predicates are only guards, and unread slots are not read (`plan`).
+                Some(BlockSlot::Pred | BlockSlot::Unread) => return Err(GiveUp),
                 None => &ZEROS,
             };
         }
@@ -1268,6 +1311,12 @@ fn lanes<const N: usize, const W: usize>(
         }
     }
     Ok(())
+}
+
+/// Whether nothing reads `r[0]`: the instruction need not run.
+#[inline(always)]
+fn unread_dest(k: &[BlockSlot], r: [u32; 6]) -> bool {
+    k.get(r[0] as usize) == Some(&BlockSlot::Unread)
 }
 
 /// `r[0]` when the block tier keeps it uniform (its sources are then uniform too: `plan`).
@@ -1293,6 +1342,9 @@ fn lanes1<const W: usize>(
     r: [u32; 6],
     f: impl Fn(u64) -> u64,
 ) -> Result<(), GiveUp> {
+    if unread_dest(k, r) {
+        return Ok(());
+    }
     if let Some(d) = uniform_dest(k, r) {
         return scalar(bt, at, |u| u[d] = f(uval(u, r[1])));
     }
@@ -1307,6 +1359,9 @@ fn lanes2<const W: usize>(
     r: [u32; 6],
     f: impl Fn(u64, u64) -> u64,
 ) -> Result<(), GiveUp> {
+    if unread_dest(k, r) {
+        return Ok(());
+    }
     if let Some(d) = uniform_dest(k, r) {
         return scalar(bt, at, |u| u[d] = f(uval(u, r[1]), uval(u, r[2])));
     }
@@ -1321,6 +1376,9 @@ fn lanes3<const W: usize>(
     r: [u32; 6],
     f: impl Fn(u64, u64, u64) -> u64,
 ) -> Result<(), GiveUp> {
+    if unread_dest(k, r) {
+        return Ok(());
+    }
     if let Some(d) = uniform_dest(k, r) {
         return scalar(bt, at, |u| {
             u[d] = f(uval(u, r[1]), uval(u, r[2]), uval(u, r[3]))
@@ -1340,15 +1398,18 @@ fn setp<const W: usize>(
     r: [u32; 6],
     f: impl Fn(u64, u64) -> bool,
 ) -> Result<(), GiveUp> {
-    let (d, q) = (r[0] as usize, r[4]);
-    if k.get(d) == Some(&BlockSlot::Uniform) {
-        // The plan keeps both destinations uniform or neither.
+    let (d, q) = (r[0] as usize, r[4] as usize);
+    let uniform = |s: usize| k.get(s) == Some(&BlockSlot::Uniform);
+    if uniform(d) || uniform(q) {
+        // The plan keeps both destinations uniform or neither (or one of them unread).
         return scalar(bt, at, |u| {
             let get = |s: u32| u.get(s as usize).copied().unwrap_or(0);
             let v = f(get(r[1]), get(r[2])) as u64;
-            u[d] = v;
-            if let Some(x) = u.get_mut(q as usize) {
-                *x = v ^ 1;
+            if uniform(d) {
+                u[d] = v;
+            }
+            if uniform(q) {
+                u[q] = v ^ 1;
             }
         });
     }
@@ -1368,10 +1429,10 @@ fn setp<const W: usize>(
         }
         res.0[w] = bits;
     }
-    for (dest, neg) in [(r[0], false), (q, true)] {
+    for (dest, neg) in [(r[0], false), (r[4], true)] {
         let ds = dest as usize;
         match k.get(ds) {
-            None => {}
+            None | Some(BlockSlot::Unread) => {}
             Some(BlockSlot::Uniform) => return Err(GiveUp),
             Some(BlockSlot::Pred) => {
                 let words = bt.preds[ds].iter_mut().zip(at.act.0.iter().zip(res.0));

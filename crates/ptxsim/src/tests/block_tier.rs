@@ -376,7 +376,7 @@ fn shuffles_in_the_block_tier() {
 
 /// How the tier keeps each slot of every fixture kernel it runs: a uniform slot is one the
 /// uniformity analysis calls uniform, a predicate mask is only written by comparisons and only
-/// read as a guard; and NVRTC's tree reduction keeps its loop counter once per block and its
+/// read as a guard, an unread slot is read by nothing; and NVRTC's tree reduction keeps its loop counter once per block and its
 /// `tid < s` as a mask.
 #[test]
 fn slot_kinds_follow_the_uniformity_analysis() {
@@ -413,6 +413,11 @@ fn slot_kinds_follow_the_uniformity_analysis() {
                             if crate::jit::may_write(i, p).contains(&s) {
                                 assert!(matches!(i.op, Op::SetpI { .. }), "{}", k.name);
                             }
+                        }
+                    }
+                    BlockSlot::Unread => {
+                        for i in &p.code {
+                            assert!(i.guard != s && !crate::jit::sources(i).contains(&s));
                         }
                     }
                     BlockSlot::Lanes => {}
