@@ -382,16 +382,8 @@ fn shuffles_in_the_block_tier() {
 fn slot_kinds_follow_the_uniformity_analysis() {
     use crate::ir::{BlockSlot, Op};
     let dev = Device::new();
-    let dir = format!("{}/tests/fixtures", env!("CARGO_MANIFEST_DIR"));
     let mut kernels = 0;
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "ptx") {
-            continue;
-        }
-        let m = dev
-            .load_module(&std::fs::read_to_string(&path).unwrap())
-            .unwrap();
+    for (_, m) in super::util::fixture_modules(&dev) {
         for k in m.kernels() {
             let p = m.program(&k.name).unwrap();
             if !p.block_tier {

@@ -368,17 +368,9 @@ fn nvrtc_reductions() {
 /// not.
 #[test]
 fn every_fixture_kernel_analyses() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
     let dev = Device::new();
     let mut found = std::collections::HashMap::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let path = e.unwrap().path();
-        if path.extension().is_none_or(|x| x != "ptx") {
-            continue;
-        }
-        let m = dev
-            .load_module(&std::fs::read_to_string(&path).unwrap())
-            .unwrap();
+    for (_, m) in super::util::fixture_modules(&dev) {
         for k in m.kernels() {
             let p = m.program(&k.name).unwrap();
             let u = analyze(p);

@@ -1,6 +1,6 @@
 //! Helpers for the engine tests: a tiny deterministic RNG and typed device buffers.
 
-use crate::{Device, DevicePtr};
+use crate::{Device, DevicePtr, Module};
 
 /// xorshift64*: deterministic "fresh random" inputs without a dependency.
 pub struct Rng(pub u64);
@@ -137,3 +137,20 @@ pub const INDEX_GUARD: &str = "  mov.u32 %r1, %tid.x;
   setp.ge.u32 %p1, %r1, %r5;
   @%p1 bra DONE;
 ";
+
+/// Every PTX fixture (`tests/fixtures/*.ptx`) loaded, with its file name.
+pub fn fixture_modules(dev: &Device) -> Vec<(String, Module)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_none_or(|x| x != "ptx") {
+            continue;
+        }
+        let m = dev
+            .load_module(&std::fs::read_to_string(&path).unwrap())
+            .unwrap();
+        out.push((path.display().to_string(), m));
+    }
+    out
+}
