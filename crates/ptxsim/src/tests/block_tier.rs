@@ -195,6 +195,9 @@ fn nvrtc_kernels_in_the_block_tier() {
     let cases = [
         ("reduce", "reduceBlockTree", 256u32, 1024u32),
         ("reduce", "reduceWarpShuffle", 256, 0),
+        // Blocks of more than 256 threads: masks of 16 words.
+        ("reduce", "reduceBlockTree", 1024, 4096),
+        ("reduce", "reduceWarpShuffle", 512, 0),
         ("scan", "scanInclusive", 128, 1024),
         ("sort", "bitonicSortBlock", 128, 512),
     ];
@@ -231,12 +234,17 @@ fn nvrtc_kernels_in_the_block_tier() {
             outs.push(back);
         }
         assert_eq!(outs[0], outs[1], "{k}");
-        // The CPU's answer for the integer kernels.
+        // The CPU's answer for the integer kernels (one sum per block for the reduction).
         let got: Vec<u32> = outs[1]
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         for (b, chunk) in input.chunks(bd as usize).enumerate() {
+            if k == "reduceWarpShuffle" {
+                let sum = chunk.iter().fold(0u32, |a, &v| a.wrapping_add(v));
+                assert_eq!(got[b], sum, "{k} block {b}");
+                continue;
+            }
             let want: Vec<u32> = match k {
                 "scanInclusive" => chunk
                     .iter()
