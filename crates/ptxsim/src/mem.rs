@@ -162,6 +162,9 @@ impl HostPtr<'_> {
     /// loaded) when they do not all lie inside the allocation or `off` is misaligned.
     #[inline(always)]
     pub fn load_run(&self, off: usize, size: usize, out: &mut [u64]) -> bool {
+        if !matches!(size, 1 | 2 | 4 | 8) {
+            return false;
+        }
         let Some(bytes) = out.len().checked_mul(size) else {
             return false;
         };

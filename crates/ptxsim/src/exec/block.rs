@@ -6,9 +6,9 @@
 //! **How it keeps registers** (`plan`, `Program::block_slots`): block-uniform registers (loop
 //! counters, sizes, parameters; `lower::uniform`) as one value for the block, computed once
 //! when every live thread runs the instruction (otherwise the block is given up);
-//! predicates that only comparisons write and only guards read as 64-thread mask words; the
-//! rest as `u64` lanes. Threads that took a branch to code that only exits no longer count
-//! for uniform instructions, as in the analysis.
+//! predicates that only comparisons write and only guards read as 64-thread mask words;
+//! registers nothing reads not at all; the rest as `u64` lanes. Threads that took a branch to
+//! code that only exits no longer count for uniform instructions, as in the analysis.
 //!
 //! **Optimistic, and never reports.** It checks every access conservatively (bounds,
 //! alignment, and shared-memory races against packed per-word records) and, on anything it
@@ -167,7 +167,7 @@ pub fn plan(prog: &Program) -> Option<Vec<BlockSlot>> {
 /// that writes it runs under uniform control with uniform operands and guard and is not a
 /// memory load (so it is computed once for the block: the tier runs it only when every live
 /// thread is at it, and gives the block up otherwise). Pred: a divergent slot that only
-/// comparisons write and only guards read. Lanes: the rest.
+/// comparisons write and only guards read. Unread: nothing reads it. Lanes: the rest.
 fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<BlockSlot> {
     let n = prog.nslots as usize;
     let mut uniform: Vec<bool> = (0..n).map(|s| u.is_uniform(s as Slot)).collect();
@@ -198,34 +198,38 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
     }
     let mut pred = vec![true; n];
     let mut written = vec![false; n];
+    // Constants, special registers and registers read before written count as read.
     let mut read = vec![false; n];
-    for &s in prog
-        .entry_live
+    let fixed: Vec<Slot> = prog
+        .consts
         .iter()
-        .chain(prog.consts.iter().map(|c| &c.0))
-    {
+        .map(|c| c.0)
+        .chain(prog.sregs.iter().map(|r| r.0))
+        .collect();
+    for &s in fixed.iter().chain(&prog.entry_live) {
         if let Some(x) = read.get_mut(s as usize) {
             *x = true;
         }
     }
-    for i in &prog.code {
-        for s in [i.guard]
-            .into_iter()
-            .chain(crate::jit::sources(i))
-            .chain(matches!(i.op, Op::Shfl(_)).then_some(i.r[4]))
-        {
-            if let Some(x) = read.get_mut(s as usize) {
-                *x = true;
-            }
+    // Constants and special registers are not predicates the tier computes.
+    for &s in &fixed {
+        if let Some(x) = pred.get_mut(s as usize) {
+            *x = false;
         }
+    }
+    for i in &prog.code {
         let mut unguarded = *i;
         unguarded.guard = NONE;
         // (`sources` leaves out a shuffle's member mask.)
         let members = matches!(i.op, Op::Shfl(_)).then_some(i.r[4]);
         for s in crate::jit::sources(&unguarded).into_iter().chain(members) {
-            if let Some(x) = pred.get_mut(s as usize) {
-                *x = false;
+            if let (Some(r), Some(p)) = (read.get_mut(s as usize), pred.get_mut(s as usize)) {
+                *r = true;
+                *p = false;
             }
+        }
+        if let Some(r) = read.get_mut(i.guard as usize) {
+            *r = true;
         }
         for d in crate::jit::may_write(i, prog) {
             if let (Some(p), Some(w)) = (pred.get_mut(d as usize), written.get_mut(d as usize)) {
@@ -234,19 +238,9 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
             }
         }
     }
-    for s in prog
-        .consts
-        .iter()
-        .map(|c| c.0)
-        .chain(prog.sregs.iter().map(|r| r.0))
-    {
-        if let Some(x) = pred.get_mut(s as usize) {
-            *x = false;
-        }
-    }
     (0..n)
         .map(|s| {
-            if !read[s] && !prog.sregs.iter().any(|r| r.0 as usize == s) {
+            if !read[s] {
                 BlockSlot::Unread
             } else if uniform[s] {
                 BlockSlot::Uniform

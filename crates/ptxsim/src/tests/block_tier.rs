@@ -79,33 +79,33 @@ struct Run {
     result: Result<LaunchReport, LaunchError>,
 }
 
-fn run_bt(
-    dev: &Device,
-    m: &Module,
-    input: &[u32],
+/// How a test launches a kernel `name(in, out, extra…)`.
+struct Launch<'a> {
+    name: &'a str,
     blocks: u32,
-    mode: u32,
-    tier: bool,
-    threads: usize,
-) -> Run {
+    block: u32,
+    dyn_shared: u32,
+    /// After the input and output pointers, 4 bytes each.
+    extra: &'a [u32],
+}
+
+/// `l` on `input` (u32 words) with an output of as many words, zeroed; with `tier`, compiled
+/// code and so the block tier allowed (`JitMode::Always`), else interpreted only.
+fn launch(dev: &Device, m: &Module, l: &Launch, input: &[u32], tier: bool, threads: usize) -> Run {
     let n = input.len();
     let pin = dev.alloc(n * 4).unwrap();
     let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
     dev.write(pin, 0, &bytes).unwrap();
     let pout = dev.alloc(n * 4).unwrap();
     dev.write(pout, 0, &vec![0u8; n * 4]).unwrap();
-    let mut cfg = LaunchConfig::new((blocks, 1, 1), (128, 1, 1));
+    let mut cfg = LaunchConfig::new((l.blocks, 1, 1), (l.block, 1, 1));
     cfg.threads = threads;
+    cfg.dynamic_shared_bytes = l.dyn_shared;
     cfg.jit = if tier { JitMode::Always } else { JitMode::Off };
-    let args = [
-        pin.to_le_bytes().to_vec(),
-        pout.to_le_bytes().to_vec(),
-        (n as u32).to_le_bytes().to_vec(),
-        (blocks - 1).to_le_bytes().to_vec(),
-        mode.to_le_bytes().to_vec(),
-    ];
+    let mut args = vec![pin.to_le_bytes().to_vec(), pout.to_le_bytes().to_vec()];
+    args.extend(l.extra.iter().map(|v| v.to_le_bytes().to_vec()));
     let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-    let result = dev.launch(m, "bt", &cfg, &refs);
+    let result = dev.launch(m, l.name, &cfg, &refs);
     let mut back = vec![0u8; n * 4];
     dev.read(pout, 0, &mut back).unwrap();
     Run {
@@ -115,6 +115,26 @@ fn run_bt(
             .collect(),
         result,
     }
+}
+
+fn run_bt(
+    dev: &Device,
+    m: &Module,
+    input: &[u32],
+    blocks: u32,
+    mode: u32,
+    tier: bool,
+    threads: usize,
+) -> Run {
+    let extra = [input.len() as u32, blocks - 1, mode];
+    let l = Launch {
+        name: "bt",
+        blocks,
+        block: 128,
+        dyn_shared: 0,
+        extra: &extra,
+    };
+    launch(dev, m, &l, input, tier, threads)
 }
 
 #[test]
@@ -209,36 +229,27 @@ fn nvrtc_kernels_in_the_block_tier() {
         let input: Vec<u32> = (0..n).map(|_| (rng.next() >> 40) as u32).collect();
         let mut outs = Vec::new();
         for tier in [false, true] {
-            let pin = dev.alloc(n * 4).unwrap();
-            let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
-            dev.write(pin, 0, &bytes).unwrap();
-            let pout = dev.alloc(n * 4).unwrap();
-            let mut cfg = LaunchConfig::new((blocks, 1, 1), (bd, 1, 1));
-            cfg.dynamic_shared_bytes = dyn_shared;
-            cfg.jit = if tier { JitMode::Always } else { JitMode::Off };
-            let args = [
-                pin.to_le_bytes().to_vec(),
-                pout.to_le_bytes().to_vec(),
-                (n as i32).to_le_bytes().to_vec(),
-            ];
-            let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-            let r = dev.launch(&m, k, &cfg, &refs).unwrap();
-            assert!(r.reports.is_empty(), "{k}: {:?}", r.reports);
+            let extra = [n as u32];
+            let l = Launch {
+                name: k,
+                blocks,
+                block: bd,
+                dyn_shared,
+                extra: &extra,
+            };
+            let r = launch(&dev, &m, &l, &input, tier, 0);
+            let rep = r.result.unwrap();
+            assert!(rep.reports.is_empty(), "{k}: {:?}", rep.reports);
             assert_eq!(
-                r.block_tier_blocks,
+                rep.block_tier_blocks,
                 if tier { blocks as u64 } else { 0 },
                 "{k}"
             );
-            let mut back = vec![0u8; n * 4];
-            dev.read(pout, 0, &mut back).unwrap();
-            outs.push(back);
+            outs.push(r.out);
         }
         assert_eq!(outs[0], outs[1], "{k}");
         // The CPU's answer for the integer kernels (one sum per block for the reduction).
-        let got: Vec<u32> = outs[1]
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let got = &outs[1];
         for (b, chunk) in input.chunks(bd as usize).enumerate() {
             if k == "reduceWarpShuffle" {
                 let sum = chunk.iter().fold(0u32, |a, &v| a.wrapping_add(v));
@@ -331,27 +342,16 @@ fn shuffles_in_the_block_tier() {
     let n = blocks as usize * 256;
     let input: Vec<u32> = (0..n).map(|_| (rng.next() >> 34) as u32).collect();
     let run = |mode: u32, tier: bool, threads: usize| {
-        let pin = dev.alloc(n * 4).unwrap();
-        let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
-        dev.write(pin, 0, &bytes).unwrap();
-        let pout = dev.alloc(n * 4).unwrap();
-        let mut cfg = LaunchConfig::new((blocks, 1, 1), (256, 1, 1));
-        cfg.threads = threads;
-        cfg.jit = if tier { JitMode::Always } else { JitMode::Off };
-        let args = [
-            pin.to_le_bytes().to_vec(),
-            pout.to_le_bytes().to_vec(),
-            mode.to_le_bytes().to_vec(),
-        ];
-        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-        let r = dev.launch(&m, "shx", &cfg, &refs).unwrap();
-        let mut back = vec![0u8; n * 4];
-        dev.read(pout, 0, &mut back).unwrap();
-        let out: Vec<u32> = back
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        (out, r)
+        let extra = [mode];
+        let l = Launch {
+            name: "shx",
+            blocks,
+            block: 256,
+            dyn_shared: 0,
+            extra: &extra,
+        };
+        let r = launch(&dev, &m, &l, &input, tier, threads);
+        (r.out, r.result.unwrap())
     };
     // Lane l adds lane l + 1 of its warp; lane 31 (out of range) its own value.
     let want: Vec<u32> = (0..n)
