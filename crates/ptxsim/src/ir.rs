@@ -634,6 +634,12 @@ pub enum BlockSlot {
     /// Never read (a shuffle's unused in-range predicate, a dead result): computing it is
     /// skipped where nothing else depends on the instruction.
     Unread,
+    /// `base + stride * thread` (wrapping), with `base` and `stride` held once for the block:
+    /// `%tid.x` and the index and address arithmetic on it (`exec::block::affine`). `local`:
+    /// every read of it follows its one writer in the same basic block, so the writer may set
+    /// it for all threads whichever of them run it; otherwise the writer runs for every live
+    /// thread together, as a `Uniform` slot's does.
+    Affine { local: bool },
 }
 
 impl Op {

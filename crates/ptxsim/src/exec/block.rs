@@ -31,6 +31,8 @@
 //! Counting: an instruction counts once per warp with a thread at it, as the interpreter
 //! counts a warp's group. Nothing here parses PTX or knows about the warps' scheduling.
 
+mod affine;
+
 use super::alu;
 use super::fops::{cmp_ord, f32c, f32v};
 use super::Worker;
@@ -238,7 +240,7 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
             }
         }
     }
-    (0..n)
+    let mut kinds: Vec<BlockSlot> = (0..n)
         .map(|s| {
             if !read[s] {
                 BlockSlot::Unread
@@ -250,7 +252,9 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
                 BlockSlot::Lanes
             }
         })
-        .collect()
+        .collect();
+    affine::mark(prog, u, &mut kinds);
+    kinds
 }
 
 /// Why the block tier gave a block up (the interpreter runs it instead).
@@ -262,8 +266,10 @@ pub struct BlockTier<'a> {
     /// `[slot][thread]`, `stride` lanes per slot (`BlockSlot::Lanes`).
     regs: Vec<u64>,
     stride: usize,
-    /// Per slot: the block's value (`BlockSlot::Uniform`).
+    /// Per slot: the block's value (`BlockSlot::Uniform`), or the base of an affine slot.
     uni: Vec<u64>,
+    /// Per slot: the stride of an affine slot (`BlockSlot::Affine`: `uni + ustr * thread`).
+    ustr: Vec<u64>,
     /// Per slot: the threads where it holds 1 (`BlockSlot::Pred`).
     preds: Vec<[u64; WORDS]>,
     /// Packed race records per shared 32-bit word: the last writer's and the last reader's
@@ -369,11 +375,22 @@ impl<'a> Worker<'a> {
         if kinds.len() != nslots {
             return Err(GiveUp);
         }
+        // `%tid.x` is the thread's number in the block only in blocks of one dimension.
+        let (_, by, bz) = ctx.block;
+        if by * bz != 1
+            && prog.sregs.iter().any(|&(s, r)| {
+                r == crate::ir::SReg::Tid(0)
+                    && matches!(kinds.get(s as usize), Some(BlockSlot::Affine { .. }))
+            })
+        {
+            return Err(GiveUp);
+        }
         if bt.stride != stride || bt.regs.len() != nslots * stride {
             // The first block of the launch on this worker: constants and special registers.
             bt.stride = stride;
             bt.regs = vec![0; nslots * stride];
             bt.uni = vec![0; nslots];
+            bt.ustr = vec![0; nslots];
             bt.preds = vec![[0; WORDS]; nslots];
             bt.splat = vec![[0; 64]; 3];
             self.block_tier_registers(bt);
@@ -519,9 +536,17 @@ impl<'a> Worker<'a> {
             .chain(prog.sregs.iter().map(|r| r.0));
         for s in slots {
             let s = s as usize;
-            if prog.block_slots[s] == BlockSlot::Uniform {
-                bt.uni[s] = self.warps[0].regs[s][0];
-                continue;
+            match prog.block_slots[s] {
+                BlockSlot::Uniform => {
+                    bt.uni[s] = self.warps[0].regs[s][0];
+                    continue;
+                }
+                // `%tid.x` (in blocks of one dimension: `run_block_tier_w`).
+                BlockSlot::Affine { .. } => {
+                    (bt.uni[s], bt.ustr[s]) = (0, 1);
+                    continue;
+                }
+                _ => {}
             }
             let row = &mut bt.regs[s * stride..][..nt];
             for (t, x) in row.iter_mut().enumerate() {
@@ -546,6 +571,11 @@ impl<'a> Worker<'a> {
         epoch: u32,
     ) -> Result<(), GiveUp> {
         let r = i.r;
+        if let (true, Some(&BlockSlot::Affine { local })) =
+            (affine::affine_op(i), k.get(r[0] as usize))
+        {
+            return affine_write(bt, k, i, at, local);
+        }
         match i.op {
             Op::Nop => Ok(()),
             Op::Mov => lanes1(bt, k, at, r, |a| a),
@@ -671,7 +701,7 @@ impl<'a> Worker<'a> {
                             continue;
                         }
                         let v =
-                            word_ref(&bt.regs, &bt.uni, bt.stride, k, r[0], w, &mut bt.splat[0]);
+                            word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, r[0], w, &mut bt.splat[0]);
                         let lo = c + w * 64;
                         if let Some(dst) = sh.get_mut(lo..lo + 64) {
                             let on = flags32(word);
@@ -821,7 +851,11 @@ impl<'a> Worker<'a> {
                     Some(BlockSlot::Lanes) => {
                         a.copy_from_slice(&bt.regs[src * s + lo..][..32]);
                     }
-                    _ => a = [val(bt, k, r[1], lo); 32],
+                    _ => {
+                        for (l, x) in a.iter_mut().enumerate() {
+                            *x = val(bt, k, r[1], lo + l);
+                        }
+                    }
                 }
                 let out = &mut bt.regs[d * s + lo..][..32];
                 for (l, x) in out.iter_mut().enumerate() {
@@ -876,12 +910,17 @@ impl<'a> Worker<'a> {
         let t_hi = last * 64 + 63 - act.0[last].leading_zeros() as usize;
         let a0 = val(bt, k, base, t0).wrapping_add(imm);
         let mut differ = 0u64;
+        // An affine address is consecutive by its stride.
+        let affine = matches!(k.get(base as usize), Some(BlockSlot::Affine { .. }));
+        if affine && bt.ustr[base as usize] != sz as u64 {
+            return false;
+        }
         for w in first..=last {
             let word = act.0[w];
-            if word == 0 {
+            if word == 0 || affine {
                 continue;
             }
-            let a = word_ref(&bt.regs, &bt.uni, bt.stride, k, base, w, &mut bt.splat[0]);
+            let a = word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, base, w, &mut bt.splat[0]);
             let on = flags(word);
             for j in 0..64 {
                 let want = a0.wrapping_add(((w * 64 + j).wrapping_sub(t0) * sz) as u64);
@@ -949,12 +988,22 @@ impl<'a> Worker<'a> {
         let mut unit = o0 & 3 == 0 && o0 / 4 >= t0;
         let c = (o0 / 4).wrapping_sub(t0);
         let mut last = 0;
+        // An affine address has unit stride by its stride (32-bit addresses).
+        let affine = match k.get(base as usize) {
+            Some(BlockSlot::Affine { .. }) => Some(bt.ustr[base as usize] as u32),
+            _ => None,
+        };
         for w in 0..nwords {
             let word = act.0[w];
             if word == 0 || !unit {
                 continue;
             }
-            let a = word_ref(&bt.regs, &bt.uni, bt.stride, k, base, w, &mut bt.splat[0]);
+            last = w;
+            if let Some(st) = affine {
+                unit &= st == 4;
+                continue;
+            }
+            let a = word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, base, w, &mut bt.splat[0]);
             let on = flags(word);
             let mut differ = 0u64;
             for j in 0..64 {
@@ -962,7 +1011,6 @@ impl<'a> Worker<'a> {
                 differ |= on[j] & ((a[j].wrapping_add(imm) & 0xFFFF_FFFF) ^ want);
             }
             unit &= differ == 0;
-            last = w;
         }
         let (mut wr, mut rd) = (
             std::mem::take(&mut bt.writer),
@@ -1094,16 +1142,18 @@ fn guarded<const W: usize>(
         }
         BlockSlot::Pred if i.guard_neg => m.and_not(&pred_mask(&bt.preds[g])),
         BlockSlot::Pred => m.and(&pred_mask(&bt.preds[g])),
-        BlockSlot::Lanes | BlockSlot::Unread => {
-            let row = &bt.regs[g * bt.stride..][..bt.stride];
+        BlockSlot::Lanes | BlockSlot::Unread | BlockSlot::Affine { .. } => {
             let mut p = Mask::none();
+            let mut splat = [0; 64];
             for w in 0..nwords {
                 if m.0[w] == 0 {
                     continue;
                 }
+                let regs = (&bt.uni[..], &bt.ustr[..]);
+                let row = word_ref(&bt.regs, regs, bt.stride, k, i.guard, w, &mut splat);
                 let mut bits = 0u64;
                 for j in 0..64 {
-                    bits |= (row[w * 64 + j] & 1) << j;
+                    bits |= (row[j] & 1) << j;
                 }
                 p.0[w] = m.0[w] & if i.guard_neg { !bits } else { bits };
             }
@@ -1123,6 +1173,7 @@ fn set_all(bt: &mut BlockTier, k: &[BlockSlot], s: Slot, v: u64) {
     let su = s as usize;
     match k.get(su) {
         Some(BlockSlot::Uniform) => bt.uni[su] = v,
+        Some(BlockSlot::Affine { .. }) => (bt.uni[su], bt.ustr[su]) = (v, 0),
         Some(BlockSlot::Pred) => {
             bt.preds[su] = [(v & 1).wrapping_neg(); WORDS];
         }
@@ -1137,19 +1188,23 @@ fn set_all(bt: &mut BlockTier, k: &[BlockSlot], s: Slot, v: u64) {
 fn val(bt: &BlockTier, k: &[BlockSlot], s: Slot, t: usize) -> u64 {
     match k.get(s as usize) {
         Some(BlockSlot::Uniform) => bt.uni[s as usize],
+        Some(BlockSlot::Affine { .. }) => {
+            let s = s as usize;
+            bt.uni[s].wrapping_add(bt.ustr[s].wrapping_mul(t as u64))
+        }
         Some(_) => bt.regs[s as usize * bt.stride + t],
         None => 0,
     }
 }
 
 /// Slot `s` of the 64 threads of word `w`, from the lanes `regs` (`stride` per slot) and the
-/// uniform values `uni`: the lanes in place, or (a uniform slot, or `NONE` as 0) `splat`
-/// filled with its value. Borrowed, not copied: copies of whole words were a fifth of the
+/// uniform values and affine strides `(uni, ustr)`: the lanes in place, or (a uniform or
+/// affine slot, or `NONE` as 0) `splat` filled with its values. Borrowed, not copied: copies of whole words were a fifth of the
 /// tier's time.
 #[inline(always)]
 fn word_ref<'x>(
     regs: &'x [u64],
-    uni: &[u64],
+    (uni, ustr): (&[u64], &[u64]),
     stride: usize,
     k: &[BlockSlot],
     s: Slot,
@@ -1159,6 +1214,10 @@ fn word_ref<'x>(
     match k.get(s as usize) {
         Some(BlockSlot::Uniform) => {
             *splat = [uni[s as usize]; 64];
+            splat
+        }
+        Some(BlockSlot::Affine { .. }) => {
+            affine::fill(splat, (uni[s as usize], ustr[s as usize]), w);
             splat
         }
         Some(_) => {
@@ -1242,7 +1301,11 @@ fn lanes<const N: usize, const W: usize>(
 ) -> Result<(), GiveUp> {
     let (stride, d) = (bt.stride, r[0] as usize);
     let BlockTier {
-        regs, uni, splat, ..
+        regs,
+        uni,
+        ustr,
+        splat,
+        ..
     } = bt;
     if regs.len() < (d + 1) * stride || splat.len() < N {
         return Err(GiveUp);
@@ -1286,6 +1349,10 @@ fn lanes<const N: usize, const W: usize>(
                     *buf = [uni[sn as usize]; 64];
                     buf
                 }
+                Some(BlockSlot::Affine { .. }) => {
+                    affine::fill(buf, (uni[sn as usize], ustr[sn as usize]), w);
+                    buf
+                }
                 // Predicates are only guards, and unread slots are not read (`plan`).
                 Some(BlockSlot::Pred | BlockSlot::Unread) => return Err(GiveUp),
                 None => &ZEROS,
@@ -1304,6 +1371,52 @@ fn lanes<const N: usize, const W: usize>(
             dv[j] = (x & on[j]) | (dv[j] & !on[j]);
         }
     }
+    Ok(())
+}
+
+/// An instruction whose destination is affine (`BlockSlot::Affine`): its base and stride from
+/// its sources', once for the block. A `local` one's reads all follow it in its basic block,
+/// so it is set for all threads whichever run it; another runs only when every live thread
+/// not on its way to an exit does (as `scalar`). Not affine after all (`affine::result`):
+/// the block is given up.
+#[inline(always)]
+fn affine_write<const W: usize>(
+    bt: &mut BlockTier,
+    k: &[BlockSlot],
+    i: &Inst,
+    at: &At<W>,
+    local: bool,
+) -> Result<(), GiveUp> {
+    if !at.act.any() {
+        return Ok(());
+    }
+    if !local && at.act != at.staying {
+        eprintln!("DBG affine not staying {:?}", i.op);
+        return Err(GiveUp);
+    }
+    let mut src = [(0, 0); 3];
+    for (x, &s) in src.iter_mut().zip(&i.r[1..4]) {
+        let su = s as usize;
+        *x = match k.get(su) {
+            None => (0, 0),
+            Some(BlockSlot::Uniform) => (bt.uni[su], 0),
+            Some(BlockSlot::Affine { .. }) => (bt.uni[su], bt.ustr[su]),
+            Some(_) => return Err(GiveUp),
+        };
+    }
+    let d = i.r[0] as usize;
+    let act = &at.act.0[..at.nwords];
+    let first = act.iter().position(|&w| w != 0).unwrap_or(0);
+    let last = act.iter().rposition(|&w| w != 0).unwrap_or(0);
+    let range = (
+        first * 64 + act[first].trailing_zeros() as usize,
+        last * 64 + 63 - act[last].leading_zeros() as usize,
+    );
+    let Some(v) = affine::result(i, src, range) else {
+        eprintln!("DBG affine gave up {:?} {:?} {:?}", i.op, src, range);
+        return Err(GiveUp);
+    };
+    (bt.uni[d], bt.ustr[d]) = v;
     Ok(())
 }
 
@@ -1415,8 +1528,8 @@ fn setp<const W: usize>(
         let [sa, sb, ..] = &mut bt.splat[..] else {
             return Err(GiveUp);
         };
-        let a = word_ref(&bt.regs, &bt.uni, bt.stride, k, r[1], w, sa);
-        let b = word_ref(&bt.regs, &bt.uni, bt.stride, k, r[2], w, sb);
+        let a = word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, r[1], w, sa);
+        let b = word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, r[2], w, sb);
         let mut bits = 0u64;
         for j in 0..64 {
             bits |= (f(a[j], b[j]) as u64) << j;
@@ -1427,7 +1540,7 @@ fn setp<const W: usize>(
         let ds = dest as usize;
         match k.get(ds) {
             None | Some(BlockSlot::Unread) => {}
-            Some(BlockSlot::Uniform) => return Err(GiveUp),
+            Some(BlockSlot::Uniform | BlockSlot::Affine { .. }) => return Err(GiveUp),
             Some(BlockSlot::Pred) => {
                 let words = bt.preds[ds].iter_mut().zip(at.act.0.iter().zip(res.0));
                 for (p, (&on, v)) in words.take(at.nwords) {

@@ -420,6 +420,32 @@ fn slot_kinds_follow_the_uniformity_analysis() {
                             assert!(i.guard != s && !crate::jit::sources(i).contains(&s));
                         }
                     }
+                    BlockSlot::Affine { local } => {
+                        // `%tid.x`, or one unguarded writer, before its every read in the
+                        // same straight run when local.
+                        let writers: Vec<usize> = (0..p.code.len())
+                            .filter(|&pc| crate::jit::may_write(&p.code[pc], p).contains(&s))
+                            .collect();
+                        if writers.is_empty() {
+                            assert!(p.sregs.contains(&(s, crate::ir::SReg::Tid(0))));
+                            continue;
+                        }
+                        assert_eq!(writers.len(), 1, "{} slot {s}", k.name);
+                        let w = writers[0];
+                        assert_eq!(p.code[w].guard, crate::ir::NONE);
+                        if *local {
+                            for (pc, i) in p.code.iter().enumerate() {
+                                let reads = i.guard == s || crate::jit::sources(i).contains(&s);
+                                let straight = (w..pc).all(|q| {
+                                    q == w || !matches!(p.code[q].op, Op::Bra | Op::Bar(_))
+                                });
+                                let target = p.code.iter().any(|j| {
+                                    j.op == Op::Bra && (w as i64 + 1..=pc as i64).contains(&j.imm)
+                                });
+                                assert!(!reads || (pc > w && straight && !target), "{}", k.name);
+                            }
+                        }
+                    }
                     BlockSlot::Lanes => {}
                 }
             }
@@ -433,4 +459,6 @@ fn slot_kinds_follow_the_uniformity_analysis() {
     let count = |kind| p.block_slots.iter().filter(|&&x| x == kind).count();
     assert!(count(BlockSlot::Uniform) >= 8, "{:?}", p.block_slots);
     assert!(count(BlockSlot::Pred) >= 2, "{:?}", p.block_slots);
+    let affine = |local| count(BlockSlot::Affine { local });
+    assert!(affine(true) >= 3 && affine(false) >= 3, "{:?}", p.block_slots);
 }

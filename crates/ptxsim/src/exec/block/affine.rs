@@ -1,0 +1,245 @@
+//! Affine slots of the block tier (`BlockSlot::Affine`): registers that hold
+//! `base + stride * thread` in every thread of a block, such as `%tid.x`, `blockIdx.x *
+//! blockDim.x + threadIdx.x` and the addresses computed from them. The tier keeps their `base`
+//! and `stride` once for the block instead of a lane per thread, so the index arithmetic of a
+//! kernel costs one scalar operation per block, and a load or store through such an address
+//! knows its stride without looking at the lanes (unit stride: one bounds check and whole
+//! words).
+//!
+//! This module decides which slots are affine (`mark`, when a kernel is loaded) and computes
+//! an affine instruction's `base` and `stride` from its sources' (`result`). It must not touch
+//! memory or the block's lanes; `exec::block` does that.
+//!
+//! **Why a slot's `base` and `stride` are right for every thread that reads it.** A slot is
+//! affine when one unguarded instruction writes it, from block-uniform and affine sources,
+//! with an operation that keeps the form (moves, additions, multiplications and shifts by a
+//! uniform amount, `mul.wide` without wrapping, `cvta`), and
+//! - either every read of it follows that writer in the same basic block (`local`): the tier
+//!   runs a basic block for a group of threads without a break (its waiting groups are always
+//!   at the start of a basic block), so whichever threads read the slot ran the writer just
+//!   before, with the sources the writer used;
+//! - or the writer runs under uniform control, and the tier runs it only when every live
+//!   thread is at it (as for `BlockSlot::Uniform`), giving the block up otherwise.
+//!
+//! Registers are `u64` lanes whose bits above the register's width are not looked at by any
+//! reader (a 32-bit address is truncated where it is used), so `base + stride * t` in wrapping
+//! 64-bit arithmetic has the right low bits after additions, multiplications and left shifts.
+//! `mul.wide` widens a 32-bit value first: it stays affine only when the 32-bit values of the
+//! block's threads do not wrap, which `result` checks for each block (the block is given up
+//! when they do).
+
+use crate::ir::{BlockSlot, Inst, Op, Program, SReg, Slot, NONE};
+
+/// Mark as `BlockSlot::Affine` the `Lanes` slots of `kinds` that hold `base + stride * thread`
+/// (see the module docs); `u` is the uniformity analysis the other kinds came from.
+pub(super) fn mark(prog: &Program, u: &crate::lower::uniform::Uniformity, kinds: &mut [BlockSlot]) {
+    let n = kinds.len();
+    let code = &prog.code;
+    // Each slot's writer (`None`: none; `Some(None)`: more than one).
+    let mut writer: Vec<Option<Option<usize>>> = vec![None; n];
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (pc, i) in code.iter().enumerate() {
+        for d in crate::jit::may_write(i, prog) {
+            if let Some(w) = writer.get_mut(d as usize) {
+                *w = Some(if w.is_none() { Some(pc) } else { None });
+            }
+        }
+        let mut unguarded = *i;
+        unguarded.guard = NONE;
+        let members = matches!(i.op, Op::Shfl(_)).then_some(i.r[4]);
+        let guard = (i.guard != NONE).then_some(i.guard);
+        for s in crate::jit::sources(&unguarded)
+            .into_iter()
+            .chain(members)
+            .chain(guard)
+        {
+            if let Some(r) = readers.get_mut(s as usize) {
+                r.push(pc);
+            }
+        }
+    }
+    let block = basic_blocks(code);
+    let tid_x: Vec<Slot> = prog
+        .sregs
+        .iter()
+        .filter(|&&(_, r)| r == SReg::Tid(0))
+        .map(|r| r.0)
+        .collect();
+    // Candidates: `%tid.x`, and slots with one unguarded writer of an affine shape whose
+    // reads are local to it or which runs under uniform control.
+    let mut cand: Vec<Option<bool>> = (0..n)
+        .map(|s| {
+            if kinds[s] != BlockSlot::Lanes {
+                return None;
+            }
+            if tid_x.contains(&(s as Slot)) {
+                return Some(false);
+            }
+            let pc = writer[s]??;
+            let i = &code[pc];
+            if i.guard != NONE || !affine_op(i) {
+                return None;
+            }
+            let local = readers[s].iter().all(|&r| r > pc && block[r] == block[pc]);
+            (local || u.uniform_control(pc as u32)).then_some(local)
+        })
+        .collect();
+    // Their sources must be uniform or affine themselves, with one factor of a product
+    // uniform: drop candidates until none changes.
+    loop {
+        let mut changed = false;
+        for s in 0..n {
+            if cand[s].is_none() || tid_x.contains(&(s as Slot)) {
+                continue;
+            }
+            let Some(Some(pc)) = writer[s] else { continue };
+            let i = &code[pc];
+            let kind = |x: Slot| -> Option<bool> {
+                // Some(true): uniform (or none); Some(false): affine; None: neither.
+                if x == NONE || kinds.get(x as usize) == Some(&BlockSlot::Uniform) {
+                    Some(true)
+                } else {
+                    cand.get(x as usize).copied().flatten().map(|_| false)
+                }
+            };
+            let srcs: Vec<Option<bool>> = i.r[1..4].iter().map(|&x| kind(x)).collect();
+            let ok = srcs.iter().all(|k| k.is_some())
+                && match i.op {
+                    Op::MulLo | Op::MulWide(_) | Op::MadLo => {
+                        srcs[0] == Some(true) || srcs[1] == Some(true)
+                    }
+                    Op::Shl { .. } => srcs[1] == Some(true),
+                    _ => true,
+                };
+            if !ok {
+                cand[s] = None;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (k, c) in kinds.iter_mut().zip(cand) {
+        if let Some(local) = c {
+            *k = BlockSlot::Affine { local };
+        }
+    }
+}
+
+/// Whether `i` is of a shape whose result is affine when its sources are (uniform amounts
+/// for products and shifts aside, which `mark` checks).
+pub(super) fn affine_op(i: &Inst) -> bool {
+    match i.op {
+        Op::Mov | Op::Add | Op::Sub | Op::MulLo | Op::MadLo | Op::Neg | Op::Shl { .. } => true,
+        Op::MulWide(t) => t.bits == 32,
+        Op::Cvta { .. } => true,
+        _ => false,
+    }
+}
+
+/// Each instruction's basic block: a new one starts at the entry, at every branch target and
+/// after every branch, exit and barrier.
+fn basic_blocks(code: &[Inst]) -> Vec<usize> {
+    let mut leader = vec![false; code.len() + 1];
+    leader[0] = true;
+    for (pc, i) in code.iter().enumerate() {
+        match i.op {
+            Op::Bra => {
+                if let Some(t) = leader.get_mut(i.imm as usize) {
+                    *t = true;
+                }
+                leader[pc + 1] = true;
+            }
+            Op::Exit | Op::Ret | Op::Bar(_) => leader[pc + 1] = true,
+            _ => {}
+        }
+    }
+    let mut id = 0;
+    leader[..code.len()]
+        .iter()
+        .map(|&l| {
+            id += l as usize;
+            id
+        })
+        .collect()
+}
+
+/// `base + stride * t` for the 64 threads of word `w`.
+#[inline(always)]
+pub(super) fn fill(buf: &mut [u64; 64], (base, stride): (u64, u64), w: usize) {
+    let b = base.wrapping_add(stride.wrapping_mul(w as u64 * 64));
+    for (j, x) in buf.iter_mut().enumerate() {
+        *x = b.wrapping_add(stride.wrapping_mul(j as u64));
+    }
+}
+
+/// The `(base, stride)` of `i`'s result from its sources' (`src[n]` for `r[n + 1]`; uniform
+/// ones have stride 0), run by threads from `first` to `last` (the only ones that read it
+/// before it is written again); `None` when it is not affine after all (a product of two
+/// varying values, a `mul.wide` whose 32-bit operand wraps between those threads): the block
+/// is then given up.
+pub(super) fn result(
+    i: &Inst,
+    src: [(u64, u64); 3],
+    (first, last): (usize, usize),
+) -> Option<(u64, u64)> {
+    let [(a, sa), (b, sb), (c, sc)] = src;
+    Some(match i.op {
+        Op::Mov => (a, sa),
+        Op::Add => (a.wrapping_add(b), sa.wrapping_add(sb)),
+        Op::Sub => (a.wrapping_sub(b), sa.wrapping_sub(sb)),
+        Op::Neg => (a.wrapping_neg(), sa.wrapping_neg()),
+        Op::MulLo | Op::MadLo => {
+            if sa != 0 && sb != 0 {
+                return None;
+            }
+            let (p, sp) = (a.wrapping_mul(b), sa.wrapping_mul(b).wrapping_add(sb.wrapping_mul(a)));
+            if i.op == Op::MadLo {
+                (p.wrapping_add(c), sp.wrapping_add(sc))
+            } else {
+                (p, sp)
+            }
+        }
+        Op::Shl { bits } => {
+            if sb != 0 {
+                return None;
+            }
+            (
+                crate::exec::alu::shl(a, b, bits),
+                crate::exec::alu::shl(sa, b, bits),
+            )
+        }
+        Op::MulWide(t) => {
+            // The varying operand and the uniform factor.
+            let ((x, sx), m) = match (sa, sb) {
+                (_, 0) => ((a, sa), b),
+                (0, _) => ((b, sb), a),
+                _ => return None,
+            };
+            // The 32-bit value of thread `first`, then those after it, unwrapped: they must
+            // all be in range (those of `first` and `last` are enough), and then widening
+            // keeps them affine.
+            let x = x.wrapping_add(sx.wrapping_mul(first as u64));
+            let (x0, step, m, range) = if t.signed {
+                let r = (i32::MIN as i64, i32::MAX as i64);
+                (x as i32 as i64, sx as i32 as i64, m as i32 as i64, r)
+            } else {
+                let r = (0, u32::MAX as i64);
+                (x as u32 as i64, sx as u32 as i32 as i64, m as u32 as i64, r)
+            };
+            let end = x0.checked_add(step.checked_mul((last - first) as i64)?)?;
+            if end < range.0 || end > range.1 {
+                return None;
+            }
+            // Back to thread 0's (wrapping: only threads from `first` on read it).
+            let base = x0.wrapping_sub(step.wrapping_mul(first as i64));
+            (base.wrapping_mul(m) as u64, step.wrapping_mul(m) as u64)
+        }
+        Op::Cvta { to, space } => {
+            let win = crate::exec::memops::window(space);
+            (if to { a.wrapping_sub(win) } else { a.wrapping_add(win) }, sa)
+        }
+        _ => return None,
+    })
+}
