@@ -175,13 +175,19 @@ impl HostPtr<'_> {
         // above) and every element is aligned to `size` (off is, and elements are `size` apart).
         unsafe {
             let q = self.p.add(off);
-            for (j, o) in out.iter_mut().enumerate() {
-                *o = match size {
-                    1 => AtomicU8::from_ptr(q.add(j)).load(Relaxed) as u64,
-                    2 => AtomicU16::from_ptr((q as *mut u16).add(j)).load(Relaxed) as u64,
-                    4 => AtomicU32::from_ptr((q as *mut u32).add(j)).load(Relaxed) as u64,
-                    _ => AtomicU64::from_ptr((q as *mut u64).add(j)).load(Relaxed),
+            // One loop per size, the size's test outside it.
+            macro_rules! run {
+                ($atomic:ty, $t:ty) => {
+                    for (j, o) in out.iter_mut().enumerate() {
+                        *o = <$atomic>::from_ptr((q as *mut $t).add(j)).load(Relaxed) as u64;
+                    }
                 };
+            }
+            match size {
+                1 => run!(AtomicU8, u8),
+                2 => run!(AtomicU16, u16),
+                4 => run!(AtomicU32, u32),
+                _ => run!(AtomicU64, u64),
             }
         }
         true

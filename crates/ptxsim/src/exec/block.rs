@@ -700,8 +700,15 @@ impl<'a> Worker<'a> {
                         if word == 0 {
                             continue;
                         }
-                        let v =
-                            word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, r[0], w, &mut bt.splat[0]);
+                        let v = word_ref(
+                            &bt.regs,
+                            (&bt.uni, &bt.ustr),
+                            bt.stride,
+                            k,
+                            r[0],
+                            w,
+                            &mut bt.splat[0],
+                        );
                         let lo = c + w * 64;
                         if let Some(dst) = sh.get_mut(lo..lo + 64) {
                             let on = flags32(word);
@@ -813,7 +820,7 @@ impl<'a> Worker<'a> {
         mode: crate::ir::ShflMode,
     ) -> Result<(), GiveUp> {
         let r = i.r;
-        let uniform = |s: Slot| k.get(s as usize) == Some(&BlockSlot::Uniform);
+        let uniform = |s: Slot| matches!(k.get(s as usize), Some(BlockSlot::Uniform));
         if !(uniform(r[2]) && uniform(r[3]) && uniform(r[4])) {
             return Err(GiveUp);
         }
@@ -835,6 +842,11 @@ impl<'a> Worker<'a> {
         let Some((perm, okm)) = super::warpops::shfl_uniform(mode, &lanes, b, c) else {
             return Err(GiveUp);
         };
+        // `__shfl_down_sync`'s permutation: the first `kd` lanes read `sd` lanes up, the others
+        // themselves; then a word moves as two runs of lanes, not a gather.
+        let sd = perm[0] as usize;
+        let kd = (0..32).take_while(|&l| perm[l] as usize == l + sd).count();
+        let down = sd > 0 && (kd..32).all(|l| perm[l] as usize == l);
         let (s, d) = (bt.stride, r[0] as usize);
         let src = r[1] as usize;
         for w in 0..at.nwords {
@@ -846,20 +858,28 @@ impl<'a> Worker<'a> {
                     _ => return Err(GiveUp),
                 }
                 let lo = w * 64 + half * 32;
-                let mut a = [0u64; 32];
-                match k.get(src) {
-                    Some(BlockSlot::Lanes) => {
-                        a.copy_from_slice(&bt.regs[src * s + lo..][..32]);
+                let lanes_src = matches!(k.get(src), Some(BlockSlot::Lanes));
+                if down && lanes_src {
+                    // Two runs of lanes (`copy_within` is a `memmove`: right when the
+                    // destination is the source too).
+                    let (from, to) = (src * s + lo, d * s + lo);
+                    bt.regs.copy_within(from + sd..from + sd + kd, to);
+                    if from != to {
+                        bt.regs.copy_within(from + kd..from + 32, to + kd);
                     }
-                    _ => {
+                } else {
+                    let mut a = [0u64; 32];
+                    if lanes_src {
+                        a.copy_from_slice(&bt.regs[src * s + lo..][..32]);
+                    } else {
                         for (l, x) in a.iter_mut().enumerate() {
                             *x = val(bt, k, r[1], lo + l);
                         }
                     }
-                }
-                let out = &mut bt.regs[d * s + lo..][..32];
-                for (l, x) in out.iter_mut().enumerate() {
-                    *x = a[perm[l] as usize & 31];
+                    let out = &mut bt.regs[d * s + lo..][..32];
+                    for (l, x) in out.iter_mut().enumerate() {
+                        *x = a[perm[l] as usize & 31];
+                    }
                 }
                 if r[5] != NONE {
                     let p = r[5] as usize;
@@ -920,7 +940,15 @@ impl<'a> Worker<'a> {
             if word == 0 || affine {
                 continue;
             }
-            let a = word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, base, w, &mut bt.splat[0]);
+            let a = word_ref(
+                &bt.regs,
+                (&bt.uni, &bt.ustr),
+                bt.stride,
+                k,
+                base,
+                w,
+                &mut bt.splat[0],
+            );
             let on = flags(word);
             for j in 0..64 {
                 let want = a0.wrapping_add(((w * 64 + j).wrapping_sub(t0) * sz) as u64);
@@ -1003,7 +1031,15 @@ impl<'a> Worker<'a> {
                 unit &= st == 4;
                 continue;
             }
-            let a = word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, base, w, &mut bt.splat[0]);
+            let a = word_ref(
+                &bt.regs,
+                (&bt.uni, &bt.ustr),
+                bt.stride,
+                k,
+                base,
+                w,
+                &mut bt.splat[0],
+            );
             let on = flags(word);
             let mut differ = 0u64;
             for j in 0..64 {
@@ -1391,7 +1427,6 @@ fn affine_write<const W: usize>(
         return Ok(());
     }
     if !local && at.act != at.staying {
-        eprintln!("DBG affine not staying {:?}", i.op);
         return Err(GiveUp);
     }
     let mut src = [(0, 0); 3];
@@ -1405,15 +1440,17 @@ fn affine_write<const W: usize>(
         };
     }
     let d = i.r[0] as usize;
-    let act = &at.act.0[..at.nwords];
-    let first = act.iter().position(|&w| w != 0).unwrap_or(0);
-    let last = act.iter().rposition(|&w| w != 0).unwrap_or(0);
-    let range = (
-        first * 64 + act[first].trailing_zeros() as usize,
-        last * 64 + 63 - act[last].leading_zeros() as usize,
-    );
+    // The threads that run it, first to last (only `mul.wide` looks at them).
+    let range = || {
+        let act = &at.act.0[..at.nwords];
+        let first = act.iter().position(|&w| w != 0).unwrap_or(0);
+        let last = act.iter().rposition(|&w| w != 0).unwrap_or(0);
+        (
+            first * 64 + act[first].trailing_zeros() as usize,
+            last * 64 + 63 - act[last].leading_zeros() as usize,
+        )
+    };
     let Some(v) = affine::result(i, src, range) else {
-        eprintln!("DBG affine gave up {:?} {:?} {:?}", i.op, src, range);
         return Err(GiveUp);
     };
     (bt.uni[d], bt.ustr[d]) = v;
@@ -1423,13 +1460,13 @@ fn affine_write<const W: usize>(
 /// Whether nothing reads `r[0]`: the instruction need not run.
 #[inline(always)]
 fn unread_dest(k: &[BlockSlot], r: [u32; 6]) -> bool {
-    k.get(r[0] as usize) == Some(&BlockSlot::Unread)
+    matches!(k.get(r[0] as usize), Some(BlockSlot::Unread))
 }
 
 /// `r[0]` when the block tier keeps it uniform (its sources are then uniform too: `plan`).
 #[inline(always)]
 fn uniform_dest(k: &[BlockSlot], r: [u32; 6]) -> Option<usize> {
-    (k.get(r[0] as usize) == Some(&BlockSlot::Uniform)).then_some(r[0] as usize)
+    matches!(k.get(r[0] as usize), Some(BlockSlot::Uniform)).then_some(r[0] as usize)
 }
 
 /// Uniform slot `s`'s value (`NONE`: 0).
@@ -1506,7 +1543,7 @@ fn setp<const W: usize>(
     f: impl Fn(u64, u64) -> bool,
 ) -> Result<(), GiveUp> {
     let (d, q) = (r[0] as usize, r[4] as usize);
-    let uniform = |s: usize| k.get(s) == Some(&BlockSlot::Uniform);
+    let uniform = |s: usize| matches!(k.get(s), Some(BlockSlot::Uniform));
     if uniform(d) || uniform(q) {
         // The plan keeps both destinations uniform or neither (or one of them unread).
         return scalar(bt, at, |u| {
@@ -1521,18 +1558,47 @@ fn setp<const W: usize>(
         });
     }
     let mut res = Mask::<W>::none();
+    // A comparison with a block-wide value (`tid < s`): one lane loop, without filling lanes
+    // with the value (or, from an affine slot, with the compared values) first.
+    let scalar_of = |s: Slot| match k.get(s as usize) {
+        None => Some(0),
+        Some(BlockSlot::Uniform) => Some(bt.uni[s as usize]),
+        _ => None,
+    };
+    let affine_of = |s: Slot| match k.get(s as usize) {
+        Some(BlockSlot::Affine { .. }) => Some((bt.uni[s as usize], bt.ustr[s as usize])),
+        _ => None,
+    };
+    let (ub, aa) = (scalar_of(r[2]), affine_of(r[1]));
     for w in 0..at.nwords {
         if at.act.0[w] == 0 {
             continue;
         }
-        let [sa, sb, ..] = &mut bt.splat[..] else {
-            return Err(GiveUp);
-        };
-        let a = word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, r[1], w, sa);
-        let b = word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, r[2], w, sb);
         let mut bits = 0u64;
-        for j in 0..64 {
-            bits |= (f(a[j], b[j]) as u64) << j;
+        match (aa, ub) {
+            (Some((base, st)), Some(y)) => {
+                let b0 = base.wrapping_add(st.wrapping_mul(w as u64 * 64));
+                for j in 0..64 {
+                    let x = b0.wrapping_add(st.wrapping_mul(j as u64));
+                    bits |= (f(x, y) as u64) << j;
+                }
+            }
+            _ => {
+                let [sa, sb, ..] = &mut bt.splat[..] else {
+                    return Err(GiveUp);
+                };
+                let a = word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, r[1], w, sa);
+                if let Some(y) = ub {
+                    for j in 0..64 {
+                        bits |= (f(a[j], y) as u64) << j;
+                    }
+                } else {
+                    let b = word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, r[2], w, sb);
+                    for j in 0..64 {
+                        bits |= (f(a[j], b[j]) as u64) << j;
+                    }
+                }
+            }
         }
         res.0[w] = bits;
     }

@@ -328,7 +328,77 @@ SKIP:
   st.global.u32 [%rd8], %r10;
   ret;
 }
+.visible .entry shd(.param .u64 pin, .param .u64 pout, .param .u32 pdelta, .param .u32 pc) {
+  .reg .u32 %r<20>;
+  .reg .u64 %rd<10>;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  ld.param.u32 %r11, [pdelta];
+  ld.param.u32 %r12, [pc];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r2, %tid.x;
+  mov.u32 %r3, %ctaid.x;
+  mov.u32 %r4, %ntid.x;
+  mad.lo.s32 %r5, %r3, %r4, %r2;
+  mul.wide.u32 %rd3, %r5, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r7, [%rd4];
+  bar.sync 0;
+  shfl.sync.up.b32 %r8, %r7, %r11, 0, -1;
+  shfl.sync.down.b32 %r7, %r7, %r11, %r12, -1;
+  shl.b32 %r8, %r8, 12;
+  add.u32 %r10, %r7, %r8;
+  add.s64 %rd8, %rd2, %rd3;
+  st.global.u32 [%rd8], %r10;
+  ret;
+}
 "#;
+
+/// Shuffles up and down (in place) by any distance and bound run in the tier with the
+/// interpreter's results and a CPU reference's.
+#[test]
+fn shuffle_distances_in_the_block_tier() {
+    let dev = Device::new();
+    let m = dev.load_module(SHFL).unwrap();
+    assert!(m.program("shd").unwrap().block_tier);
+    let mut rng = Rng(seed());
+    let blocks = 3 + rng.below(4) as u32;
+    let n = blocks as usize * 128;
+    let input: Vec<u32> = (0..n).map(|_| (rng.next() >> 52) as u32).collect();
+    for round in 0..6 {
+        // The whole warp (`__shfl_down_sync`'s bound) first, then any bound.
+        let c = if round < 2 { 31 } else { rng.below(32) as u32 };
+        let delta = 1 + rng.below(31) as u32;
+        let want: Vec<u32> = (0..n)
+            .map(|i| {
+                let l = (i % 32) as u32;
+                let up = if l >= delta { i - delta as usize } else { i };
+                let down = if l + delta <= c {
+                    i + delta as usize
+                } else {
+                    i
+                };
+                input[down].wrapping_add(input[up] << 12)
+            })
+            .collect();
+        let extra = [delta, c];
+        let l = Launch {
+            name: "shd",
+            blocks,
+            block: 128,
+            dyn_shared: 0,
+            extra: &extra,
+        };
+        for tier in [false, true] {
+            let r = launch(&dev, &m, &l, &input, tier, 1);
+            let rep = r.result.unwrap();
+            assert_eq!(r.out, want, "delta {delta} c {c} tier {tier}");
+            let ran = if tier { blocks as u64 } else { 0 };
+            assert_eq!(rep.block_tier_blocks, ran);
+        }
+    }
+}
 
 /// Shuffles run in the tier a warp at a time, with the interpreter's results; a shuffle by
 /// part of a warp gives the block up, and the interpreter reports the inactive lane it reads.
@@ -460,5 +530,9 @@ fn slot_kinds_follow_the_uniformity_analysis() {
     assert!(count(BlockSlot::Uniform) >= 8, "{:?}", p.block_slots);
     assert!(count(BlockSlot::Pred) >= 2, "{:?}", p.block_slots);
     let affine = |local| count(BlockSlot::Affine { local });
-    assert!(affine(true) >= 3 && affine(false) >= 3, "{:?}", p.block_slots);
+    assert!(
+        affine(true) >= 3 && affine(false) >= 3,
+        "{:?}",
+        p.block_slots
+    );
 }

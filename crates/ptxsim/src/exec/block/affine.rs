@@ -129,6 +129,7 @@ pub(super) fn mark(prog: &Program, u: &crate::lower::uniform::Uniformity, kinds:
 
 /// Whether `i` is of a shape whose result is affine when its sources are (uniform amounts
 /// for products and shifts aside, which `mark` checks).
+#[inline(always)]
 pub(super) fn affine_op(i: &Inst) -> bool {
     match i.op {
         Op::Mov | Op::Add | Op::Sub | Op::MulLo | Op::MadLo | Op::Neg | Op::Shl { .. } => true,
@@ -175,14 +176,14 @@ pub(super) fn fill(buf: &mut [u64; 64], (base, stride): (u64, u64), w: usize) {
 }
 
 /// The `(base, stride)` of `i`'s result from its sources' (`src[n]` for `r[n + 1]`; uniform
-/// ones have stride 0), run by threads from `first` to `last` (the only ones that read it
-/// before it is written again); `None` when it is not affine after all (a product of two
+/// ones have stride 0), run by the threads from `first` to `last` (`threads()`: the only ones
+/// that read it before it is written again); `None` when it is not affine after all (a product of two
 /// varying values, a `mul.wide` whose 32-bit operand wraps between those threads): the block
 /// is then given up.
 pub(super) fn result(
     i: &Inst,
     src: [(u64, u64); 3],
-    (first, last): (usize, usize),
+    threads: impl FnOnce() -> (usize, usize),
 ) -> Option<(u64, u64)> {
     let [(a, sa), (b, sb), (c, sc)] = src;
     Some(match i.op {
@@ -194,7 +195,10 @@ pub(super) fn result(
             if sa != 0 && sb != 0 {
                 return None;
             }
-            let (p, sp) = (a.wrapping_mul(b), sa.wrapping_mul(b).wrapping_add(sb.wrapping_mul(a)));
+            let (p, sp) = (
+                a.wrapping_mul(b),
+                sa.wrapping_mul(b).wrapping_add(sb.wrapping_mul(a)),
+            );
             if i.op == Op::MadLo {
                 (p.wrapping_add(c), sp.wrapping_add(sc))
             } else {
@@ -217,6 +221,7 @@ pub(super) fn result(
                 (0, _) => ((b, sb), a),
                 _ => return None,
             };
+            let (first, last) = threads();
             // The 32-bit value of thread `first`, then those after it, unwrapped: they must
             // all be in range (those of `first` and `last` are enough), and then widening
             // keeps them affine.
@@ -238,7 +243,14 @@ pub(super) fn result(
         }
         Op::Cvta { to, space } => {
             let win = crate::exec::memops::window(space);
-            (if to { a.wrapping_sub(win) } else { a.wrapping_add(win) }, sa)
+            (
+                if to {
+                    a.wrapping_sub(win)
+                } else {
+                    a.wrapping_add(win)
+                },
+                sa,
+            )
         }
         _ => return None,
     })
