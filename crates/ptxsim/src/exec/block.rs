@@ -1188,8 +1188,8 @@ fn guarded<const W: usize>(
                 let regs = (&bt.uni[..], &bt.ustr[..]);
                 let row = word_ref(&bt.regs, regs, bt.stride, k, i.guard, w, &mut splat);
                 let mut bits = 0u64;
-                for j in 0..64 {
-                    bits |= (row[j] & 1) << j;
+                for (j, x) in row.iter().enumerate() {
+                    bits |= (x & 1) << j;
                 }
                 p.0[w] = m.0[w] & if i.guard_neg { !bits } else { bits };
             }
@@ -1589,8 +1589,8 @@ fn setp<const W: usize>(
                 };
                 let a = word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, r[1], w, sa);
                 if let Some(y) = ub {
-                    for j in 0..64 {
-                        bits |= (f(a[j], y) as u64) << j;
+                    for (j, &x) in a.iter().enumerate() {
+                        bits |= (f(x, y) as u64) << j;
                     }
                 } else {
                     let b = word_ref(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, r[2], w, sb);
