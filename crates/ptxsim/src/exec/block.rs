@@ -288,6 +288,8 @@ pub struct BlockTier<'a> {
     cache: Cache<'a>,
     /// Three words of lanes for sources held once per block (`word_ref`).
     splat: Vec<[u64; 64]>,
+    /// Per instruction: whether the code from there only exits (`lower::uniform::exits_only`).
+    exits: Vec<bool>,
 }
 
 /// The threads an instruction runs for (`act`: its group with the guard applied), the block's
@@ -393,6 +395,9 @@ impl<'a> Worker<'a> {
             bt.ustr = vec![0; nslots];
             bt.preds = vec![[0; WORDS]; nslots];
             bt.splat = vec![[0; 64]; 3];
+            bt.exits = (0..prog.code.len())
+                .map(|pc| crate::lower::uniform::exits_only(&prog.code, pc))
+                .collect();
             self.block_tier_registers(bt);
         }
         // Each block: its `%ctaid`, and the registers it may read before writing cleared.
@@ -469,7 +474,7 @@ impl<'a> Worker<'a> {
                         let target = i.imm as u32;
                         if act.any()
                             && i.guard != NONE
-                            && crate::lower::uniform::exits_only(code, target as usize)
+                            && bt.exits.get(target as usize) == Some(&true)
                         {
                             staying = staying.and_not(&act);
                         }
@@ -844,8 +849,11 @@ impl<'a> Worker<'a> {
         };
         // `__shfl_down_sync`'s permutation: the first `kd` lanes read `sd` lanes up, the others
         // themselves; then a word moves as two runs of lanes, not a gather.
-        let sd = perm[0] as usize;
-        let kd = (0..32).take_while(|&l| perm[l] as usize == l + sd).count();
+        let sd = perm[0] as usize & 31;
+        let mut kd = 0;
+        while kd < 32 && perm[kd] as usize == kd + sd {
+            kd += 1;
+        }
         let down = sd > 0 && (kd..32).all(|l| perm[l] as usize == l);
         let (s, d) = (bt.stride, r[0] as usize);
         let src = r[1] as usize;
@@ -1278,6 +1286,7 @@ fn flags32(word: u64) -> [u32; 64] {
 }
 
 /// Add the threads `m` at `pc` to the ready groups.
+#[inline(always)]
 fn ready_at<const W: usize>(groups: &mut Vec<(u32, Mask<W>)>, pc: u32, m: Mask<W>) {
     match groups.iter_mut().find(|(p, _)| *p == pc) {
         Some((_, g)) => *g = g.or(&m),

@@ -180,6 +180,7 @@ pub(super) fn fill(buf: &mut [u64; 64], (base, stride): (u64, u64), w: usize) {
 /// that read it before it is written again); `None` when it is not affine after all (a product of two
 /// varying values, a `mul.wide` whose 32-bit operand wraps between those threads): the block
 /// is then given up.
+#[inline(always)]
 pub(super) fn result(
     i: &Inst,
     src: [(u64, u64); 3],
