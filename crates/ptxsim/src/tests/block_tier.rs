@@ -536,3 +536,132 @@ fn slot_kinds_follow_the_uniformity_analysis() {
         p.block_slots
     );
 }
+
+/// Affine index arithmetic: a mirrored index (stride -1), a global load and a shared store
+/// through it (stride -4, not unit), and `mul.wide` of `tid + wrap`, whose 32-bit values wrap
+/// inside the block when `wrap` is near 2^32 (then it is not affine, and the block is given
+/// up). `out[i] = in[i] + ((tid + wrap) as u64 * 4 > u32::MAX)`.
+const AFF: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry aff(.param .u64 pin, .param .u64 pout, .param .u32 pwrap) {
+  .shared .align 4 .b8 s[4096];
+  .reg .u32 %r<20>;
+  .reg .u64 %rd<20>;
+  .reg .pred %p<4>;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  ld.param.u32 %r1, [pwrap];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r2, %tid.x;
+  mov.u32 %r3, %ctaid.x;
+  mov.u32 %r4, %ntid.x;
+  mov.u32 %r14, %ntid.y;
+  mul.lo.s32 %r4, %r4, %r14;
+  mov.u32 %r15, %tid.x;
+  sub.s32 %r6, %r4, 1;
+  sub.s32 %r7, %r6, %r2;
+  mad.lo.s32 %r8, %r3, %r4, %r7;
+  mul.wide.s32 %rd3, %r8, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r9, [%rd4];
+  mov.u64 %rd5, s;
+  mul.wide.u32 %rd6, %r7, 4;
+  add.s64 %rd7, %rd5, %rd6;
+  st.shared.u32 [%rd7], %r9;
+  bar.sync 0;
+  add.s32 %r10, %r2, %r1;
+  mul.wide.u32 %rd8, %r10, 4;
+  setp.gt.u64 %p1, %rd8, 4294967295;
+  selp.u32 %r12, 1, 0, %p1;
+  mul.wide.u32 %rd10, %r15, 4;
+  add.s64 %rd11, %rd5, %rd10;
+  ld.shared.u32 %r11, [%rd11];
+  add.u32 %r11, %r11, %r12;
+  mad.lo.s32 %r16, %r3, %r4, %r2;
+  mul.wide.u32 %rd12, %r16, 4;
+  add.s64 %rd13, %rd2, %rd12;
+  st.global.u32 [%rd13], %r11;
+  ret;
+}
+"#;
+
+/// The affine slots of `AFF` compute what the interpreter and a CPU reference do: in the
+/// tier with 1-D blocks, and given up (run by the interpreter) when `mul.wide`'s operand
+/// wraps inside a block or when the block has two dimensions (`%tid.x` is not the thread's
+/// number in the block then).
+#[test]
+fn affine_slots_in_the_block_tier() {
+    use crate::ir::BlockSlot;
+    let dev = Device::new();
+    let m = dev.load_module(AFF).unwrap();
+    let p = m.program("aff").unwrap();
+    assert!(p.block_tier);
+    let affine = |local| {
+        p.block_slots
+            .iter()
+            .filter(|&&k| k == BlockSlot::Affine { local })
+            .count()
+    };
+    assert!(
+        affine(true) >= 8 && affine(false) >= 2,
+        "{:?}",
+        p.block_slots
+    );
+    let mut rng = Rng(seed());
+    let blocks = 3 + rng.below(4) as u32;
+    let n = blocks as usize * 256;
+    let input: Vec<u32> = (0..n).map(|_| (rng.next() >> 40) as u32).collect();
+    let pin = dev.alloc(n * 4).unwrap();
+    let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
+    dev.write(pin, 0, &bytes).unwrap();
+    let pout = dev.alloc(n * 4).unwrap();
+    // (wrap, block shape, whether the tier runs the blocks)
+    let wrap_at = 256 - 1 - rng.below(255) as u32;
+    let cases = [
+        (rng.below(1 << 20) as u32, (256, 1), true),
+        (wrap_at.wrapping_neg(), (256, 1), false),
+        (0, (64, 4), false),
+    ];
+    for (wrap, (bx, by), runs) in cases {
+        let want: Vec<u32> = (0..n)
+            .map(|i| {
+                let tid = (i % 256) as u32 % bx;
+                let hi = (tid.wrapping_add(wrap) as u64 * 4 > u32::MAX as u64) as u32;
+                input[i].wrapping_add(hi)
+            })
+            .collect();
+        let mut seen = Vec::new();
+        for tier in [false, true] {
+            dev.write(pout, 0, &vec![0u8; n * 4]).unwrap();
+            let mut cfg = LaunchConfig::new((blocks, 1, 1), (bx, by, 1));
+            cfg.jit = if tier { JitMode::Always } else { JitMode::Off };
+            let args = [
+                pin.to_le_bytes().to_vec(),
+                pout.to_le_bytes().to_vec(),
+                wrap.to_le_bytes().to_vec(),
+            ];
+            let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+            let rep = dev.launch(&m, "aff", &cfg, &refs).unwrap();
+            let mut back = vec![0u8; n * 4];
+            dev.read(pout, 0, &mut back).unwrap();
+            let out: Vec<u32> = back
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            if by == 1 {
+                assert!(rep.reports.is_empty(), "{:?}", rep.reports);
+                assert_eq!(out, want, "wrap {wrap:#x} tier {tier}");
+            }
+            let ran = if tier && runs { blocks as u64 } else { 0 };
+            assert_eq!(rep.block_tier_blocks, ran, "wrap {wrap:#x} {bx}x{by}");
+            seen.push((out, rep.reports));
+        }
+        // In blocks of two dimensions the rows store to the same shared words: the race is
+        // the interpreter's report, the same with the tier allowed.
+        assert_eq!(seen[0], seen[1]);
+        assert_eq!(seen[0].1.is_empty(), by == 1);
+    }
+}
