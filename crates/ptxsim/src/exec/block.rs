@@ -7,8 +7,11 @@
 //! counters, sizes, parameters; `lower::uniform`) as one value for the block, computed once
 //! when every live thread runs the instruction (otherwise the block is given up);
 //! predicates that only comparisons write and only guards read as 64-thread mask words;
-//! registers nothing reads not at all; the rest as `u64` lanes. Threads that took a branch to
-//! code that only exits no longer count for uniform instructions, as in the analysis.
+//! `%tid.x` and the index and address arithmetic on it as `base + stride * thread`, held once
+//! for the block (`affine`: a load or store through such an address knows its stride without
+//! looking at the lanes); registers nothing reads not at all; the rest as `u64` lanes.
+//! Threads that took a branch to code that only exits no longer count for uniform
+//! instructions, as in the analysis.
 //!
 //! **Optimistic, and never reports.** It checks every access conservatively (bounds,
 //! alignment, and shared-memory races against packed per-word records) and, on anything it
