@@ -461,6 +461,8 @@ impl<'a> Worker<'a> {
                 continue;
             };
             let (mut pc, mut m) = groups.swap_remove(gi);
+            // Warps with a thread in the group: what each of its instructions counts.
+            let mut warps = m.warps(nwords);
             let resched = groups.iter().map(|g| g.0).min().unwrap_or(u32::MAX);
             loop {
                 steps += 1;
@@ -471,7 +473,7 @@ impl<'a> Worker<'a> {
                     return Err(GiveUp);
                 };
                 let act = guarded(bt, kinds, i, &m, nwords);
-                count += m.warps(nwords);
+                count += warps;
                 match i.op {
                     Op::Bra => {
                         let target = i.imm as u32;
@@ -499,6 +501,7 @@ impl<'a> Worker<'a> {
                         live = live.and_not(&act);
                         staying = staying.and_not(&act);
                         m = m.and_not(&act);
+                        warps = m.warps(nwords);
                         if !m.any() {
                             break;
                         }
