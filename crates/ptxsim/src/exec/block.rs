@@ -295,6 +295,15 @@ pub struct BlockTier<'a> {
     exits: Vec<bool>,
 }
 
+impl BlockTier<'_> {
+    /// Slot `s` of the 64 threads of word `w` (`word_ref`, through the first splat buffer).
+    #[inline(always)]
+    fn word(&mut self, k: &[BlockSlot], s: Slot, w: usize) -> &[u64; 64] {
+        let regs = (&self.uni[..], &self.ustr[..]);
+        word_ref(&self.regs, regs, self.stride, k, s, w, &mut self.splat[0])
+    }
+}
+
 /// The threads an instruction runs for (`act`: its group with the guard applied), the block's
 /// live threads not on their way to an exit, and the number of 64-thread words in a block.
 struct At<'m, const W: usize> {
@@ -711,15 +720,7 @@ impl<'a> Worker<'a> {
                         if word == 0 {
                             continue;
                         }
-                        let v = word_ref(
-                            &bt.regs,
-                            (&bt.uni, &bt.ustr),
-                            bt.stride,
-                            k,
-                            r[0],
-                            w,
-                            &mut bt.splat[0],
-                        );
+                        let v = bt.word(k, r[0], w);
                         let lo = c + w * 64;
                         if let Some(dst) = sh.get_mut(lo..lo + 64) {
                             let on = flags32(word);
@@ -954,15 +955,7 @@ impl<'a> Worker<'a> {
             if word == 0 || affine {
                 continue;
             }
-            let a = word_ref(
-                &bt.regs,
-                (&bt.uni, &bt.ustr),
-                bt.stride,
-                k,
-                base,
-                w,
-                &mut bt.splat[0],
-            );
+            let a = bt.word(k, base, w);
             let on = flags(word);
             for j in 0..64 {
                 let want = a0.wrapping_add(((w * 64 + j).wrapping_sub(t0) * sz) as u64);
@@ -1045,15 +1038,7 @@ impl<'a> Worker<'a> {
                 unit &= st == 4;
                 continue;
             }
-            let a = word_ref(
-                &bt.regs,
-                (&bt.uni, &bt.ustr),
-                bt.stride,
-                k,
-                base,
-                w,
-                &mut bt.splat[0],
-            );
+            let a = bt.word(k, base, w);
             let on = flags(word);
             let mut differ = 0u64;
             for j in 0..64 {

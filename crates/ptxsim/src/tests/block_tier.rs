@@ -84,6 +84,8 @@ struct Launch<'a> {
     name: &'a str,
     blocks: u32,
     block: u32,
+    /// The block's second dimension (`block` threads a row).
+    rows: u32,
     dyn_shared: u32,
     /// After the input and output pointers, 4 bytes each.
     extra: &'a [u32],
@@ -98,7 +100,7 @@ fn launch(dev: &Device, m: &Module, l: &Launch, input: &[u32], tier: bool, threa
     dev.write(pin, 0, &bytes).unwrap();
     let pout = dev.alloc(n * 4).unwrap();
     dev.write(pout, 0, &vec![0u8; n * 4]).unwrap();
-    let mut cfg = LaunchConfig::new((l.blocks, 1, 1), (l.block, 1, 1));
+    let mut cfg = LaunchConfig::new((l.blocks, 1, 1), (l.block, l.rows, 1));
     cfg.threads = threads;
     cfg.dynamic_shared_bytes = l.dyn_shared;
     cfg.jit = if tier { JitMode::Always } else { JitMode::Off };
@@ -131,6 +133,7 @@ fn run_bt(
         name: "bt",
         blocks,
         block: 128,
+        rows: 1,
         dyn_shared: 0,
         extra: &extra,
     };
@@ -234,6 +237,7 @@ fn nvrtc_kernels_in_the_block_tier() {
                 name: k,
                 blocks,
                 block: bd,
+                rows: 1,
                 dyn_shared,
                 extra: &extra,
             };
@@ -387,6 +391,7 @@ fn shuffle_distances_in_the_block_tier() {
             name: "shd",
             blocks,
             block: 128,
+            rows: 1,
             dyn_shared: 0,
             extra: &extra,
         };
@@ -417,6 +422,7 @@ fn shuffles_in_the_block_tier() {
             name: "shx",
             blocks,
             block: 256,
+            rows: 1,
             dyn_shared: 0,
             extra: &extra,
         };
@@ -614,10 +620,6 @@ fn affine_slots_in_the_block_tier() {
     let blocks = 3 + rng.below(4) as u32;
     let n = blocks as usize * 256;
     let input: Vec<u32> = (0..n).map(|_| (rng.next() >> 40) as u32).collect();
-    let pin = dev.alloc(n * 4).unwrap();
-    let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
-    dev.write(pin, 0, &bytes).unwrap();
-    let pout = dev.alloc(n * 4).unwrap();
     // (wrap, block shape, whether the tier runs the blocks)
     let wrap_at = 256 - 1 - rng.below(255) as u32;
     let cases = [
@@ -635,22 +637,17 @@ fn affine_slots_in_the_block_tier() {
             .collect();
         let mut seen = Vec::new();
         for tier in [false, true] {
-            dev.write(pout, 0, &vec![0u8; n * 4]).unwrap();
-            let mut cfg = LaunchConfig::new((blocks, 1, 1), (bx, by, 1));
-            cfg.jit = if tier { JitMode::Always } else { JitMode::Off };
-            let args = [
-                pin.to_le_bytes().to_vec(),
-                pout.to_le_bytes().to_vec(),
-                wrap.to_le_bytes().to_vec(),
-            ];
-            let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-            let rep = dev.launch(&m, "aff", &cfg, &refs).unwrap();
-            let mut back = vec![0u8; n * 4];
-            dev.read(pout, 0, &mut back).unwrap();
-            let out: Vec<u32> = back
-                .chunks_exact(4)
-                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect();
+            let extra = [wrap];
+            let l = Launch {
+                name: "aff",
+                blocks,
+                block: bx,
+                rows: by,
+                dyn_shared: 0,
+                extra: &extra,
+            };
+            let r = launch(&dev, &m, &l, &input, tier, 0);
+            let (out, rep) = (r.out, r.result.unwrap());
             if by == 1 {
                 assert!(rep.reports.is_empty(), "{:?}", rep.reports);
                 assert_eq!(out, want, "wrap {wrap:#x} tier {tier}");
