@@ -520,6 +520,17 @@ impl<'a> Worker<'a> {
                         if act != m || (at_bar.any() && bar_pc != pc) {
                             return Err(GiveUp);
                         }
+                        if m == live && groups.is_empty() {
+                            // The whole block arrived together (no one is parked or waits
+                            // elsewhere): the next interval starts here, without parking.
+                            epoch += 1;
+                            bt.epoch = epoch;
+                            if epoch > 0x7FFF {
+                                return Err(GiveUp);
+                            }
+                            pc += 1;
+                            continue;
+                        }
                         at_bar = at_bar.or(&m);
                         bar_pc = pc;
                         break;
