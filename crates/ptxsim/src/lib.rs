@@ -687,6 +687,7 @@ impl Device {
             block_tier: prog.block_tier
                 && config.jit != JitMode::Off
                 && config.instruction_budget.is_none()
+                && exec::block::fits_block(prog, config.block)
                 && !matches!(env_choice("PTXSIM_BLOCK").as_str(), "0" | "off"),
             split_blocks: config.dynamic_shared_bytes == 0 && prog.warps_independent(),
             dyn_shared: config.dynamic_shared_bytes,

@@ -168,6 +168,20 @@ pub fn plan(prog: &Program) -> Option<Vec<BlockSlot>> {
     ops_ok.then(|| slot_kinds(prog, &u))
 }
 
+/// Whether launches with blocks of shape `block` may use the tier: it holds `%tid.x` as the
+/// thread's number in the block (`BlockSlot::Affine`), which it is only in blocks of one
+/// dimension.
+pub fn fits_block(prog: &Program, block: (u32, u32, u32)) -> bool {
+    let tid_x_affine = prog.sregs.iter().any(|&(s, r)| {
+        r == crate::ir::SReg::Tid(0)
+            && matches!(
+                prog.block_slots.get(s as usize),
+                Some(BlockSlot::Affine { .. })
+            )
+    });
+    (block.1 == 1 && block.2 == 1) || !tid_x_affine
+}
+
 /// Each slot's `BlockSlot`. Uniform: block-uniform by the analysis, and every instruction
 /// that writes it runs under uniform control with uniform operands and guard and is not a
 /// memory load (so it is computed once for the block: the tier runs it only when every live
@@ -389,16 +403,6 @@ impl<'a> Worker<'a> {
         if kinds.len() != nslots {
             return Err(GiveUp);
         }
-        // `%tid.x` is the thread's number in the block only in blocks of one dimension.
-        let (_, by, bz) = ctx.block;
-        if by * bz != 1
-            && prog.sregs.iter().any(|&(s, r)| {
-                r == crate::ir::SReg::Tid(0)
-                    && matches!(kinds.get(s as usize), Some(BlockSlot::Affine { .. }))
-            })
-        {
-            return Err(GiveUp);
-        }
         if bt.stride != stride || bt.regs.len() != nslots * stride {
             // The first block of the launch on this worker: constants and special registers.
             bt.stride = stride;
@@ -572,7 +576,7 @@ impl<'a> Worker<'a> {
                     bt.uni[s] = self.warps[0].regs[s][0];
                     continue;
                 }
-                // `%tid.x` (in blocks of one dimension: `run_block_tier_w`).
+                // `%tid.x` (in blocks of one dimension: `fits_block`).
                 BlockSlot::Affine { .. } => {
                     (bt.uni[s], bt.ustr[s]) = (0, 1);
                     continue;
@@ -1229,6 +1233,19 @@ fn set_all(bt: &mut BlockTier, k: &[BlockSlot], s: Slot, v: u64) {
     }
 }
 
+/// Slot `s` as `(base, stride)` when the block holds it once (`NONE` as 0, a uniform slot with
+/// stride 0, an affine one); `None` for lanes, masks and unread slots.
+#[inline(always)]
+fn held(bt: &BlockTier, k: &[BlockSlot], s: Slot) -> Option<(u64, u64)> {
+    let su = s as usize;
+    match k.get(su) {
+        None => Some((0, 0)),
+        Some(BlockSlot::Uniform) => Some((bt.uni[su], 0)),
+        Some(BlockSlot::Affine { .. }) => Some((bt.uni[su], bt.ustr[su])),
+        Some(_) => None,
+    }
+}
+
 /// Slot `s` of thread `t` (`NONE`: 0).
 #[inline(always)]
 fn val(bt: &BlockTier, k: &[BlockSlot], s: Slot, t: usize) -> u64 {
@@ -1245,8 +1262,8 @@ fn val(bt: &BlockTier, k: &[BlockSlot], s: Slot, t: usize) -> u64 {
 
 /// Slot `s` of the 64 threads of word `w`, from the lanes `regs` (`stride` per slot) and the
 /// uniform values and affine strides `(uni, ustr)`: the lanes in place, or (a uniform or
-/// affine slot, or `NONE` as 0) `splat` filled with its values. Borrowed, not copied: copies of whole words were a fifth of the
-/// tier's time.
+/// affine slot, or `NONE` as 0) `splat` filled with its values. Borrowed, not copied: copies
+/// of whole words were a fifth of the tier's time.
 #[inline(always)]
 fn word_ref<'x>(
     regs: &'x [u64],
@@ -1442,13 +1459,7 @@ fn affine_write<const W: usize>(
     }
     let mut src = [(0, 0); 3];
     for (x, &s) in src.iter_mut().zip(&i.r[1..4]) {
-        let su = s as usize;
-        *x = match k.get(su) {
-            None => (0, 0),
-            Some(BlockSlot::Uniform) => (bt.uni[su], 0),
-            Some(BlockSlot::Affine { .. }) => (bt.uni[su], bt.ustr[su]),
-            Some(_) => return Err(GiveUp),
-        };
+        *x = held(bt, k, s).ok_or(GiveUp)?;
     }
     let d = i.r[0] as usize;
     // The threads that run it, first to last (only `mul.wide` looks at them).
@@ -1570,17 +1581,9 @@ fn setp<const W: usize>(
     }
     let mut res = Mask::<W>::none();
     // A comparison with a block-wide value (`tid < s`): one lane loop, without filling lanes
-    // with the value (or, from an affine slot, with the compared values) first.
-    let scalar_of = |s: Slot| match k.get(s as usize) {
-        None => Some(0),
-        Some(BlockSlot::Uniform) => Some(bt.uni[s as usize]),
-        _ => None,
-    };
-    let affine_of = |s: Slot| match k.get(s as usize) {
-        Some(BlockSlot::Affine { .. }) => Some((bt.uni[s as usize], bt.ustr[s as usize])),
-        _ => None,
-    };
-    let (ub, aa) = (scalar_of(r[2]), affine_of(r[1]));
+    // with the value (or, from a slot held as base and stride, with the compared values) first.
+    let ub = held(bt, k, r[2]).filter(|h| h.1 == 0).map(|h| h.0);
+    let aa = held(bt, k, r[1]);
     for w in 0..at.nwords {
         if at.act.0[w] == 0 {
             continue;

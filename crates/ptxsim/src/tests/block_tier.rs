@@ -595,9 +595,9 @@ const AFF: &str = r#"
 "#;
 
 /// The affine slots of `AFF` compute what the interpreter and a CPU reference do: in the
-/// tier with 1-D blocks, and given up (run by the interpreter) when `mul.wide`'s operand
-/// wraps inside a block or when the block has two dimensions (`%tid.x` is not the thread's
-/// number in the block then).
+/// tier with 1-D blocks; given up (run by the interpreter) when `mul.wide`'s operand wraps
+/// inside a block; not tried when the block has two dimensions (`%tid.x` is not the thread's
+/// number in the block then: `block::fits_block`).
 #[test]
 fn affine_slots_in_the_block_tier() {
     use crate::ir::BlockSlot;
