@@ -35,12 +35,14 @@
 //! counts a warp's group. Nothing here parses PTX or knows about the warps' scheduling.
 
 mod affine;
+mod races;
 
 use super::alu;
 use super::fops::{cmp_ord, f32c, f32v};
 use super::Worker;
 use crate::ir::{BarKind, BlockSlot, Cmp, Inst, IntTy, MemSpace, Op, Program, Slot, NONE};
 use crate::mem::{Cache, HostPtr};
+use affine::Shape;
 
 /// The most threads a block has (words of 64 threads: 16).
 const WORDS: usize = 16;
@@ -289,10 +291,8 @@ pub struct BlockTier<'a> {
     ustr: Vec<u64>,
     /// Per slot: the threads where it holds 1 (`BlockSlot::Pred`).
     preds: Vec<[u64; WORDS]>,
-    /// Packed race records per shared 32-bit word: the last writer's and the last reader's
-    /// key (`epoch << 16 | thread`; bit 15 of the reader's: more than one reader).
-    writer: Vec<u32>,
-    reader: Vec<u32>,
+    /// Shared-memory race records (`races`).
+    races: races::Records,
     /// Global stores of the block (where, offset, bytes, value), applied when it ends.
     stores: Vec<(HostPtr<'a>, usize, usize, u64)>,
     /// The last barrier interval's number in the records (`epoch << 16 | thread`).
@@ -430,11 +430,7 @@ impl<'a> Worker<'a> {
         // The records hold the epochs of earlier blocks, which never match this block's: they
         // are cleared only when the epochs run out (`epoch` is 15 bits).
         let words = (ctx.shared_bytes as usize).div_ceil(4) + stride;
-        if bt.writer.len() != words || bt.epoch > 0x4000 {
-            bt.writer.clear();
-            bt.writer.resize(words, 0);
-            bt.reader.clear();
-            bt.reader.resize(words, 0);
+        if bt.races.fit(words, bt.epoch > 0x4000) {
             bt.epoch = 0;
         }
         let mut live = Mask::<W>::none();
@@ -642,16 +638,27 @@ impl<'a> Worker<'a> {
             Op::SetpI { cmp, ty, .. } => {
                 // One lane loop per comparison, so that each vectorises.
                 let b = ty.bits;
+                let e = affine::Ext {
+                    signed: ty.signed,
+                    bits: b,
+                };
+                let (step, eq, ne) = (
+                    Some((e, Shape::Step)),
+                    Some((e, Shape::Eq)),
+                    Some((e, Shape::Ne)),
+                );
                 macro_rules! setp {
                     ($ext:expr) => {
                         match cmp {
-                            Cmp::Lt => setp(bt, k, at, r, |x, y| $ext(x) < $ext(y)),
-                            Cmp::Le => setp(bt, k, at, r, |x, y| $ext(x) <= $ext(y)),
-                            Cmp::Gt => setp(bt, k, at, r, |x, y| $ext(x) > $ext(y)),
-                            Cmp::Ge => setp(bt, k, at, r, |x, y| $ext(x) >= $ext(y)),
-                            Cmp::Eq => setp(bt, k, at, r, |x, y| $ext(x) == $ext(y)),
-                            Cmp::Ne => setp(bt, k, at, r, |x, y| $ext(x) != $ext(y)),
-                            c => setp(bt, k, at, r, |x, y| cmp_ord(c, Some($ext(x).cmp(&$ext(y))))),
+                            Cmp::Lt => setp(bt, k, at, r, step, |x, y| $ext(x) < $ext(y)),
+                            Cmp::Le => setp(bt, k, at, r, step, |x, y| $ext(x) <= $ext(y)),
+                            Cmp::Gt => setp(bt, k, at, r, step, |x, y| $ext(x) > $ext(y)),
+                            Cmp::Ge => setp(bt, k, at, r, step, |x, y| $ext(x) >= $ext(y)),
+                            Cmp::Eq => setp(bt, k, at, r, eq, |x, y| $ext(x) == $ext(y)),
+                            Cmp::Ne => setp(bt, k, at, r, ne, |x, y| $ext(x) != $ext(y)),
+                            c => setp(bt, k, at, r, None, |x, y| {
+                                cmp_ord(c, Some($ext(x).cmp(&$ext(y))))
+                            }),
                         }
                     };
                 }
@@ -1062,103 +1069,61 @@ impl<'a> Worker<'a> {
             }
             unit &= differ == 0;
         }
-        let (mut wr, mut rd) = (
-            std::mem::take(&mut bt.writer),
-            std::mem::take(&mut bt.reader),
-        );
-        let r = self.shared_records(
-            bt,
-            k,
-            i,
-            at,
-            epoch,
-            write,
-            (unit, c, last),
-            (&mut wr, &mut rd),
-        );
-        bt.writer = wr;
-        bt.reader = rd;
-        r
+        let BlockTier {
+            races,
+            regs,
+            uni,
+            ustr,
+            stride,
+            ..
+        } = bt;
+        let addr = |t| val_in(regs, (uni, ustr), *stride, k, base, t);
+        let unit = (unit, c, last);
+        self.shared_records(races, *stride, addr, i, at, epoch, write, unit)
     }
 
-    /// `shared_check`'s checks, with the records `(wr, rd)` taken out of `bt`.
+    /// `shared_check`'s checks in `races`, with `stride` lanes a slot and `addr(t)` thread
+    /// `t`'s address register.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
+    #[allow(clippy::too_many_arguments)]
     fn shared_records<const W: usize>(
         &self,
-        bt: &BlockTier<'a>,
-        k: &[BlockSlot],
+        races: &mut races::Records,
+        stride: usize,
+        addr: impl Fn(usize) -> u64,
         i: &Inst,
         at: &At<W>,
         epoch: u32,
         write: bool,
         (unit, c, last): (bool, usize, usize),
-        (wr, rd): (&mut [u32], &mut [u32]),
     ) -> Result<Option<usize>, GiveUp> {
         let len = self.ctx.shared_bytes as usize;
-        let (base, imm) = (i.r[4], i.imm as u64);
+        let imm = i.imm as u64;
         let check = self.ctx.check;
         let (act, nwords) = (at.act, at.nwords);
         // Whole words of records must exist for the lanes the loops touch.
-        if unit && (c + (last + 1) * 64) * 4 <= len + bt.stride * 4 {
+        if unit && (c + (last + 1) * 64) * 4 <= len + stride * 4 {
             let t_hi = last * 64 + 63 - act.0[last].leading_zeros() as usize;
             if (c + t_hi + 1) * 4 > len {
                 return Err(GiveUp);
             }
             if check {
-                let mut failed = 0u32;
-                for w in 0..nwords {
-                    let word = act.0[w];
-                    if word == 0 {
-                        continue;
-                    }
-                    let on = flags32(word);
-                    let lo = c + w * 64;
-                    let (ws, rs) = (&mut wr[lo..lo + 64], &mut rd[lo..lo + 64]);
-                    for j in 0..64 {
-                        let key = epoch << 16 | (w * 64 + j) as u32;
-                        let other_w = ((ws[j] ^ key).wrapping_sub(1) < 0xFFFF) as u32;
-                        let x = rs[j] ^ key;
-                        if write {
-                            let other_r = (x.wrapping_sub(1) < 0xFFFF) as u32;
-                            failed |= on[j] & (other_w | other_r);
-                            ws[j] = (key & on[j]) | (ws[j] & !on[j]);
-                        } else {
-                            failed |= on[j] & other_w;
-                            let other = (((x >> 16 == 0) & (x != 0)) as u32).wrapping_neg();
-                            let mark = ((rs[j] | 0x8000) & other) | (key & !other);
-                            rs[j] = (mark & on[j]) | (rs[j] & !on[j]);
-                        }
-                    }
-                }
-                if failed != 0 {
-                    return Err(GiveUp);
-                }
+                races.unit(c, &act.0[..nwords], epoch, write)?;
             }
             return Ok(Some(c));
         }
+        if check {
+            races.records_from_log(epoch);
+        }
         let mut bad = false;
         for_lanes(act, nwords, |t| {
-            let off = val(bt, k, base, t).wrapping_add(imm) as u32 as usize;
+            let off = addr(t).wrapping_add(imm) as u32 as usize;
             if off + 4 > len || off & 3 != 0 {
                 bad = true;
                 return;
             }
-            if !check {
-                return;
-            }
-            let word = off >> 2;
-            let key = epoch << 16 | t as u32;
-            // Another thread's access in this interval: `(record ^ key) - 1 < 0xFFFF`.
-            let other_w = (wr[word] ^ key).wrapping_sub(1) < 0xFFFF;
-            let x = rd[word] ^ key;
-            if write {
-                bad |= other_w | (x.wrapping_sub(1) < 0xFFFF);
-                wr[word] = key;
-            } else {
-                bad |= other_w;
-                let other = (x >> 16 == 0) & (x != 0);
-                rd[word] = if other { rd[word] | 0x8000 } else { key };
+            if check {
+                bad |= races.lane(off >> 2, t, epoch, write);
             }
         });
         if bad {
@@ -1249,13 +1214,26 @@ fn held(bt: &BlockTier, k: &[BlockSlot], s: Slot) -> Option<(u64, u64)> {
 /// Slot `s` of thread `t` (`NONE`: 0).
 #[inline(always)]
 fn val(bt: &BlockTier, k: &[BlockSlot], s: Slot, t: usize) -> u64 {
+    val_in(&bt.regs, (&bt.uni, &bt.ustr), bt.stride, k, s, t)
+}
+
+/// `val` from the lanes `regs` (`stride` per slot), uniform values and affine strides.
+#[inline(always)]
+fn val_in(
+    regs: &[u64],
+    (uni, ustr): (&[u64], &[u64]),
+    stride: usize,
+    k: &[BlockSlot],
+    s: Slot,
+    t: usize,
+) -> u64 {
     match k.get(s as usize) {
-        Some(BlockSlot::Uniform) => bt.uni[s as usize],
+        Some(BlockSlot::Uniform) => uni[s as usize],
         Some(BlockSlot::Affine { .. }) => {
             let s = s as usize;
-            bt.uni[s].wrapping_add(bt.ustr[s].wrapping_mul(t as u64))
+            uni[s].wrapping_add(ustr[s].wrapping_mul(t as u64))
         }
-        Some(_) => bt.regs[s as usize * bt.stride + t],
+        Some(_) => regs[s as usize * stride + t],
         None => 0,
     }
 }
@@ -1463,20 +1441,23 @@ fn affine_write<const W: usize>(
     }
     let d = i.r[0] as usize;
     // The threads that run it, first to last (only `mul.wide` looks at them).
-    let range = || {
-        let act = &at.act.0[..at.nwords];
-        let first = act.iter().position(|&w| w != 0).unwrap_or(0);
-        let last = act.iter().rposition(|&w| w != 0).unwrap_or(0);
-        (
-            first * 64 + act[first].trailing_zeros() as usize,
-            last * 64 + 63 - act[last].leading_zeros() as usize,
-        )
-    };
+    let range = || span(&at.act.0[..at.nwords]).unwrap_or((0, 0));
     let Some(v) = affine::result(i, src, range) else {
         return Err(GiveUp);
     };
     (bt.uni[d], bt.ustr[d]) = v;
     Ok(())
+}
+
+/// The first and the last thread of `act` (64 a word), if any.
+#[inline(always)]
+fn span(act: &[u64]) -> Option<(usize, usize)> {
+    let first = act.iter().position(|&w| w != 0)?;
+    let last = act.iter().rposition(|&w| w != 0)?;
+    Some((
+        first * 64 + act[first].trailing_zeros() as usize,
+        last * 64 + 63 - act[last].leading_zeros() as usize,
+    ))
 }
 
 /// Whether nothing reads `r[0]`: the instruction need not run.
@@ -1562,6 +1543,7 @@ fn setp<const W: usize>(
     k: &[BlockSlot],
     at: &At<W>,
     r: [u32; 6],
+    how: Option<(affine::Ext, Shape)>,
     f: impl Fn(u64, u64) -> bool,
 ) -> Result<(), GiveUp> {
     let (d, q) = (r[0] as usize, r[4] as usize);
@@ -1584,7 +1566,17 @@ fn setp<const W: usize>(
     // with the value (or, from a slot held as base and stride, with the compared values) first.
     let ub = held(bt, k, r[2]).filter(|h| h.1 == 0).map(|h| h.0);
     let aa = held(bt, k, r[1]);
+    // An affine value against a block-wide one changes at a thread or two: found directly.
+    let direct = match (aa, ub, how, span(&at.act.0[..at.nwords])) {
+        (Some(a), Some(y), Some(how), Some(range)) if a.1 != 0 => {
+            affine::compare(a, y, range, how, &f, &mut res.0[..at.nwords])
+        }
+        _ => false,
+    };
     for w in 0..at.nwords {
+        if direct {
+            break;
+        }
         if at.act.0[w] == 0 {
             continue;
         }

@@ -662,3 +662,170 @@ fn affine_slots_in_the_block_tier() {
         assert_eq!(seen[0].1.is_empty(), by == 1);
     }
 }
+
+/// Unit-stride shared accesses and races between them (`exec::block::races`): every thread
+/// stores `s[tid]`, and (`mode`) 0: then loads `s[tid + d]`; 1: after a barrier, loads
+/// `s[tid + d]` and then stores `s[tid]` again; 2: then thread 40 alone loads `s[40 + d]` (an
+/// access of another shape after unit-stride ones; the others load `s[tid]`); 3: as 2 but
+/// after a barrier and before another store (unit-stride after another shape); 4: nine loads
+/// of `s[tid]` (more than the log holds) before the load of `s[tid + d]`. Loads past `s` are
+/// skipped. A `d` other than 0 that some thread reads through is a race in every block.
+const RT: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry rt(.param .u64 pin, .param .u64 pout, .param .u32 pd, .param .u32 pmode) {
+  .shared .align 4 .b8 s[1024];
+  .reg .u32 %r<40>;
+  .reg .u64 %rd<20>;
+  .reg .pred %p<12>;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  ld.param.u32 %r1, [pd];
+  ld.param.u32 %r2, [pmode];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r4, %tid.x;
+  mov.u32 %r5, %ctaid.x;
+  mov.u32 %r6, %ntid.x;
+  mad.lo.s32 %r7, %r5, %r6, %r4;
+  mul.wide.u32 %rd3, %r7, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r8, [%rd4];
+  mov.u64 %rd5, s;
+  mul.wide.u32 %rd6, %r4, 4;
+  add.s64 %rd7, %rd5, %rd6;
+  add.u32 %r9, %r4, %r1;
+  mul.wide.u32 %rd8, %r9, 4;
+  add.s64 %rd9, %rd5, %rd8;
+  setp.lt.u32 %p1, %r9, 256;
+  setp.eq.u32 %p4, %r4, 40;
+  and.pred %p5, %p4, %p1;
+  selp.u32 %r11, %r9, %r4, %p5;
+  mul.wide.u32 %rd10, %r11, 4;
+  add.s64 %rd11, %rd5, %rd10;
+  mov.u32 %r10, 0;
+  setp.eq.u32 %p2, %r2, 0;
+  @!%p2 bra M1;
+  st.shared.u32 [%rd7], %r8;
+  @%p1 ld.shared.u32 %r10, [%rd9];
+  bra DONE;
+M1:
+  setp.eq.u32 %p2, %r2, 1;
+  @!%p2 bra M2;
+  st.shared.u32 [%rd7], %r8;
+  bar.sync 0;
+  @%p1 ld.shared.u32 %r10, [%rd9];
+  add.u32 %r12, %r8, 1;
+  st.shared.u32 [%rd7], %r12;
+  bra DONE;
+M2:
+  setp.eq.u32 %p2, %r2, 2;
+  @!%p2 bra M3;
+  st.shared.u32 [%rd7], %r8;
+  ld.shared.u32 %r10, [%rd11];
+  bra DONE;
+M3:
+  setp.eq.u32 %p2, %r2, 3;
+  @!%p2 bra M4;
+  st.shared.u32 [%rd7], %r8;
+  bar.sync 0;
+  ld.shared.u32 %r10, [%rd11];
+  add.u32 %r12, %r8, 1;
+  st.shared.u32 [%rd7], %r12;
+  bra DONE;
+M4:
+  st.shared.u32 [%rd7], %r8;
+  ld.shared.u32 %r20, [%rd7];
+  ld.shared.u32 %r21, [%rd7];
+  ld.shared.u32 %r22, [%rd7];
+  ld.shared.u32 %r23, [%rd7];
+  ld.shared.u32 %r24, [%rd7];
+  ld.shared.u32 %r25, [%rd7];
+  ld.shared.u32 %r26, [%rd7];
+  ld.shared.u32 %r27, [%rd7];
+  ld.shared.u32 %r28, [%rd7];
+  @%p1 ld.shared.u32 %r10, [%rd9];
+  add.u32 %r10, %r10, %r28;
+DONE:
+  bar.sync 0;
+  add.s64 %rd12, %rd2, %rd3;
+  st.global.u32 [%rd12], %r10;
+  ret;
+}
+"#;
+
+#[test]
+fn unit_stride_races_in_the_block_tier() {
+    let dev = Device::new();
+    let m = dev.load_module(RT).unwrap();
+    assert!(m.program("rt").unwrap().block_tier);
+    let mut rng = Rng(seed());
+    let blocks = 2 + rng.below(3) as u32;
+    let n = blocks as usize * 256;
+    let input: Vec<u32> = (0..n).map(|_| (rng.next() >> 33) as u32).collect();
+    let ds = [0, 1, 64, 255, 256, u32::MAX, 1 + rng.below(200) as u32];
+    for mode in 0..5 {
+        for d in ds {
+            let extra = [d, mode];
+            let l = Launch {
+                name: "rt",
+                blocks,
+                block: 256,
+                rows: 1,
+                dyn_shared: 0,
+                extra: &extra,
+            };
+            let plain = launch(&dev, &m, &l, &input, false, 1);
+            let tier = launch(&dev, &m, &l, &input, true, 1);
+            let (p, t) = (plain.result.unwrap(), tier.result.unwrap());
+            let reads = |t: u32| t.wrapping_add(d) < 256;
+            let race = d != 0
+                && if mode == 2 || mode == 3 {
+                    reads(40)
+                } else {
+                    (0..256).any(reads)
+                };
+            let what = format!("mode {mode} d {d}");
+            // A race's report: which of its two accesses comes first, and what it reads,
+            // are the schedule's (compiled regions run lanes one by one, the interpreter a
+            // warp at a time), but the word and the blocks are the same.
+            let word = |r: &LaunchReport| {
+                let mut v: Vec<_> = r.reports.iter().map(|c| (c.block, c.address)).collect();
+                v.sort();
+                v.dedup();
+                v
+            };
+            assert_eq!(word(&p), word(&t), "{what}");
+            assert_eq!(!p.reports.is_empty(), race, "{what}: {:?}", p.reports);
+            if race {
+                assert!(
+                    p.reports.iter().all(|r| r.kind == CheckKind::SharedRace),
+                    "{what}"
+                );
+            } else {
+                // Without races, the values: each thread's own word, or its neighbour's.
+                let want: Vec<u32> = (0..n)
+                    .map(|i| {
+                        let (b, t) = (i / 256, (i % 256) as u32);
+                        let j = t.wrapping_add(d);
+                        let there = input[b * 256 + j.min(255) as usize];
+                        match mode {
+                            0 | 1 if j < 256 => there,
+                            0 | 1 => 0,
+                            2 | 3 if t == 40 && j < 256 => there,
+                            2 | 3 => input[i],
+                            _ if j < 256 => there.wrapping_add(input[i]),
+                            _ => input[i],
+                        }
+                    })
+                    .collect();
+                assert_eq!(plain.out, want, "{what}");
+                assert_eq!(tier.out, want, "{what}");
+            }
+            // Blocks with a race are given up (after four, the launch stops trying).
+            let ran = if race { 0 } else { blocks as u64 };
+            assert_eq!(t.block_tier_blocks, ran, "{what}");
+        }
+    }
+}

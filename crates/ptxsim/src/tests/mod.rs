@@ -2,7 +2,7 @@
 //! by NVRTC 12.9 with `-arch=compute_80 -lineinfo` from the `.cu` files beside them), and on
 //! hand-written PTX for instruction semantics NVRTC rarely emits.
 
-mod util;
+pub(crate) mod util;
 
 mod basic;
 mod block_tier;
