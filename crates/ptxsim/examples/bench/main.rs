@@ -13,7 +13,8 @@
 //! [--only NAME[,NAME...]]`. For profiling (e.g. under `valgrind --tool=callgrind`, whose
 //! instruction counts do not depend on the machine's load): `--profile NAME THREADS` runs one
 //! checked launch of that case at that size on one thread and prints its warp-instructions;
-//! `--profile NAME THREADS --repeat R [--workers W]` prints the best time of R launches.
+//! `--profile NAME THREADS --repeat R [--workers W] [--nochk]` prints the best time of R
+//! launches (`--nochk`: with the checker off).
 //! `--floor [THREADS]` compares reduceBlockTree's native loops with the SIMT program a checked
 //! simulator runs at best, thread by thread, vectorised over the block and as a block
 //! interpreter (the yardsticks for goal Y), and then every case's native time with what its

@@ -412,8 +412,10 @@ mod tests {
                 1 => rng.next(),
                 _ => (rng.below(600) as i64 - 300) as u64,
             };
-            let first = rng.below(256) as usize;
-            let last = first + rng.below(256 - first as u64) as usize;
+            // Blocks of up to 1024 threads.
+            let size = [64u64, 256, 1024][rng.below(3) as usize];
+            let first = rng.below(size) as usize;
+            let last = first + rng.below(size - first as u64) as usize;
             let y = match rng.below(3) {
                 0 => base.wrapping_add(stride.wrapping_mul(first as u64 + rng.below(300))),
                 1 => rng.below(400),
@@ -434,12 +436,12 @@ mod tests {
                 4 => (Shape::Eq, Box::new(|x, y| v(x) == v(y))),
                 _ => (Shape::Ne, Box::new(|x, y| v(x) != v(y))),
             };
-            let mut out = [0u64; 4];
+            let mut out = [0u64; 16];
             if !compare((base, stride), y, (first, last), (ext, shape), &f, &mut out) {
                 continue;
             }
             direct += 1;
-            let mut want = [0u64; 4];
+            let mut want = [0u64; 16];
             for t in first..=last {
                 if f(base.wrapping_add(stride.wrapping_mul(t as u64)), y) {
                     want[t / 64] |= 1 << (t % 64);

@@ -214,16 +214,17 @@ mod tests {
     fn the_log_agrees_with_the_records() {
         let mut rng = crate::tests::util::Rng(crate::tests::util::seed());
         for _ in 0..2000 {
-            let words = 1024;
+            let words = 2048;
             let (mut logged, mut plain) = (Records::default(), Records::default());
             logged.fit(words, true);
             plain.fit(words, true);
             // `plain` records every access (its interval already recorded).
             plain.records_from_log(1);
+            // Blocks of up to 1024 threads (16 words), the same for every access.
+            let nwords = 1 + rng.below(16) as usize;
             let n = 1 + rng.below(12) as usize;
             for k in 0..n {
                 let c = rng.below(300) as usize;
-                let nwords = 4;
                 let act: Vec<u64> = (0..nwords)
                     .map(|_| match rng.below(4) {
                         0 => 0,
