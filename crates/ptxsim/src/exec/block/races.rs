@@ -16,15 +16,17 @@
 //! This module keeps and checks the records only; it must not touch shared memory or the
 //! block's registers (`exec::block` does).
 
-use super::{flags32, GiveUp};
+use super::{flags32, GiveUp, WORDS};
 
 /// Unit-stride accesses an interval's log holds before it moves into the records.
 const LOG_MAX: usize = 8;
 
-/// A logged unit-stride access: threads at words `c + t`, their mask at `mask` in `masks`.
+/// A logged unit-stride access: the threads of its mask row at words `c + t`.
+#[derive(Clone, Copy, Default)]
 struct Range {
     c: usize,
-    mask: usize,
+    /// Mask words (as many as the block has).
+    words: usize,
     write: bool,
 }
 
@@ -34,10 +36,11 @@ pub(super) struct Records {
     /// Per shared word: the last writer's and the last reader's key.
     writer: Vec<u32>,
     reader: Vec<u32>,
-    /// The unit-stride accesses of interval `log_epoch` not in `writer`/`reader`, and their
-    /// threads (as many words each as the block has).
-    log: Vec<Range>,
-    masks: Vec<u64>,
+    /// The first `n` unit-stride accesses of interval `log_epoch` not in `writer`/`reader`,
+    /// and their threads (fixed arrays: an access logs without allocating).
+    log: [Range; LOG_MAX],
+    masks: [[u64; WORDS]; LOG_MAX],
+    n: usize,
     log_epoch: u32,
     /// The interval whose accesses all go through the records (its log moved there).
     recorded: u32,
@@ -54,9 +57,7 @@ impl Records {
         self.writer.resize(words, 0);
         self.reader.clear();
         self.reader.resize(words, 0);
-        self.log.clear();
-        self.masks.clear();
-        (self.log_epoch, self.recorded) = (0, 0);
+        (self.n, self.log_epoch, self.recorded) = (0, 0, 0);
         true
     }
 
@@ -73,24 +74,27 @@ impl Records {
     ) -> Result<(), GiveUp> {
         if self.recorded != epoch {
             if self.log_epoch != epoch {
-                self.log.clear();
-                self.masks.clear();
-                self.log_epoch = epoch;
+                (self.n, self.log_epoch) = (0, epoch);
             }
-            for e in self.log.iter().filter(|e| e.c != c && (write || e.write)) {
+            for (e, there) in self.log.iter().zip(&self.masks).take(self.n) {
+                if e.c == c || !(write || e.write) {
+                    continue;
+                }
                 // Thread t here and thread t + d there use the same word.
                 let d = c as isize - e.c as isize;
-                let there = &self.masks[e.mask..e.mask + act.len()];
+                let there = &there[..e.words];
                 for (w, &word) in act.iter().enumerate() {
                     if word & window(there, w as isize * 64 + d) != 0 {
                         return Err(GiveUp);
                     }
                 }
             }
-            if self.log.len() < LOG_MAX {
-                let mask = self.masks.len();
-                self.masks.extend_from_slice(act);
-                self.log.push(Range { c, mask, write });
+            let n = self.n;
+            if n < LOG_MAX && act.len() <= WORDS {
+                let words = act.len();
+                self.log[n] = Range { c, words, write };
+                self.masks[n][..words].copy_from_slice(act);
+                self.n += 1;
                 return Ok(());
             }
             self.records_from_log(epoch);
@@ -108,15 +112,13 @@ impl Records {
             return;
         }
         if self.log_epoch == epoch {
-            let n = self.masks.len() / self.log.len().max(1);
-            for e in &self.log {
-                let act = &self.masks[e.mask..e.mask + n];
+            for (e, m) in self.log.iter().zip(&self.masks).take(self.n) {
                 // The log held no race, so this finds none either.
+                let act = &m[..e.words];
                 record_unit(&mut self.writer, &mut self.reader, e.c, act, epoch, e.write);
             }
         }
-        self.log.clear();
-        self.masks.clear();
+        self.n = 0;
         self.recorded = epoch;
     }
 
