@@ -19,6 +19,8 @@
 //! simulator runs at best, thread by thread, vectorised over the block and as a block
 //! interpreter (the yardsticks for goal Y), and then every case's native time with what its
 //! warp-instructions cost at the interpreter's cheapest (its dispatch floor).
+//! `--tier-costs [ROUNDS]` prints what one instruction of each kind costs a block in the
+//! block tier (`tier_costs`).
 //! The last line printed is
 //! `ptxsim: min_ratio_vs_numba_sim=X max_ratio_vs_native=Y parallel_speedup=Z`.
 //! A benchmark, not a test: it reports what it measures and checks that the outputs agree.
@@ -28,6 +30,7 @@ mod cases;
 #[path = "../../tests/common/rng.rs"]
 #[allow(dead_code)]
 mod rng;
+mod tier_costs;
 
 use cases::{Case, Cmp, Problem, RecordKind, A};
 use ptxsim::{Device, LaunchConfig, Module};
@@ -449,6 +452,10 @@ fn main() -> Res<()> {
         .map(|v| v.split(',').map(str::to_string).collect());
     let dev = Device::new();
     let every = cases::all();
+    if let Some(i) = args.iter().position(|a| a == "--tier-costs") {
+        let rounds = args.get(i + 1).and_then(|t| t.parse().ok()).unwrap_or(6);
+        return tier_costs::tier_costs(rounds);
+    }
     if let Some(i) = args.iter().position(|a| a == "--floor") {
         let threads = args
             .get(i + 1)
