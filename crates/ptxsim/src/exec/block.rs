@@ -638,14 +638,10 @@ impl<'a> Worker<'a> {
             Op::SetpI { cmp, ty, .. } => {
                 // One lane loop per comparison, so that each vectorises.
                 let b = ty.bits;
-                let e = affine::Ext {
-                    signed: ty.signed,
-                    bits: b,
-                };
                 let (step, eq, ne) = (
-                    Some((e, Shape::Step)),
-                    Some((e, Shape::Eq)),
-                    Some((e, Shape::Ne)),
+                    Some((ty, Shape::Step)),
+                    Some((ty, Shape::Eq)),
+                    Some((ty, Shape::Ne)),
                 );
                 macro_rules! setp {
                     ($ext:expr) => {
@@ -957,14 +953,10 @@ impl<'a> Worker<'a> {
     ) -> bool {
         let (act, nwords) = (at.act, at.nwords);
         let (base, imm) = (i.r[4], i.imm as u64);
-        let Some(first) = (0..nwords).find(|&w| act.0[w] != 0) else {
+        let Some((t0, t_hi)) = span(&act.0[..nwords]) else {
             return true;
         };
-        let Some(last) = (0..nwords).rev().find(|&w| act.0[w] != 0) else {
-            return true;
-        };
-        let t0 = first * 64 + act.0[first].trailing_zeros() as usize;
-        let t_hi = last * 64 + 63 - act.0[last].leading_zeros() as usize;
+        let (first, last) = (t0 / 64, t_hi / 64);
         let a0 = val(bt, k, base, t0).wrapping_add(imm);
         let mut differ = 0u64;
         // An affine address is consecutive by its stride.
@@ -1038,9 +1030,7 @@ impl<'a> Worker<'a> {
         let (base, imm) = (i.r[4], i.imm as u64);
         let (act, nwords) = (at.act, at.nwords);
         // Unit stride?
-        let t0 = (0..nwords)
-            .find(|&w| act.0[w] != 0)
-            .map_or(0, |w| w * 64 + act.0[w].trailing_zeros() as usize);
+        let t0 = span(&act.0[..nwords]).map_or(0, |s| s.0);
         let o0 = val(bt, k, base, t0).wrapping_add(imm) as u32 as usize;
         let mut unit = o0 & 3 == 0 && o0 / 4 >= t0;
         let c = (o0 / 4).wrapping_sub(t0);
@@ -1543,7 +1533,7 @@ fn setp<const W: usize>(
     k: &[BlockSlot],
     at: &At<W>,
     r: [u32; 6],
-    how: Option<(affine::Ext, Shape)>,
+    how: Option<(IntTy, Shape)>,
     f: impl Fn(u64, u64) -> bool,
 ) -> Result<(), GiveUp> {
     let (d, q) = (r[0] as usize, r[4] as usize);

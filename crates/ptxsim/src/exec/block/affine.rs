@@ -28,7 +28,7 @@
 //! block's threads do not wrap, which `result` checks for each block (the block is given up
 //! when they do).
 
-use crate::ir::{BlockSlot, Inst, Op, Program, SReg, Slot, NONE};
+use crate::ir::{BlockSlot, Inst, IntTy, Op, Program, SReg, Slot, NONE};
 
 /// Mark as `BlockSlot::Affine` the `Lanes` slots of `kinds` that hold `base + stride * thread`
 /// (see the module docs); `u` is the uniformity analysis the other kinds came from.
@@ -267,37 +267,20 @@ pub(super) enum Shape {
     Ne,
 }
 
-/// An integer comparison's view of its operands: `bits` wide, sign- or zero-extended.
-#[derive(Clone, Copy)]
-pub(super) struct Ext {
-    pub signed: bool,
-    pub bits: u8,
-}
-
-impl Ext {
-    #[inline(always)]
-    fn of(self, v: u64) -> i128 {
-        if self.signed {
-            crate::exec::alu::sext(v, self.bits) as i128
-        } else {
-            crate::exec::alu::zext(v, self.bits) as i128
-        }
-    }
-    /// Whether `e` is a value of this view.
-    #[inline(always)]
-    fn holds(self, e: i128) -> bool {
-        let b = self.bits as u32;
-        if self.signed {
-            (-(1i128 << (b - 1))..(1i128 << (b - 1))).contains(&e)
-        } else {
-            (0..(1i128 << b)).contains(&e)
-        }
+/// Whether `e` is a value of the integer type `ty` (as `alu::ext` extends it).
+#[inline(always)]
+fn holds(ty: IntTy, e: i128) -> bool {
+    let b = ty.bits as u32;
+    if ty.signed {
+        (-(1i128 << (b - 1))..(1i128 << (b - 1))).contains(&e)
+    } else {
+        (0..(1i128 << b)).contains(&e)
     }
 }
 
 /// The threads `t` from `first` to `last` for which `f(base + stride * t, y)` holds, as bits
 /// of `out` (64 threads a word; other bits 0), found without computing every thread's: when
-/// the compared values (`ext`) do not wrap between `first` and `last`, they step evenly, so a
+/// the compared values (as `ty`) do not wrap between `first` and `last`, they step evenly, so a
 /// comparison of `shape` changes at one thread at most (a step, which a binary search with
 /// `f` finds) or holds at one at most (`==`). `false` when they wrap (`out` untouched): the
 /// caller compares thread by thread.
@@ -306,19 +289,20 @@ pub(super) fn compare(
     (base, stride): (u64, u64),
     y: u64,
     (first, last): (usize, usize),
-    (ext, shape): (Ext, Shape),
+    (ty, shape): (IntTy, Shape),
     f: impl Fn(u64, u64) -> bool,
     out: &mut [u64],
 ) -> bool {
     let x = |t: usize| base.wrapping_add(stride.wrapping_mul(t as u64));
     // The step between threads' values, as the view sees it (`-1` for a stride of `!0`).
-    let step = crate::exec::alu::sext(stride, ext.bits) as i128;
-    let e0 = ext.of(x(first));
-    if last < first || out.len() * 64 <= last {
+    let step = crate::exec::alu::sext(stride, ty.bits) as i128;
+    let e0 = crate::exec::alu::ext(x(first), ty);
+    // (1-bit values: `alu::ext` takes them unsigned whatever `ty` says.)
+    if last < first || out.len() * 64 <= last || ty.bits < 2 {
         return false;
     }
     let span = (last - first) as i128;
-    if !ext.holds(e0 + step * span) {
+    if !holds(ty, e0 + step * span) {
         return false;
     }
     let g = |t: usize| f(x(t), y);
@@ -356,7 +340,7 @@ pub(super) fn compare(
             if shape == Shape::Ne {
                 set_range(out, first, last);
             }
-            let n = ext.of(y) - e0;
+            let n = crate::exec::alu::ext(y, ty) - e0;
             if n % step == 0 && (0..=span).contains(&(n / step)) {
                 let t = first + (n / step) as usize;
                 let bit = 1u64 << (t % 64);
@@ -397,7 +381,7 @@ mod tests {
                 |r: &mut crate::tests::util::Rng, v: &[u64]| v[r.below(v.len() as u64) as usize];
             let bits = [16u8, 32, 64][rng.below(3) as usize];
             let signed = rng.below(2) == 0;
-            let ext = Ext { signed, bits };
+            let ty = IntTy { bits, signed };
             let stride = match rng.below(4) {
                 0 => rng.below(9),
                 1 => (rng.below(9) as i64 - 4) as u64,
@@ -437,7 +421,7 @@ mod tests {
                 _ => (Shape::Ne, Box::new(|x, y| v(x) != v(y))),
             };
             let mut out = [0u64; 16];
-            if !compare((base, stride), y, (first, last), (ext, shape), &f, &mut out) {
+            if !compare((base, stride), y, (first, last), (ty, shape), &f, &mut out) {
                 continue;
             }
             direct += 1;
