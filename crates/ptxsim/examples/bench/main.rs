@@ -42,6 +42,8 @@ use std::time::Instant;
 type Res<T> = Result<T, Box<dyn Error>>;
 
 const MIN_SECONDS: f64 = 0.2;
+/// How long each native version runs in all (best of its runs).
+const NATIVE_SECONDS: f64 = 0.2;
 const SEED: u64 = 20_240_611;
 
 struct Row {
@@ -126,14 +128,19 @@ fn agrees(cmp: Cmp, a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-/// The best of repeated native runs over at least 0.2 s (at least 3 runs): the same "best of"
-/// rule as the simulator's launches, so that both sides of a ratio see the quiet moments.
-fn time_native(native: &mut cases::Native) -> (f64, Vec<u8>) {
+/// The best of repeated native runs, at least `runs_at_least` of them over at least
+/// `secs_at_least`: the same "best of" rule as the simulator's launches, so that both sides of
+/// a ratio see the quiet moments.
+fn time_native(
+    native: &mut cases::Native,
+    runs_at_least: u32,
+    secs_at_least: f64,
+) -> (f64, Vec<u8>) {
     let t0 = Instant::now();
     let mut runs = 0u32;
     let mut best = f64::INFINITY;
     let mut out = Vec::new();
-    while runs < 3 || t0.elapsed().as_secs_f64() < 0.2 {
+    while runs < runs_at_least || t0.elapsed().as_secs_f64() < secs_at_least {
         let t = Instant::now();
         out = std::hint::black_box(native());
         best = best.min(t.elapsed().as_secs_f64());
@@ -192,9 +199,9 @@ fn floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
     let mut best_kern = f64::INFINITY;
     let mut best = [f64::INFINITY; 7];
     for _ in 0..10 {
-        best_kern = best_kern.min(time_native(&mut kern).0);
+        best_kern = best_kern.min(time_native(&mut kern, 3, NATIVE_SECONDS).0);
         for (b, (_, r)) in best.iter_mut().zip(&mut runs) {
-            *b = b.min(time_native(r).0);
+            *b = b.min(time_native(r, 3, NATIVE_SECONDS).0);
         }
     }
     let ratios: Vec<String> = runs
@@ -269,7 +276,7 @@ fn dispatch_floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
         let module = dev.load_module(&fixture(case.fixture)?)?;
         let p = (case.build)(threads, &mut rng::Rng::seeded(SEED));
         let (_, wi, _, jit) = run_sim(dev, &module, &p, 1, true)?;
-        let (kern_s, _) = time_native(&mut (case.kernel_native)(&p));
+        let (kern_s, _) = time_native(&mut (case.kernel_native)(&p), 3, NATIVE_SECONDS);
         let ratio = wi as f64 * per_wi / kern_s.max(1e-12);
         let phases = module
             .block_phases(p.kernel)
@@ -317,20 +324,27 @@ fn bench_case(dev: &Device, case: &Case, quick: bool) -> Res<Row> {
         let grow = ((min * 1.3 / s.max(1e-6)).ceil() as u64).clamp(2, 16);
         threads *= grow;
     };
-    // The three configurations take turns, so that a stretch in which the shared machine gives
-    // this process less CPU hurts all of them alike (the parallel speed-up compares two).
+    // The five configurations (ptxsim on all cores, without the checker, on one core, and
+    // the two native versions) take turns, so that a stretch in which the shared machine gives
+    // this process less CPU hurts all of them alike: the ratios compare times measured in the
+    // same stretches. Each native version runs for at least NATIVE_SECONDS in all (at least
+    // one run a turn, three in all).
+    let mut native = (case.native)(&p);
+    let mut kernel_native = (case.kernel_native)(&p);
+    let (turn_runs, turn_secs) = (3u32.div_ceil(reps), NATIVE_SECONDS / reps as f64);
     let (mut sim_s, warp_instructions, out, _) = run_sim(dev, &module, &p, 0, true)?;
     let (mut sim_nocheck_s, _, _, _) = run_sim(dev, &module, &p, 0, false)?;
     let (mut sim_1thread_s, _, out1, _) = run_sim(dev, &module, &p, 1, true)?;
+    let (mut native_s, want) = time_native(&mut native, turn_runs, turn_secs);
+    let (mut kernel_native_s, want_k) = time_native(&mut kernel_native, turn_runs, turn_secs);
     for _ in 1..reps {
         sim_s = sim_s.min(run_sim(dev, &module, &p, 0, true)?.0);
         sim_nocheck_s = sim_nocheck_s.min(run_sim(dev, &module, &p, 0, false)?.0);
         sim_1thread_s = sim_1thread_s.min(run_sim(dev, &module, &p, 1, true)?.0);
+        native_s = native_s.min(time_native(&mut native, turn_runs, turn_secs).0);
+        kernel_native_s =
+            kernel_native_s.min(time_native(&mut kernel_native, turn_runs, turn_secs).0);
     }
-    let mut native = (case.native)(&p);
-    let (native_s, want) = time_native(&mut native);
-    let mut kernel_native = (case.kernel_native)(&p);
-    let (kernel_native_s, want_k) = time_native(&mut kernel_native);
     Ok(Row {
         name: case.name,
         threads: p.threads(),
@@ -612,7 +626,7 @@ fn main() -> Res<()> {
         );
     }
     println!("{numba_note}");
-    println!("sim: ptxsim, checker on (the default), best of 5 launches (the configurations alternate); Mwi/s: million warp-instructions/s; nochk: checker off");
+    println!("sim: ptxsim, checker on (the default), best of 5 launches (the configurations, native ones included, take turns); Mwi/s: million warp-instructions/s; nochk: checker off");
     println!("kern: native Rust transliteration of the CUDA kernel (loops over blocks and threads, barrier phases, lane arrays), single-threaded");
     println!("idiom: idiomatic single-threaded native Rust for the same result (vectorisable loops); x kern / x idiom: ptxsim time / native time, same problem");
     println!("x numba: Numba CUDA simulator time / ptxsim time, both on the same smaller problem (same inputs, checked equal)");
