@@ -1563,10 +1563,9 @@ fn setp<const W: usize>(
         }
         _ => false,
     };
-    for w in 0..at.nwords {
-        if direct {
-            break;
-        }
+    // Otherwise thread by thread, a 64-thread word at a time.
+    let by_thread = if direct { 0 } else { at.nwords };
+    for w in 0..by_thread {
         if at.act.0[w] == 0 {
             continue;
         }
