@@ -607,6 +607,9 @@ impl<'a> Worker<'a> {
         {
             return affine_write(bt, k, i, at, local);
         }
+        // Closures that use an instruction's type take it by value (`move`): taken by
+        // reference, the build read it from memory in every lane and left the loop scalar
+        // (`alu::shr`'s was a tenth of reduceWarpShuffle's time).
         match i.op {
             Op::Nop => Ok(()),
             Op::Mov => lanes1(bt, k, at, r, |a| a),
@@ -620,10 +623,10 @@ impl<'a> Worker<'a> {
             Op::Not => lanes1(bt, k, at, r, |a| !a),
             Op::Neg => lanes1(bt, k, at, r, |a| a.wrapping_neg()),
             Op::Selp => lanes3(bt, k, at, r, |a, b, c| if c & 1 != 0 { a } else { b }),
-            Op::Shl { bits } => lanes2(bt, k, at, r, |a, b| alu::shl(a, b, bits)),
-            Op::Shr { ty } => lanes2(bt, k, at, r, |a, b| alu::shr(a, b, ty)),
-            Op::Min(t) => lanes2(bt, k, at, r, |a, b| alu::min(a, b, t)),
-            Op::Max(t) => lanes2(bt, k, at, r, |a, b| alu::max(a, b, t)),
+            Op::Shl { bits } => lanes2(bt, k, at, r, move |a, b| alu::shl(a, b, bits)),
+            Op::Shr { ty } => lanes2(bt, k, at, r, move |a, b| alu::shr(a, b, ty)),
+            Op::Min(t) => lanes2(bt, k, at, r, move |a, b| alu::min(a, b, t)),
+            Op::Max(t) => lanes2(bt, k, at, r, move |a, b| alu::max(a, b, t)),
             // 32-bit operands (`plan`): without `alu::mul_wide`'s i128, so that it vectorises.
             Op::MulWide(t) if t.signed => lanes2(bt, k, at, r, |a, b| {
                 (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64
@@ -646,30 +649,30 @@ impl<'a> Worker<'a> {
                 macro_rules! setp {
                     ($ext:expr) => {
                         match cmp {
-                            Cmp::Lt => setp(bt, k, at, r, step, |x, y| $ext(x) < $ext(y)),
-                            Cmp::Le => setp(bt, k, at, r, step, |x, y| $ext(x) <= $ext(y)),
-                            Cmp::Gt => setp(bt, k, at, r, step, |x, y| $ext(x) > $ext(y)),
-                            Cmp::Ge => setp(bt, k, at, r, step, |x, y| $ext(x) >= $ext(y)),
-                            Cmp::Eq => setp(bt, k, at, r, eq, |x, y| $ext(x) == $ext(y)),
-                            Cmp::Ne => setp(bt, k, at, r, ne, |x, y| $ext(x) != $ext(y)),
-                            c => setp(bt, k, at, r, None, |x, y| {
+                            Cmp::Lt => setp(bt, k, at, r, step, move |x, y| $ext(x) < $ext(y)),
+                            Cmp::Le => setp(bt, k, at, r, step, move |x, y| $ext(x) <= $ext(y)),
+                            Cmp::Gt => setp(bt, k, at, r, step, move |x, y| $ext(x) > $ext(y)),
+                            Cmp::Ge => setp(bt, k, at, r, step, move |x, y| $ext(x) >= $ext(y)),
+                            Cmp::Eq => setp(bt, k, at, r, eq, move |x, y| $ext(x) == $ext(y)),
+                            Cmp::Ne => setp(bt, k, at, r, ne, move |x, y| $ext(x) != $ext(y)),
+                            c => setp(bt, k, at, r, None, move |x, y| {
                                 cmp_ord(c, Some($ext(x).cmp(&$ext(y))))
                             }),
                         }
                     };
                 }
                 if ty.signed {
-                    setp!(|v| alu::sext(v, b))
+                    setp!(move |v| alu::sext(v, b))
                 } else {
-                    setp!(|v| alu::zext(v, b))
+                    setp!(move |v| alu::zext(v, b))
                 }
             }
             Op::Cvta { to, space } => {
                 let win = super::memops::window(space);
                 if to {
-                    lanes1(bt, k, at, r, |a| a.wrapping_sub(win))
+                    lanes1(bt, k, at, r, move |a| a.wrapping_sub(win))
                 } else {
-                    lanes1(bt, k, at, r, |a| a.wrapping_add(win))
+                    lanes1(bt, k, at, r, move |a| a.wrapping_add(win))
                 }
             }
             Op::LdK { size, n, sext } => {
@@ -684,7 +687,7 @@ impl<'a> Worker<'a> {
                     } else {
                         v
                     };
-                    lanes1(bt, k, at, [slot, NONE, NONE, NONE, NONE, NONE], |_| v)?;
+                    lanes1(bt, k, at, [slot, NONE, NONE, NONE, NONE, NONE], move |_| v)?;
                 }
                 Ok(())
             }

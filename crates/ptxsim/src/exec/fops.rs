@@ -99,26 +99,26 @@ pub fn int_cmp_mask(k: impl LaneMasks, w: &Warp, i: &Inst, cmp: Cmp, ty: IntTy) 
     if ty.signed {
         let b = ty.bits;
         match cmp {
-            Cmp::Lt => cmp_mask(k, w, i, |x, y| alu::sext(x, b) < alu::sext(y, b)),
-            Cmp::Le => cmp_mask(k, w, i, |x, y| alu::sext(x, b) <= alu::sext(y, b)),
-            Cmp::Gt => cmp_mask(k, w, i, |x, y| alu::sext(x, b) > alu::sext(y, b)),
-            Cmp::Ge => cmp_mask(k, w, i, |x, y| alu::sext(x, b) >= alu::sext(y, b)),
-            Cmp::Eq => cmp_mask(k, w, i, |x, y| alu::sext(x, b) == alu::sext(y, b)),
-            Cmp::Ne => cmp_mask(k, w, i, |x, y| alu::sext(x, b) != alu::sext(y, b)),
-            c => cmp_mask(k, w, i, |x, y| {
+            Cmp::Lt => cmp_mask(k, w, i, move |x, y| alu::sext(x, b) < alu::sext(y, b)),
+            Cmp::Le => cmp_mask(k, w, i, move |x, y| alu::sext(x, b) <= alu::sext(y, b)),
+            Cmp::Gt => cmp_mask(k, w, i, move |x, y| alu::sext(x, b) > alu::sext(y, b)),
+            Cmp::Ge => cmp_mask(k, w, i, move |x, y| alu::sext(x, b) >= alu::sext(y, b)),
+            Cmp::Eq => cmp_mask(k, w, i, move |x, y| alu::sext(x, b) == alu::sext(y, b)),
+            Cmp::Ne => cmp_mask(k, w, i, move |x, y| alu::sext(x, b) != alu::sext(y, b)),
+            c => cmp_mask(k, w, i, move |x, y| {
                 cmp_ord(c, Some(alu::sext(x, b).cmp(&alu::sext(y, b))))
             }),
         }
     } else {
         let b = ty.bits;
         match cmp {
-            Cmp::Lt => cmp_mask(k, w, i, |x, y| alu::zext(x, b) < alu::zext(y, b)),
-            Cmp::Le => cmp_mask(k, w, i, |x, y| alu::zext(x, b) <= alu::zext(y, b)),
-            Cmp::Gt => cmp_mask(k, w, i, |x, y| alu::zext(x, b) > alu::zext(y, b)),
-            Cmp::Ge => cmp_mask(k, w, i, |x, y| alu::zext(x, b) >= alu::zext(y, b)),
-            Cmp::Eq => cmp_mask(k, w, i, |x, y| alu::zext(x, b) == alu::zext(y, b)),
-            Cmp::Ne => cmp_mask(k, w, i, |x, y| alu::zext(x, b) != alu::zext(y, b)),
-            c => cmp_mask(k, w, i, |x, y| {
+            Cmp::Lt => cmp_mask(k, w, i, move |x, y| alu::zext(x, b) < alu::zext(y, b)),
+            Cmp::Le => cmp_mask(k, w, i, move |x, y| alu::zext(x, b) <= alu::zext(y, b)),
+            Cmp::Gt => cmp_mask(k, w, i, move |x, y| alu::zext(x, b) > alu::zext(y, b)),
+            Cmp::Ge => cmp_mask(k, w, i, move |x, y| alu::zext(x, b) >= alu::zext(y, b)),
+            Cmp::Eq => cmp_mask(k, w, i, move |x, y| alu::zext(x, b) == alu::zext(y, b)),
+            Cmp::Ne => cmp_mask(k, w, i, move |x, y| alu::zext(x, b) != alu::zext(y, b)),
+            c => cmp_mask(k, w, i, move |x, y| {
                 cmp_ord(c, Some(alu::zext(x, b).cmp(&alu::zext(y, b))))
             }),
         }

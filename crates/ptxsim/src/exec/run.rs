@@ -86,8 +86,11 @@ impl Worker<'_> {
                 Op::Not => un(&mut w.regs, i, m, |a| !a),
                 Op::Neg => un(&mut w.regs, i, m, |a| a.wrapping_neg()),
                 Op::PNot => un(&mut w.regs, i, m, |a| (a & 1) ^ 1),
-                Op::CNot { bits } => un(&mut w.regs, i, m, |a| (alu::zext(a, bits) == 0) as u64),
-                Op::Shl { bits } => bin(&mut w.regs, i, m, |a, b| alu::shl(a, b, bits)),
+                Op::CNot { bits } => {
+                    un(&mut w.regs, i, m, move |a| (alu::zext(a, bits) == 0) as u64)
+                }
+                // (Closures that use the type take it by value, as in `block::block_op`.)
+                Op::Shl { bits } => bin(&mut w.regs, i, m, move |a, b| alu::shl(a, b, bits)),
                 Op::Shr { ty } => match (ty.bits, ty.signed) {
                     // The common widths with the type fixed, so that the lane loop vectorises.
                     (32, false) => bin(&mut w.regs, i, m, |a, b| {
@@ -101,9 +104,9 @@ impl Worker<'_> {
                     (32, true) => bin(&mut w.regs, i, m, |a, b| {
                         ((a as i32) >> (b as u32).min(31)) as i64 as u64
                     }),
-                    _ => bin(&mut w.regs, i, m, |a, b| alu::shr(a, b, ty)),
+                    _ => bin(&mut w.regs, i, m, move |a, b| alu::shr(a, b, ty)),
                 },
-                Op::MulHi(t) => bin(&mut w.regs, i, m, |a, b| alu::mul_hi(a, b, t)),
+                Op::MulHi(t) => bin(&mut w.regs, i, m, move |a, b| alu::mul_hi(a, b, t)),
                 Op::MulWide(t) => {
                     if t.bits == 32 && !t.signed {
                         bin(&mut w.regs, i, m, |a, b| {
@@ -114,20 +117,20 @@ impl Worker<'_> {
                             ((a as i32 as i64) * (b as i32 as i64)) as u64
                         })
                     } else {
-                        bin(&mut w.regs, i, m, |a, b| alu::mul_wide(a, b, t))
+                        bin(&mut w.regs, i, m, move |a, b| alu::mul_wide(a, b, t))
                     }
                 }
-                Op::MadHi(t) => tern(&mut w.regs, i, m, |a, b, c| {
+                Op::MadHi(t) => tern(&mut w.regs, i, m, move |a, b, c| {
                     alu::mul_hi(a, b, t).wrapping_add(c)
                 }),
-                Op::MadWide(t) => tern(&mut w.regs, i, m, |a, b, c| {
+                Op::MadWide(t) => tern(&mut w.regs, i, m, move |a, b, c| {
                     alu::mul_wide(a, b, t).wrapping_add(c)
                 }),
-                Op::Div(t) => bin(&mut w.regs, i, m, |a, b| alu::div(a, b, t)),
-                Op::Rem(t) => bin(&mut w.regs, i, m, |a, b| alu::rem(a, b, t)),
-                Op::Min(t) => bin(&mut w.regs, i, m, |a, b| alu::min(a, b, t)),
-                Op::Max(t) => bin(&mut w.regs, i, m, |a, b| alu::max(a, b, t)),
-                Op::Abs(t) => un(&mut w.regs, i, m, |a| {
+                Op::Div(t) => bin(&mut w.regs, i, m, move |a, b| alu::div(a, b, t)),
+                Op::Rem(t) => bin(&mut w.regs, i, m, move |a, b| alu::rem(a, b, t)),
+                Op::Min(t) => bin(&mut w.regs, i, m, move |a, b| alu::min(a, b, t)),
+                Op::Max(t) => bin(&mut w.regs, i, m, move |a, b| alu::max(a, b, t)),
+                Op::Abs(t) => un(&mut w.regs, i, m, move |a| {
                     alu::sext(a, t.bits).wrapping_abs() as u64
                 }),
                 Op::AddSat => bin(&mut w.regs, i, m, |a, b| {
