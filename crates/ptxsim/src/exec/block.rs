@@ -31,6 +31,10 @@
 //! instruction budget, or with compiled code turned off (`JitMode::Off`: exact interpreted
 //! counts), do not use it.
 //!
+//! **Control:** groups of threads per PC, the lowest PC first, as the warp interpreter does;
+//! a forward branch over straight-line code that part of a group takes keeps the group whole
+//! (the others run the code, the takers wait and rejoin at the target).
+//!
 //! Counting: an instruction counts once per warp with a thread at it, as the interpreter
 //! counts a warp's group. Nothing here parses PTX or knows about the warps' scheduling.
 
@@ -307,6 +311,9 @@ pub struct BlockTier<'a> {
     splat: Vec<[u64; 64]>,
     /// Per instruction: whether the code from there only exits (`lower::uniform::exits_only`).
     exits: Vec<bool>,
+    /// Per instruction: the first branch, barrier or exit at or after it (straight-line code
+    /// runs up to there), or the code's length.
+    straight: Vec<u32>,
 }
 
 impl BlockTier<'_> {
@@ -414,6 +421,14 @@ impl<'a> Worker<'a> {
             bt.exits = (0..prog.code.len())
                 .map(|pc| crate::lower::uniform::exits_only(&prog.code, pc))
                 .collect();
+            let mut end = prog.code.len() as u32;
+            bt.straight = vec![0; prog.code.len()];
+            for (pc, i) in prog.code.iter().enumerate().rev() {
+                if matches!(i.op, Op::Bra | Op::Bar(_) | Op::Exit | Op::Ret) {
+                    end = pc as u32;
+                }
+                bt.straight[pc] = end;
+            }
             self.block_tier_registers(bt);
         }
         // Each block: its `%ctaid`, and the registers it may read before writing cleared.
@@ -473,6 +488,10 @@ impl<'a> Worker<'a> {
             // Warps with a thread in the group: what each of its instructions counts.
             let mut warps = m.warps(nwords);
             let resched = groups.iter().map(|g| g.0).min().unwrap_or(u32::MAX);
+            // A forward branch over straight-line code that part of the group takes: the
+            // others run that code while the takers wait here, `(pc, threads)`, and rejoin them
+            // at the target, as a group at the target would be (no group splits and merges).
+            let mut join: Option<(u32, Mask<W>)> = None;
             loop {
                 steps += 1;
                 if steps.is_multiple_of(CHECK_EVERY) && self.stop_requested() {
@@ -500,7 +519,17 @@ impl<'a> Worker<'a> {
                             }
                             continue;
                         }
-                        if act.any() {
+                        let over_straight = target > pc + 1
+                            && target <= resched
+                            && bt
+                                .straight
+                                .get(pc as usize + 1)
+                                .is_some_and(|&e| e >= target);
+                        if act.any() && over_straight && join.is_none() {
+                            join = Some((target, act));
+                            m = m.and_not(&act);
+                            warps = m.warps(nwords);
+                        } else if act.any() {
                             ready_at(&mut groups, target, act);
                             ready_at(&mut groups, pc + 1, m.and_not(&act));
                             break;
@@ -546,6 +575,11 @@ impl<'a> Worker<'a> {
                     }
                 }
                 pc += 1;
+                if let Some((_, waiting)) = join.filter(|j| j.0 == pc) {
+                    m = m.or(&waiting);
+                    warps = m.warps(nwords);
+                    join = None;
+                }
                 if pc >= resched {
                     ready_at(&mut groups, pc, m);
                     break;
