@@ -489,8 +489,8 @@ impl<'a> Worker<'a> {
             let mut warps = m.warps(nwords);
             let resched = groups.iter().map(|g| g.0).min().unwrap_or(u32::MAX);
             // A forward branch over straight-line code that part of the group takes: the
-            // others run that code while the takers wait here, `(pc, threads)`, and rejoin them
-            // at the target, as a group at the target would be (no group splits and merges).
+            // others run that code while the takers wait here as `(target, threads)`, and
+            // rejoin them at the target, as a group waiting there would (no split and merge).
             let mut join: Option<(u32, Mask<W>)> = None;
             loop {
                 steps += 1;

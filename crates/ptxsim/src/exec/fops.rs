@@ -96,32 +96,28 @@ pub fn cmp_mask<K: LaneMasks>(k: K, w: &Warp, i: &Inst, f: impl Fn(u64, u64) -> 
 
 #[inline(always)]
 pub fn int_cmp_mask(k: impl LaneMasks, w: &Warp, i: &Inst, cmp: Cmp, ty: IntTy) -> u32 {
+    let b = ty.bits;
+    // One lane loop per comparison and extension, each closure taking the width by value, so
+    // that each vectorises.
+    macro_rules! by_cmp {
+        ($ext:path) => {
+            match cmp {
+                Cmp::Lt => cmp_mask(k, w, i, move |x, y| $ext(x, b) < $ext(y, b)),
+                Cmp::Le => cmp_mask(k, w, i, move |x, y| $ext(x, b) <= $ext(y, b)),
+                Cmp::Gt => cmp_mask(k, w, i, move |x, y| $ext(x, b) > $ext(y, b)),
+                Cmp::Ge => cmp_mask(k, w, i, move |x, y| $ext(x, b) >= $ext(y, b)),
+                Cmp::Eq => cmp_mask(k, w, i, move |x, y| $ext(x, b) == $ext(y, b)),
+                Cmp::Ne => cmp_mask(k, w, i, move |x, y| $ext(x, b) != $ext(y, b)),
+                c => cmp_mask(k, w, i, move |x, y| {
+                    cmp_ord(c, Some($ext(x, b).cmp(&$ext(y, b))))
+                }),
+            }
+        };
+    }
     if ty.signed {
-        let b = ty.bits;
-        match cmp {
-            Cmp::Lt => cmp_mask(k, w, i, move |x, y| alu::sext(x, b) < alu::sext(y, b)),
-            Cmp::Le => cmp_mask(k, w, i, move |x, y| alu::sext(x, b) <= alu::sext(y, b)),
-            Cmp::Gt => cmp_mask(k, w, i, move |x, y| alu::sext(x, b) > alu::sext(y, b)),
-            Cmp::Ge => cmp_mask(k, w, i, move |x, y| alu::sext(x, b) >= alu::sext(y, b)),
-            Cmp::Eq => cmp_mask(k, w, i, move |x, y| alu::sext(x, b) == alu::sext(y, b)),
-            Cmp::Ne => cmp_mask(k, w, i, move |x, y| alu::sext(x, b) != alu::sext(y, b)),
-            c => cmp_mask(k, w, i, move |x, y| {
-                cmp_ord(c, Some(alu::sext(x, b).cmp(&alu::sext(y, b))))
-            }),
-        }
+        by_cmp!(alu::sext)
     } else {
-        let b = ty.bits;
-        match cmp {
-            Cmp::Lt => cmp_mask(k, w, i, move |x, y| alu::zext(x, b) < alu::zext(y, b)),
-            Cmp::Le => cmp_mask(k, w, i, move |x, y| alu::zext(x, b) <= alu::zext(y, b)),
-            Cmp::Gt => cmp_mask(k, w, i, move |x, y| alu::zext(x, b) > alu::zext(y, b)),
-            Cmp::Ge => cmp_mask(k, w, i, move |x, y| alu::zext(x, b) >= alu::zext(y, b)),
-            Cmp::Eq => cmp_mask(k, w, i, move |x, y| alu::zext(x, b) == alu::zext(y, b)),
-            Cmp::Ne => cmp_mask(k, w, i, move |x, y| alu::zext(x, b) != alu::zext(y, b)),
-            c => cmp_mask(k, w, i, move |x, y| {
-                cmp_ord(c, Some(alu::zext(x, b).cmp(&alu::zext(y, b))))
-            }),
-        }
+        by_cmp!(alu::zext)
     }
 }
 

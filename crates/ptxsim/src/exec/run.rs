@@ -89,7 +89,7 @@ impl Worker<'_> {
                 Op::CNot { bits } => {
                     un(&mut w.regs, i, m, move |a| (alu::zext(a, bits) == 0) as u64)
                 }
-                // (The integer closures below that use the type take it by value, as in
+                // (The closures from here to `Abs` that use the type take it by value, as in
                 // `block::block_op`, so that their lane loops vectorise.)
                 Op::Shl { bits } => bin(&mut w.regs, i, m, move |a, b| alu::shl(a, b, bits)),
                 Op::Shr { ty } => match (ty.bits, ty.signed) {
