@@ -1,7 +1,11 @@
 //! `--tier-costs`: what one instruction costs in the block tier, by kind. A kernel whose loop
 //! is six block-uniform instructions (two adds, a xor, a barrier, a compare, a branch) runs
 //! 64 blocks of 256 threads on one worker, plain and with one instruction of each kind added
-//! to its loop; the difference per iteration is that instruction's cost for a whole block.
+//! to its loop (two in the rows marked x2, so that no destination is its own source, which
+//! the tier copies first, and each result is read: nothing computes an unread register); the
+//! difference per iteration is that instruction's cost for a whole block. "uniform", "affine"
+//! and "lanes" say how the tier holds the operands (`BlockSlot`); an unread result costs
+//! only the dispatch.
 //! Best of `rounds` alternated runs of 15 launches each, checker on and off. A measurement,
 //! not a test (these machines are noisy: compare rows of one run).
 
@@ -28,6 +32,8 @@ const LOOP: &str = r#"
   add.s64 %rd7, %rd6, %rd5;
   mov.f32 %f1, 0f3F800000;
   st.shared.f32 [%rd7], %f1;
+  shr.u32 %r9, %r6, 1;
+  mov.b32 %f2, %r9;
 L:
   //BODY
   add.u32 %r2, %r2, 1;
@@ -51,13 +57,31 @@ DONE:
 "#;
 
 /// (name, instruction added to the loop).
-const KINDS: [(&str, &str); 6] = [
+const KINDS: [(&str, &str); 10] = [
     ("(the loop alone)", ""),
-    ("add.u32, uniform", "add.u32 %r8, %r2, %r3;"),
-    ("add.u32, affine", "add.u32 %r7, %r6, %r2;"),
-    ("add.f32, lanes", "add.f32 %f1, %f1, %f1;"),
+    ("add.u32, uniform", "add.u32 %r3, %r3, %r2;"),
+    ("add.u32, result unread", "add.u32 %r7, %r6, %r2;"),
+    ("add.f32, uniform", "add.f32 %f1, %f1, %f1;"),
     ("ld.shared, unit stride", "ld.shared.f32 %f2, [%rd7];"),
     ("st.shared, unit stride", "st.shared.f32 [%rd7], %f1;"),
+    // Two instructions each, so that no destination is its own source (which the tier
+    // copies first) and each result is read.
+    (
+        "add.u32 x2, lanes",
+        "add.u32 %r8, %r9, %r2; add.u32 %r9, %r8, %r2;",
+    ),
+    (
+        "add.f32 x2, lanes",
+        "add.f32 %f3, %f2, %f1; add.f32 %f2, %f3, %f1;",
+    ),
+    (
+        "shr.u32 x2, lanes",
+        "shr.u32 %r8, %r9, 1; shr.u32 %r9, %r8, 1;",
+    ),
+    (
+        "shfl.down + add.u32, lanes",
+        "shfl.sync.down.b32 %r8, %r9, 1, 31, -1; add.u32 %r9, %r8, %r2;",
+    ),
 ];
 
 const BLOCKS: u32 = 64;

@@ -1508,6 +1508,9 @@ fn uval(u: &[u64], s: Slot) -> u64 {
 /// 64 lanes of 0.
 static ZEROS: [u64; 64] = [0; 64];
 
+// `lanes1`, `lanes2` and `lanes3` mark their per-thread closures `#[inline(always)]`: in the
+// tier's one large function the build otherwise called some of them once per thread (a scalar
+// loop; `shr.u32` on lanes cost 2x as much with AVX2).
 #[inline(always)]
 fn lanes1<const W: usize>(
     bt: &mut BlockTier,
@@ -1522,7 +1525,14 @@ fn lanes1<const W: usize>(
     if let Some(d) = uniform_dest(k, r) {
         return scalar(bt, at, |u| u[d] = f(uval(u, r[1])));
     }
-    lanes::<1, W>(bt, k, at, r, |s, j| f(s[0][j]))
+    lanes::<1, W>(
+        bt,
+        k,
+        at,
+        r,
+        #[inline(always)]
+        |s, j| f(s[0][j]),
+    )
 }
 
 #[inline(always)]
@@ -1539,7 +1549,14 @@ fn lanes2<const W: usize>(
     if let Some(d) = uniform_dest(k, r) {
         return scalar(bt, at, |u| u[d] = f(uval(u, r[1]), uval(u, r[2])));
     }
-    lanes::<2, W>(bt, k, at, r, |s, j| f(s[0][j], s[1][j]))
+    lanes::<2, W>(
+        bt,
+        k,
+        at,
+        r,
+        #[inline(always)]
+        |s, j| f(s[0][j], s[1][j]),
+    )
 }
 
 #[inline(always)]
@@ -1558,7 +1575,14 @@ fn lanes3<const W: usize>(
             u[d] = f(uval(u, r[1]), uval(u, r[2]), uval(u, r[3]))
         });
     }
-    lanes::<3, W>(bt, k, at, r, |s, j| f(s[0][j], s[1][j], s[2][j]))
+    lanes::<3, W>(
+        bt,
+        k,
+        at,
+        r,
+        #[inline(always)]
+        |s, j| f(s[0][j], s[1][j], s[2][j]),
+    )
 }
 
 /// `setp`: `r[0][t] = f(r[1][t], r[2][t])` and `r[4][t]` its negation (when not `NONE`), for
