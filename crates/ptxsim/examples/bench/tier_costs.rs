@@ -3,9 +3,9 @@
 //! 64 blocks of 256 threads on one worker, plain and with one instruction of each kind added
 //! to its loop (two in the rows marked x2, so that no destination is its own source, which
 //! the tier copies first, and each result is read: nothing computes an unread register); the
-//! difference per iteration is that instruction's cost for a whole block. "uniform", "affine"
-//! and "lanes" say how the tier holds the operands (`BlockSlot`); an unread result costs
-//! only the dispatch.
+//! difference per iteration is that instruction's cost for a whole block. "uniform" and
+//! "lanes" say how the tier holds the operands (`BlockSlot`); an unread result costs only the
+//! dispatch.
 //! Best of `rounds` alternated runs of 15 launches each, checker on and off. A measurement,
 //! not a test (these machines are noisy: compare rows of one run).
 
