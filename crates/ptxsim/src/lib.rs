@@ -206,6 +206,12 @@ impl HostBuild {
         })
     }
 
+    /// The build this CPU runs under the cap `self` (the best it has up to the cap): what a
+    /// launch with `LaunchConfig::host == self` runs.
+    pub fn runs(self) -> HostBuild {
+        exec::Build::new(self).host()
+    }
+
     /// The builds this CPU can run, from the baseline up.
     pub fn available() -> Vec<HostBuild> {
         [HostBuild::Baseline, HostBuild::Avx2, HostBuild::Avx512]

@@ -537,13 +537,8 @@ fn main() -> Res<()> {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    // The build of the lane loops this CPU runs: the ratios differ between AVX-512 and AVX2
-    // machines (session 23 measured Y 22.8 on AVX2 against 10.5-12.8 with AVX-512).
-    let build = ptxsim::HostBuild::available()
-        .into_iter()
-        .filter(|&b| b <= ptxsim::HostBuild::from_env())
-        .max()
-        .unwrap_or(ptxsim::HostBuild::Baseline);
+    // The ratios differ between AVX-512 and AVX2 machines (docs/block-tier.md, session 23).
+    let build = ptxsim::HostBuild::from_env().runs();
     println!("ptxsim benchmark: {} tutorial CUDA kernels, {cores} cores, lane loops built for {build:?}, rates in threads/s (native ratios at the big size, Numba ratios on Numba's size)", all.len());
     let mut rows = Vec::new();
     for case in all.iter().copied() {

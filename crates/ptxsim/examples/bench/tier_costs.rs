@@ -64,8 +64,6 @@ const KINDS: [(&str, &str); 10] = [
     ("add.f32, uniform", "add.f32 %f1, %f1, %f1;"),
     ("ld.shared, unit stride", "ld.shared.f32 %f2, [%rd7];"),
     ("st.shared, unit stride", "st.shared.f32 [%rd7], %f1;"),
-    // Two instructions each, so that no destination is its own source (which the tier
-    // copies first) and each result is read.
     (
         "add.u32 x2, lanes",
         "add.u32 %r8, %r9, %r2; add.u32 %r9, %r8, %r2;",

@@ -256,6 +256,16 @@ fn every_compiled_operation_matches_the_interpreter() {
     }
 }
 
+/// `HostBuild::runs`: under each cap, the best build this CPU has that the cap allows.
+#[test]
+fn a_cap_runs_the_best_build_it_allows() {
+    let builds = HostBuild::available();
+    for cap in [HostBuild::Baseline, HostBuild::Avx2, HostBuild::Avx512] {
+        let best = builds.iter().copied().filter(|&b| b <= cap).max();
+        assert_eq!(Some(cap.runs()), best, "cap {cap:?}, builds {builds:?}");
+    }
+}
+
 /// The interpreter loop is compiled for baseline x86-64, AVX2 and AVX-512 (`exec::cpu`): each
 /// build this CPU has computes the same bits for every operation of `jit_ops.ptx` and the same
 /// results and instruction counts for divergent code as the baseline build.
