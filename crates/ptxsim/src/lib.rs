@@ -314,6 +314,11 @@ pub struct LaunchReport {
     /// threads side by side. A block it gives up on (any check it cannot pass, which the
     /// interpreter then reports) is run by the interpreter and not counted here.
     pub block_tier_blocks: u64,
+    /// Of those, blocks that replayed an earlier block's record (`PTXSIM_REPLAY=0` turns
+    /// replays off): the work that is the same in every block (loop counters, masks, shared
+    /// addresses and their checks) is skipped, and guards on data or `%ctaid` are checked
+    /// against the record.
+    pub block_tier_replays: u64,
 }
 
 /// Errors of parsing and lowering PTX.
@@ -695,6 +700,7 @@ impl Device {
                 && config.instruction_budget.is_none()
                 && exec::block::fits_block(prog, config.block)
                 && !matches!(env_choice("PTXSIM_BLOCK").as_str(), "0" | "off"),
+            block_replay: !matches!(env_choice("PTXSIM_REPLAY").as_str(), "0" | "off"),
             split_blocks: config.dynamic_shared_bytes == 0 && prog.warps_independent(),
             dyn_shared: config.dynamic_shared_bytes,
             shared_bytes: shared as u32,
@@ -706,6 +712,7 @@ impl Device {
             executed: AtomicU64::new(0),
             ganged: AtomicU64::new(0),
             block_tier_blocks: AtomicU64::new(0),
+            block_tier_replays: AtomicU64::new(0),
         };
         let out = pool::run(&ctx, nblocks, config.threads);
         lazy.ran(out.instructions);
@@ -722,6 +729,9 @@ impl Device {
                 ganged: ctx.ganged.load(std::sync::atomic::Ordering::Relaxed),
                 block_tier_blocks: ctx
                     .block_tier_blocks
+                    .load(std::sync::atomic::Ordering::Relaxed),
+                block_tier_replays: ctx
+                    .block_tier_replays
                     .load(std::sync::atomic::Ordering::Relaxed),
             }),
         }

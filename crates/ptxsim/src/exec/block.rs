@@ -40,6 +40,7 @@
 
 mod affine;
 mod races;
+mod replay;
 
 use super::alu;
 use super::fops::{cmp_ord, f32c, f32v};
@@ -314,6 +315,20 @@ pub struct BlockTier<'a> {
     /// Per instruction: the first branch, barrier or exit at or after it (straight-line code
     /// runs up to there), or the code's length.
     straight: Vec<u32>,
+    /// The record of a block and its replays (`replay`).
+    replay: replay::Replay,
+    /// The last shared access's unit-stride word (`shared_check`), for the record.
+    last_unit: Option<usize>,
+}
+
+impl BlockTier<'_> {
+    /// A worker's tier state; `replay`: blocks may replay a recorded one (`PTXSIM_REPLAY`).
+    pub fn new(replay: bool) -> Self {
+        BlockTier {
+            replay: replay::Replay::new(replay),
+            ..Default::default()
+        }
+    }
 }
 
 impl BlockTier<'_> {
@@ -342,7 +357,29 @@ impl<'a> Worker<'a> {
             return false;
         };
         self.shared_snapshot(&mut bt);
-        let r = self.block_tier_run(&mut bt, ctaid);
+        let mut r = Err(GiveUp);
+        if bt.replay.ready() && self.ctx.nthreads <= 256 {
+            r = self.block_replay_run(&mut bt, ctaid);
+            bt.replay.replayed(r.is_ok());
+            if r.is_ok() {
+                self.block_tier_replays += 1;
+            } else {
+                // Nothing of it is visible: the tier runs the block from its start.
+                self.shared.copy_from_slice(&bt.shared_at_start);
+                bt.stores.clear();
+            }
+        } else if self.ctx.nthreads <= 256 {
+            bt.replay.start();
+        }
+        if r.is_err() {
+            r = self.block_tier_run(&mut bt, ctaid);
+            if bt.replay.recording {
+                match r {
+                    Ok(count) => bt.replay.finish(self.ctx.prog, count),
+                    Err(GiveUp) => bt.replay.abandon(),
+                }
+            }
+        }
         let ok = match r {
             Ok(count) => {
                 for &(p, off, size, v) in &bt.stores {
@@ -370,6 +407,11 @@ impl<'a> Worker<'a> {
     /// Blocks this worker ran in the block tier.
     pub fn block_tier_blocks(&self) -> u64 {
         self.block_tier_done
+    }
+
+    /// Blocks this worker ran in the block tier by replaying a recorded one (`replay`).
+    pub fn block_tier_replayed(&self) -> u64 {
+        self.block_tier_replays
     }
 
     fn shared_snapshot(&self, bt: &mut BlockTier<'a>) {
@@ -431,23 +473,7 @@ impl<'a> Worker<'a> {
             }
             self.block_tier_registers(bt);
         }
-        // Each block: its `%ctaid`, and the registers it may read before writing cleared.
-        for &(s, r) in &prog.sregs {
-            if let crate::ir::SReg::Ctaid(k) = r {
-                set_all(bt, kinds, s, ctaid[k.min(2) as usize] as u64);
-            }
-        }
-        for &s in &prog.entry_live {
-            set_all(bt, kinds, s, 0);
-        }
-        // Padded by a block's worth of words, so that unit-stride loops may run over whole
-        // 64-thread words past the last one a thread touches.
-        // The records hold the epochs of earlier blocks, which never match this block's: they
-        // are cleared only when the epochs run out (`epoch` is 15 bits).
-        let words = (ctx.shared_bytes as usize).div_ceil(4) + stride;
-        if bt.races.fit(words, bt.epoch > 0x4000) {
-            bt.epoch = 0;
-        }
+        self.block_begin(bt, ctaid);
         let mut live = Mask::<W>::none();
         for (w, x) in live.0.iter_mut().enumerate().take(nwords) {
             let n = nt - w * 64;
@@ -465,6 +491,7 @@ impl<'a> Worker<'a> {
         let mut count = 0u64;
         let mut steps = 0u32;
         let code = &prog.code;
+        let rec = bt.replay.recording;
         loop {
             // The group at the lowest PC runs; the others wait.
             let Some(gi) = (0..groups.len()).min_by_key(|&g| groups[g].0) else {
@@ -477,6 +504,9 @@ impl<'a> Worker<'a> {
                 // Every live thread is at the barrier: the next interval.
                 groups.push((bar_pc + 1, at_bar));
                 at_bar = Mask::none();
+                if rec {
+                    bt.replay.epoch();
+                }
                 epoch += 1;
                 bt.epoch = epoch;
                 if epoch > 0x7FFF {
@@ -502,6 +532,9 @@ impl<'a> Worker<'a> {
                 };
                 let act = guarded(bt, kinds, i, &m, nwords);
                 count += warps;
+                if rec {
+                    bt.replay.push(pc, &m.0, &act.0, &staying.0);
+                }
                 match i.op {
                     Op::Bra => {
                         let target = i.imm as u32;
@@ -552,6 +585,9 @@ impl<'a> Worker<'a> {
                         if m == live && groups.is_empty() {
                             // The whole block arrived together (no one is parked or waits
                             // elsewhere): the next interval starts here, without parking.
+                            if rec {
+                                bt.replay.epoch();
+                            }
                             epoch += 1;
                             bt.epoch = epoch;
                             if epoch > 0x7FFF {
@@ -571,7 +607,10 @@ impl<'a> Worker<'a> {
                             staying: &staying,
                             nwords,
                         };
-                        self.block_op(bt, kinds, i, &at, epoch)?
+                        self.block_op(bt, kinds, i, &at, epoch)?;
+                        if rec {
+                            bt.replay.unit(bt.last_unit.take());
+                        }
                     }
                 }
                 pc += 1;
@@ -586,6 +625,97 @@ impl<'a> Worker<'a> {
                 }
             }
         }
+    }
+
+    /// What each block starts with: its `%ctaid`, the registers it may read before writing
+    /// cleared, and race records that fit.
+    #[inline(always)]
+    fn block_begin(&self, bt: &mut BlockTier<'a>, ctaid: [u32; 3]) {
+        let prog = self.ctx.prog;
+        let kinds = &prog.block_slots[..];
+        for &(s, r) in &prog.sregs {
+            if let crate::ir::SReg::Ctaid(k) = r {
+                set_all(bt, kinds, s, ctaid[k.min(2) as usize] as u64);
+            }
+        }
+        for &s in &prog.entry_live {
+            set_all(bt, kinds, s, 0);
+        }
+        // Padded by a block's worth of words, so that unit-stride loops may run over whole
+        // 64-thread words past the last one a thread touches.
+        // The records hold the epochs of earlier blocks, which never match this block's: they
+        // are cleared only when the epochs run out (`epoch` is 15 bits).
+        let words = (self.ctx.shared_bytes as usize).div_ceil(4) + bt.stride;
+        if bt.races.fit(words, bt.epoch > 0x4000) {
+            bt.epoch = 0;
+        }
+    }
+
+    /// Block `ctaid` by replaying the record of an earlier block of the launch
+    /// (`block::replay`): its instruction count, or `GiveUp` when a guard differs from the
+    /// record's or a check fails (the caller then runs the block in the tier from its start;
+    /// nothing of the replay is visible). Inlined into the builds of `cpu::block_replay_run`.
+    #[inline(always)]
+    pub(super) fn run_block_replay(
+        &mut self,
+        bt: &mut BlockTier<'a>,
+        ctaid: [u32; 3],
+    ) -> Result<u64, GiveUp> {
+        let prog = self.ctx.prog;
+        let nwords = (self.ctx.nthreads as usize).div_ceil(64);
+        if nwords > 4 || prog.block_slots.len() != prog.nslots as usize || bt.regs.is_empty() {
+            return Err(GiveUp);
+        }
+        self.block_begin(bt, ctaid);
+        bt.epoch += 1;
+        let steps = std::mem::take(&mut bt.replay.steps);
+        let r = self.replay_steps(bt, &steps, nwords);
+        bt.replay.steps = steps;
+        r.map(|()| bt.replay.count)
+    }
+
+    /// `run_block_replay`'s steps.
+    #[inline(always)]
+    fn replay_steps(
+        &mut self,
+        bt: &mut BlockTier<'a>,
+        steps: &[replay::Step],
+        nwords: usize,
+    ) -> Result<(), GiveUp> {
+        let prog = self.ctx.prog;
+        let (code, kinds) = (&prog.code, &prog.block_slots[..]);
+        for s in steps {
+            if s.run == replay::Run::Epoch {
+                bt.epoch += 1;
+                if bt.epoch > 0x7FFF {
+                    return Err(GiveUp);
+                }
+                continue;
+            }
+            let i = code.get(s.pc as usize).ok_or(GiveUp)?;
+            let act = Mask::<4>(s.act);
+            if s.check && guarded(bt, kinds, i, &Mask::<4>(s.m), nwords) != act {
+                return Err(GiveUp);
+            }
+            let staying = Mask::<4>(s.staying);
+            let at = At {
+                act: &act,
+                staying: &staying,
+                nwords,
+            };
+            match s.run {
+                replay::Run::Op => {
+                    let epoch = bt.epoch;
+                    self.block_op(bt, kinds, i, &at, epoch)?
+                }
+                replay::Run::Shared(unit) if matches!(i.op, Op::Ld { .. }) => {
+                    self.shared_load(bt, kinds, i, &at, unit)
+                }
+                replay::Run::Shared(unit) => self.shared_store(bt, kinds, i, &at, unit),
+                replay::Run::No | replay::Run::Epoch => {}
+            }
+        }
+        Ok(())
     }
 
     /// Constants and special registers (`%ctaid` is set per block), copied from the warps'
@@ -727,39 +857,11 @@ impl<'a> Worker<'a> {
             }
             Op::Ld {
                 space: MemSpace::Shared,
-                sext,
                 ..
             } => {
                 let unit = self.shared_check(bt, k, i, at, epoch, false)?;
-                let sh: &[u32] = bytemuck::cast_slice(&self.shared);
-                let d = r[0] as usize * bt.stride;
-                if let (Some(c), false) = (unit, sext) {
-                    // Thread t reads word c + t: whole 64-thread words, branch-free where they
-                    // lie inside shared memory (only active lanes are written).
-                    for w in 0..at.nwords {
-                        let word = at.act.0[w];
-                        if word == 0 {
-                            continue;
-                        }
-                        let lo = c + w * 64;
-                        let dv = &mut bt.regs[d + w * 64..d + w * 64 + 64];
-                        if let Some(src) = sh.get(lo..lo + 64) {
-                            let on = flags(word);
-                            for j in 0..64 {
-                                dv[j] = (src[j] as u64 & on[j]) | (dv[j] & !on[j]);
-                            }
-                        } else {
-                            for_word(word, |j| dv[j] = sh[lo + j] as u64);
-                        }
-                    }
-                    return Ok(());
-                }
-                let (base, imm) = (r[4], i.imm as u64);
-                for_lanes(at.act, at.nwords, |t| {
-                    let off = val(bt, k, base, t).wrapping_add(imm) as u32 as usize;
-                    let v = sh[off >> 2] as u64;
-                    bt.regs[d + t] = if sext { alu::sext(v, 32) as u64 } else { v };
-                });
+                bt.last_unit = unit;
+                self.shared_load(bt, k, i, at, unit);
                 Ok(())
             }
             Op::St {
@@ -767,32 +869,8 @@ impl<'a> Worker<'a> {
                 ..
             } => {
                 let unit = self.shared_check(bt, k, i, at, epoch, true)?;
-                let sh: &mut [u32] = bytemuck::cast_slice_mut(&mut self.shared);
-                if let Some(c) = unit {
-                    // Thread t writes word c + t, as the load above.
-                    for w in 0..at.nwords {
-                        let word = at.act.0[w];
-                        if word == 0 {
-                            continue;
-                        }
-                        let v = bt.word(k, r[0], w);
-                        let lo = c + w * 64;
-                        if let Some(dst) = sh.get_mut(lo..lo + 64) {
-                            let on = flags32(word);
-                            for j in 0..64 {
-                                dst[j] = (v[j] as u32 & on[j]) | (dst[j] & !on[j]);
-                            }
-                        } else {
-                            for_word(word, |j| sh[lo + j] = v[j] as u32);
-                        }
-                    }
-                    return Ok(());
-                }
-                let (base, imm) = (r[4], i.imm as u64);
-                for_lanes(at.act, at.nwords, |t| {
-                    let off = val(bt, k, base, t).wrapping_add(imm) as u32 as usize;
-                    sh[off >> 2] = val(bt, k, r[0], t) as u32;
-                });
+                bt.last_unit = unit;
+                self.shared_store(bt, k, i, at, unit);
                 Ok(())
             }
             Op::Ld {
@@ -870,6 +948,91 @@ impl<'a> Worker<'a> {
             Op::Shfl(mode) => self.block_shfl(bt, k, i, at, mode),
             _ => Err(GiveUp),
         }
+    }
+
+    /// A 32-bit shared load for the threads `at.act`, its checks passed (`shared_check`);
+    /// `unit`: thread `t` reads word `c + t`.
+    #[inline(always)]
+    fn shared_load<const W: usize>(
+        &self,
+        bt: &mut BlockTier<'a>,
+        k: &[BlockSlot],
+        i: &Inst,
+        at: &At<W>,
+        unit: Option<usize>,
+    ) {
+        let (r, sext) = match i.op {
+            Op::Ld { sext, .. } => (i.r, sext),
+            _ => return,
+        };
+        let sh: &[u32] = bytemuck::cast_slice(&self.shared);
+        let d = r[0] as usize * bt.stride;
+        if let (Some(c), false) = (unit, sext) {
+            // Thread t reads word c + t: whole 64-thread words, branch-free where they
+            // lie inside shared memory (only active lanes are written).
+            for w in 0..at.nwords {
+                let word = at.act.0[w];
+                if word == 0 {
+                    continue;
+                }
+                let lo = c + w * 64;
+                let dv = &mut bt.regs[d + w * 64..d + w * 64 + 64];
+                if let Some(src) = sh.get(lo..lo + 64) {
+                    let on = flags(word);
+                    for j in 0..64 {
+                        dv[j] = (src[j] as u64 & on[j]) | (dv[j] & !on[j]);
+                    }
+                } else {
+                    for_word(word, |j| dv[j] = sh[lo + j] as u64);
+                }
+            }
+            return;
+        }
+        let (base, imm) = (r[4], i.imm as u64);
+        for_lanes(at.act, at.nwords, |t| {
+            let off = val(bt, k, base, t).wrapping_add(imm) as u32 as usize;
+            let v = sh[off >> 2] as u64;
+            bt.regs[d + t] = if sext { alu::sext(v, 32) as u64 } else { v };
+        });
+    }
+
+    /// A 32-bit shared store for the threads `at.act`, as `shared_load`.
+    #[inline(always)]
+    fn shared_store<const W: usize>(
+        &mut self,
+        bt: &mut BlockTier<'a>,
+        k: &[BlockSlot],
+        i: &Inst,
+        at: &At<W>,
+        unit: Option<usize>,
+    ) {
+        let r = i.r;
+        let sh: &mut [u32] = bytemuck::cast_slice_mut(&mut self.shared);
+        if let Some(c) = unit {
+            // Thread t writes word c + t, as the load above.
+            for w in 0..at.nwords {
+                let word = at.act.0[w];
+                if word == 0 {
+                    continue;
+                }
+                let v = bt.word(k, r[0], w);
+                let lo = c + w * 64;
+                if let Some(dst) = sh.get_mut(lo..lo + 64) {
+                    let on = flags32(word);
+                    for j in 0..64 {
+                        dst[j] = (v[j] as u32 & on[j]) | (dst[j] & !on[j]);
+                    }
+                } else {
+                    for_word(word, |j| sh[lo + j] = v[j] as u32);
+                }
+            }
+            return;
+        }
+        let (base, imm) = (r[4], i.imm as u64);
+        for_lanes(at.act, at.nwords, |t| {
+            let off = val(bt, k, base, t).wrapping_add(imm) as u32 as usize;
+            sh[off >> 2] = val(bt, k, r[0], t) as u32;
+        });
     }
 
     /// `shfl.sync` by whole warps with block-uniform operands (the reductions'

@@ -58,6 +58,9 @@ pub struct Ctx<'a> {
     /// Blocks may run in the block tier (`block`): the kernel is eligible and the launch
     /// allows it.
     pub block_tier: bool,
+    /// Blocks of the tier may replay a recorded block (`block::replay`; `PTXSIM_REPLAY=0`
+    /// turns it off).
+    pub block_replay: bool,
     /// The warps of a block may be run by different workers (`Program::warps_independent` and
     /// no dynamic shared memory): small launches then spread over the cores.
     pub split_blocks: bool,
@@ -76,6 +79,8 @@ pub struct Ctx<'a> {
     pub ganged: AtomicU64,
     /// Blocks the block tier ran to their end, added by each worker when it ends.
     pub block_tier_blocks: AtomicU64,
+    /// Of those, blocks run by replaying a recorded one.
+    pub block_tier_replays: AtomicU64,
 }
 
 /// A fatal finding: the launch stops.
@@ -296,6 +301,7 @@ pub struct Worker<'a> {
     block_tier: Option<Box<block::BlockTier<'a>>>,
     /// Blocks this worker ran in the block tier.
     block_tier_done: u64,
+    block_tier_replays: u64,
 }
 
 /// What a register file's constant and special-register rows depend on: the program and the
@@ -419,8 +425,11 @@ impl<'a> Worker<'a> {
             jit_ctx: ctx
                 .jit
                 .map(|j| crate::jit::JitCtx::new(ctx.params, ctx.global, j.caches)),
-            block_tier: ctx.block_tier.then(Box::default),
+            block_tier: ctx
+                .block_tier
+                .then(|| Box::new(block::BlockTier::new(ctx.block_replay))),
             block_tier_done: 0,
+            block_tier_replays: 0,
         }
     }
 

@@ -94,6 +94,8 @@ fn work_inner(ctx: &Ctx, next: &AtomicU64, nblocks: u64, parts: u32, claim: u64)
     ctx.ganged.fetch_add(wk.ganged, Ordering::Relaxed);
     ctx.block_tier_blocks
         .fetch_add(wk.block_tier_blocks(), Ordering::Relaxed);
+    ctx.block_tier_replays
+        .fetch_add(wk.block_tier_replayed(), Ordering::Relaxed);
     (outs, fault, wk.total)
 }
 

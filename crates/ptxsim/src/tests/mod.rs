@@ -18,6 +18,7 @@ mod jit_gang;
 mod jit_ragged;
 mod jit_shared;
 mod memory;
+mod replay;
 mod robust;
 mod semantics;
 mod uniform;

@@ -1,0 +1,329 @@
+//! Replays of the block tier: a block run again from the record of an earlier block of the
+//! same launch, doing only the work whose result can differ from block to block.
+//!
+//! The blocks of a tutorial kernel mostly run the same instructions with the same threads:
+//! the tree reduction's loop counter, its `tid < s` masks, its shared addresses and their race
+//! and bounds checks are the same in every block; only the data and the global addresses
+//! (through `%ctaid`) differ. The tier records the first block it runs to its end (per worker
+//! and launch): each instruction it ran, with the group's threads, the guarded threads and the
+//! threads not on their way to an exit, and where each barrier interval began. Later blocks
+//! then replay the record:
+//!
+//! - **Block-variant slots** (`variant`) are those whose value may differ between two blocks
+//!   at the same point of the same path: `%ctaid` (and the SM number), anything loaded from
+//!   memory, and whatever is computed from them. Everything else (parameters, `%tid`,
+//!   `%ntid`, constants and what is computed from them alone) is the same in every block.
+//! - **What a replay runs** (`finish`, a backward pass over the record): every store, every
+//!   instruction that writes a variant slot, and every instruction whose result a later
+//!   instruction that runs reads. The rest (the loop counter, the masks, the shared addresses)
+//!   is skipped: no instruction that runs ever reads what they would have written.
+//! - **What a replay checks**: each recorded instruction whose guard is a variant slot
+//!   computes its guarded threads again, and the replay stops if they differ from the
+//!   record's. The path through the code (which instructions run, for which threads) is a
+//!   function of those guards, so a replay that passes them all ran the recorded path.
+//! - **Shared memory**: when every shared access of the record goes through an address that is
+//!   not variant, each barrier interval accesses the same words with the same threads as in
+//!   the recorded block, which had no race and no access out of bounds; the replay then skips
+//!   those checks (and a unit-stride access does not read its address: the record holds it).
+//!   Otherwise shared accesses run with all their checks.
+//!
+//! A replay that stops (a guard that differs, or any check of an instruction it runs) leaves
+//! no trace: as for any block of the tier, global stores wait until the block ends and shared
+//! memory is restored, and the block runs in the tier from its start
+//! (`Worker::try_block_tier`). The block's instruction count is the record's.
+//!
+//! This module keeps the record and decides what a replay runs; it must not run
+//! instructions (`exec::block` does).
+
+use crate::ir::{Inst, MemSpace, Op, Program, SReg, Slot, NONE};
+
+/// What a replay does at a step of the record.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(super) enum Run {
+    /// Nothing (a step kept only to check its guard).
+    No,
+    /// The instruction, as the tier runs it.
+    Op,
+    /// A shared load or store without its checks; `Some(c)`: thread `t` at word `c + t`.
+    Shared(Option<usize>),
+    /// A barrier interval begins.
+    Epoch,
+}
+
+/// One instruction of a recorded block (masks of 64-thread words, blocks of up to 256
+/// threads).
+#[derive(Clone, Copy)]
+pub(super) struct Step {
+    pub pc: u32,
+    pub run: Run,
+    /// Whether the guard is a variant slot: the guarded threads are computed again.
+    pub check: bool,
+    /// The group's threads, the guarded ones, and the live threads not on their way to an exit.
+    pub m: [u64; 4],
+    pub act: [u64; 4],
+    pub staying: [u64; 4],
+    /// A shared access's unit-stride word (`shared_check`'s answer) when recorded.
+    pub unit: Option<usize>,
+}
+
+/// A worker's record and replay state for one launch.
+#[derive(Default)]
+pub(super) struct Replay {
+    /// Per slot: block-variant (computed when the first record ends).
+    variant: Vec<bool>,
+    /// The record being made (when `recording`).
+    rec: Vec<Step>,
+    pub recording: bool,
+    /// The steps a replay runs, and the block's instruction count.
+    pub steps: Vec<Step>,
+    pub count: u64,
+    ready: bool,
+    /// Records tried, replays tried and replays that stopped.
+    records: u32,
+    replays: u32,
+    missed: u32,
+    /// Off for this launch (`PTXSIM_REPLAY=0`, or too many replays stopped).
+    off: bool,
+}
+
+/// Records a worker tries before it gives replays up for the launch.
+const RECORDS_MAX: u32 = 4;
+
+impl Replay {
+    pub fn new(on: bool) -> Self {
+        Replay {
+            off: !on,
+            ..Default::default()
+        }
+    }
+
+    /// Whether the next block should replay the record.
+    pub fn ready(&self) -> bool {
+        self.ready && !self.off
+    }
+
+    /// Start recording the next block, if no record is ready and one may still be made.
+    pub fn start(&mut self) {
+        self.recording = !self.off && !self.ready && self.records < RECORDS_MAX;
+        if self.recording {
+            self.records += 1;
+            self.rec.clear();
+        }
+    }
+
+    /// A recorded instruction (`unit` is set after it ran, for shared accesses).
+    #[inline(always)]
+    pub fn push(&mut self, pc: u32, m: &[u64], act: &[u64], staying: &[u64]) {
+        let w = |x: &[u64]| {
+            let mut a = [0u64; 4];
+            for (d, s) in a.iter_mut().zip(x) {
+                *d = *s;
+            }
+            a
+        };
+        self.rec.push(Step {
+            pc,
+            run: Run::Op,
+            check: false,
+            m: w(m),
+            act: w(act),
+            staying: w(staying),
+            unit: None,
+        });
+    }
+
+    /// The last recorded instruction (a shared access) had unit stride at word `c`, or not.
+    #[inline(always)]
+    pub fn unit(&mut self, unit: Option<usize>) {
+        if let Some(s) = self.rec.last_mut() {
+            s.unit = unit;
+        }
+    }
+
+    /// A barrier interval begins.
+    #[inline(always)]
+    pub fn epoch(&mut self) {
+        self.rec.push(Step {
+            pc: 0,
+            run: Run::Epoch,
+            check: false,
+            m: [0; 4],
+            act: [0; 4],
+            staying: [0; 4],
+            unit: None,
+        });
+    }
+
+    /// The recorded block failed: no record.
+    pub fn abandon(&mut self) {
+        self.recording = false;
+        self.rec.clear();
+    }
+
+    /// The recorded block ran to its end with `count` warp-instructions: decide what a replay
+    /// runs (module docs).
+    pub fn finish(&mut self, prog: &Program, count: u64) {
+        self.recording = false;
+        if self.variant.is_empty() {
+            self.variant = variant(prog);
+        }
+        let variant = &self.variant;
+        let var = |s: Slot| s != NONE && variant.get(s as usize) != Some(&false);
+        let code = &prog.code;
+        let shared = |i: &Inst| {
+            matches!(
+                i.op,
+                Op::Ld {
+                    space: MemSpace::Shared,
+                    ..
+                } | Op::St {
+                    space: MemSpace::Shared,
+                    ..
+                }
+            )
+        };
+        // Every shared access through an address that is the same in every block.
+        let shared_fixed = self.rec.iter().filter(|s| s.run != Run::Epoch).all(|s| {
+            code.get(s.pc as usize)
+                .is_none_or(|i| !shared(i) || !var(i.r[4]))
+        });
+        let mut read = vec![false; prog.nslots as usize];
+        let mark = |read: &mut Vec<bool>, s: Slot| {
+            if let Some(r) = read.get_mut(s as usize) {
+                *r = true;
+            }
+        };
+        for s in self.rec.iter_mut().rev() {
+            if s.run == Run::Epoch {
+                continue;
+            }
+            let Some(i) = code.get(s.pc as usize) else {
+                s.run = Run::Op;
+                continue;
+            };
+            s.check = var(i.guard);
+            if s.check {
+                mark(&mut read, i.guard);
+            }
+            let runs = match i.op {
+                Op::Bra | Op::Exit | Op::Ret | Op::Bar(_) | Op::Nop => false,
+                Op::St { .. } | Op::Ld { .. } => true,
+                _ => {
+                    variant_inst(i, variant)
+                        || crate::jit::may_write(i, prog)
+                            .iter()
+                            .any(|&d| read.get(d as usize) != Some(&false))
+                }
+            };
+            // (A sign-extending load reads its lanes one by one, through its address.)
+            let unit = match i.op {
+                Op::Ld { sext: true, .. } => None,
+                _ => s.unit,
+            };
+            s.run = if !runs {
+                Run::No
+            } else if shared(i) && shared_fixed {
+                Run::Shared(unit)
+            } else {
+                Run::Op
+            };
+            if runs {
+                let mut unguarded = *i;
+                unguarded.guard = NONE;
+                for x in crate::jit::sources(&unguarded) {
+                    // A unit-stride shared access does not read its address in a replay.
+                    if !(x == i.r[4] && matches!(s.run, Run::Shared(Some(_)))) {
+                        mark(&mut read, x);
+                    }
+                }
+                if matches!(i.op, Op::Shfl(_)) {
+                    mark(&mut read, i.r[4]);
+                }
+            }
+        }
+        self.steps.clear();
+        self.steps.extend(
+            self.rec
+                .iter()
+                .filter(|s| s.run != Run::No || s.check)
+                .copied(),
+        );
+        self.rec.clear();
+        self.count = count;
+        self.ready = true;
+    }
+
+    /// A replay ran (`ok`) or stopped; replays stop for the launch when most stop.
+    pub fn replayed(&mut self, ok: bool) {
+        self.replays += 1;
+        if !ok {
+            self.missed += 1;
+            if self.missed >= 4 && self.missed * 2 > self.replays {
+                self.off = true;
+            }
+        }
+    }
+}
+
+/// Whether `i`'s result may differ between blocks even where its sources do not: loads.
+fn variant_op(i: &Inst) -> bool {
+    matches!(i.op, Op::Ld { .. } | Op::Atom { .. })
+}
+
+/// Whether `i` may write a block-variant value (its guard aside: replays check guards).
+fn variant_inst(i: &Inst, variant: &[bool]) -> bool {
+    let mut unguarded = *i;
+    unguarded.guard = NONE;
+    let members = matches!(i.op, Op::Shfl(_)).then_some(i.r[4]);
+    variant_op(i)
+        || crate::jit::sources(&unguarded)
+            .into_iter()
+            .chain(members)
+            .any(|s| variant.get(s as usize) != Some(&false))
+}
+
+/// Per slot: whether its value may differ between two blocks of a launch at the same point of
+/// the same path (module docs).
+pub(super) fn variant(prog: &Program) -> Vec<bool> {
+    let n = prog.nslots as usize;
+    let mut v = vec![false; n];
+    for &(s, r) in &prog.sregs {
+        let same = matches!(
+            r,
+            SReg::Tid(_)
+                | SReg::Ntid(_)
+                | SReg::Nctaid(_)
+                | SReg::LaneId
+                | SReg::WarpId
+                | SReg::NWarpId
+                | SReg::GridId
+                | SReg::LaneMaskEq
+                | SReg::LaneMaskLt
+                | SReg::LaneMaskLe
+                | SReg::LaneMaskGt
+                | SReg::LaneMaskGe
+                | SReg::DynSmem
+                | SReg::TotalSmem
+        );
+        if let (false, Some(x)) = (same, v.get_mut(s as usize)) {
+            *x = true;
+        }
+    }
+    loop {
+        let mut changed = false;
+        for i in &prog.code {
+            if !variant_inst(i, &v) {
+                continue;
+            }
+            for d in crate::jit::may_write(i, prog) {
+                if let Some(x) = v.get_mut(d as usize) {
+                    changed |= !*x;
+                    *x = true;
+                }
+            }
+        }
+        if !changed {
+            return v;
+        }
+    }
+}

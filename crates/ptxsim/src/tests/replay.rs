@@ -1,0 +1,280 @@
+//! Replays of the block tier (`exec::block::replay`): blocks that run again from the record
+//! of an earlier block compute what the interpreter computes, count the interpreter's
+//! instructions, and stop where a guard on data or `%ctaid` differs from the record, so that
+//! the tier (and, for a bug, the interpreter with its exact report) runs that block instead.
+
+use super::util::{seed, Rng};
+use crate::*;
+
+/// `v = in[i]` (0 past `n`) into `s[tid]`; then `a = v odd ? v + 5 : v << 1`, plus `tid` in
+/// block `pk` only; then `out[i] = a + (thread tid ^ 1's a)`, through shared memory at an
+/// address that is not unit-stride.
+const RP: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry rp(.param .u64 pin, .param .u64 pout, .param .u32 pn, .param .u32 pk) {
+  .shared .align 4 .b8 s[1024];
+  .reg .u32 %r<30>;
+  .reg .u64 %rd<20>;
+  .reg .pred %p<12>;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  ld.param.u32 %r1, [pn];
+  ld.param.u32 %r2, [pk];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r4, %tid.x;
+  mov.u32 %r5, %ctaid.x;
+  mov.u32 %r6, %ntid.x;
+  mad.lo.s32 %r7, %r5, %r6, %r4;
+  mov.u32 %r8, 0;
+  setp.ge.u32 %p1, %r7, %r1;
+  @%p1 bra L1;
+  mul.wide.u32 %rd3, %r7, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r8, [%rd4];
+L1:
+  mov.u64 %rd5, s;
+  mul.wide.u32 %rd6, %r4, 4;
+  add.s64 %rd7, %rd5, %rd6;
+  st.shared.u32 [%rd7], %r8;
+  bar.sync 0;
+  ld.shared.u32 %r10, [%rd7];
+  and.b32 %r11, %r10, 1;
+  setp.ne.u32 %p2, %r11, 0;
+  @%p2 bra ODD;
+  shl.b32 %r12, %r10, 1;
+  bra.uni J;
+ODD:
+  add.u32 %r12, %r10, 5;
+J:
+  setp.ne.u32 %p3, %r5, %r2;
+  @%p3 bra K;
+  add.u32 %r12, %r12, %r4;
+K:
+  bar.sync 0;
+  st.shared.u32 [%rd7], %r12;
+  bar.sync 0;
+  xor.b32 %r13, %r4, 1;
+  mul.wide.u32 %rd8, %r13, 4;
+  add.s64 %rd9, %rd5, %rd8;
+  ld.shared.u32 %r14, [%rd9];
+  add.u32 %r15, %r12, %r14;
+  @%p1 bra DONE;
+  add.s64 %rd10, %rd2, %rd3;
+  st.global.u32 [%rd10], %r15;
+DONE:
+  ret;
+}
+"#;
+
+/// `s[tid] = in[i] & 0xFFFFFF`; then thread `tid` reads `s[in[i] >> 24]` and writes it plus 1
+/// back to `s[tid]` in the same interval (a race unless every thread reads its own word),
+/// and `out[i] = s[tid]`.
+const RR: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry rr(.param .u64 pin, .param .u64 pout) {
+  .shared .align 4 .b8 s[512];
+  .reg .u32 %r<30>;
+  .reg .u64 %rd<20>;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r4, %tid.x;
+  mov.u32 %r5, %ctaid.x;
+  mov.u32 %r6, %ntid.x;
+  mad.lo.s32 %r7, %r5, %r6, %r4;
+  mul.wide.u32 %rd3, %r7, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r8, [%rd4];
+  and.b32 %r9, %r8, 16777215;
+  shr.u32 %r10, %r8, 24;
+  mov.u64 %rd5, s;
+  mul.wide.u32 %rd6, %r4, 4;
+  add.s64 %rd7, %rd5, %rd6;
+  st.shared.u32 [%rd7], %r9;
+  bar.sync 0;
+  mul.wide.u32 %rd8, %r10, 4;
+  add.s64 %rd9, %rd5, %rd8;
+  ld.shared.u32 %r11, [%rd9];
+  add.u32 %r12, %r11, 1;
+  st.shared.u32 [%rd7], %r12;
+  bar.sync 0;
+  ld.shared.u32 %r13, [%rd7];
+  add.s64 %rd10, %rd2, %rd3;
+  st.global.u32 [%rd10], %r13;
+  ret;
+}
+"#;
+
+struct Out {
+    out: Vec<u32>,
+    result: Result<LaunchReport, LaunchError>,
+}
+
+/// `name(in, out, extra…)` on `blocks` blocks of 128 threads, with the block tier (compiled
+/// code allowed) or interpreted only.
+fn launch(
+    dev: &Device,
+    m: &Module,
+    (name, blocks): (&str, u32),
+    input: &[u32],
+    extra: &[u32],
+    tier: bool,
+    threads: usize,
+) -> Out {
+    let n = input.len();
+    let pin = dev.alloc(n * 4).unwrap();
+    let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
+    dev.write(pin, 0, &bytes).unwrap();
+    let pout = dev.alloc(n * 4).unwrap();
+    dev.write(pout, 0, &vec![0u8; n * 4]).unwrap();
+    let mut cfg = LaunchConfig::new((blocks, 1, 1), (128, 1, 1));
+    cfg.threads = threads;
+    cfg.jit = if tier { JitMode::Always } else { JitMode::Off };
+    let mut args = vec![pin.to_le_bytes().to_vec(), pout.to_le_bytes().to_vec()];
+    args.extend(extra.iter().map(|v| v.to_le_bytes().to_vec()));
+    let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+    let result = dev.launch(m, name, &cfg, &refs);
+    let mut back = vec![0u8; n * 4];
+    dev.read(pout, 0, &mut back).unwrap();
+    dev.free(pin).unwrap();
+    dev.free(pout).unwrap();
+    Out {
+        out: back
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        result,
+    }
+}
+
+/// `rp`'s answer on the CPU.
+fn rp_reference(input: &[u32], blocks: u32, k: u32) -> Vec<u32> {
+    let a = |i: usize| {
+        let v = input.get(i).copied().unwrap_or(0);
+        let (b, t) = (i / 128, (i % 128) as u32);
+        let a = if v & 1 != 0 {
+            v.wrapping_add(5)
+        } else {
+            v << 1
+        };
+        if b as u32 == k {
+            a.wrapping_add(t)
+        } else {
+            a
+        }
+    };
+    let mut out = vec![0; input.len()];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = a(i).wrapping_add(a(i ^ 1));
+    }
+    assert!(input.len() <= blocks as usize * 128);
+    out
+}
+
+/// Blocks whose data take the recorded block's branches replay it; blocks whose data branch
+/// otherwise, the block that `%ctaid` sends another way and the partial last block stop and
+/// run in the tier; every result is the CPU's, and the count is the interpreter's.
+#[test]
+fn replays_check_the_guards_that_differ_between_blocks() {
+    let dev = Device::new();
+    let m = dev.load_module(RP).unwrap();
+    assert!(m.program("rp").unwrap().block_tier);
+    let mut rng = Rng(seed());
+    let blocks = 12 + rng.below(6) as u32;
+    let n = blocks as usize * 128 - 1 - rng.below(60) as usize;
+    // The odd values: threads 3k in most blocks (block 0, which the one worker records,
+    // among them), the other threads in two blocks.
+    let other: Vec<u32> = {
+        let mut b: Vec<u32> = (1..blocks - 1).collect();
+        for j in (1..b.len()).rev() {
+            b.swap(j, rng.below(j as u64 + 1) as usize);
+        }
+        b[..2].to_vec()
+    };
+    let special = loop {
+        let k = 1 + rng.below(blocks as u64 - 2) as u32;
+        if !other.contains(&k) {
+            break k;
+        }
+    };
+    let input: Vec<u32> = (0..n)
+        .map(|i| {
+            let (b, t) = ((i / 128) as u32, i % 128);
+            let odd = (t % 3 == 0) != other.contains(&b);
+            (rng.below(1 << 28) as u32 & !1) | odd as u32
+        })
+        .collect();
+    let want = rp_reference(&input, blocks, special);
+    let plain = launch(
+        &dev,
+        &m,
+        ("rp", blocks),
+        &input,
+        &[n as u32, special],
+        false,
+        1,
+    );
+    assert_eq!(plain.out, want);
+    let p = plain.result.unwrap();
+    for threads in [1, 2] {
+        let tier = launch(
+            &dev,
+            &m,
+            ("rp", blocks),
+            &input,
+            &[n as u32, special],
+            true,
+            threads,
+        );
+        assert_eq!(tier.out, want, "{threads} workers");
+        let t = tier.result.unwrap();
+        assert!(t.reports.is_empty());
+        assert_eq!(t.block_tier_blocks, blocks as u64);
+        assert_eq!(t.warp_instructions, p.warp_instructions);
+        if threads == 1 {
+            // Recorded: block 0. Stopped: the two other blocks, the special one, the last.
+            assert_eq!(t.block_tier_replays, blocks as u64 - 5);
+        }
+    }
+}
+
+/// Shared accesses through addresses loaded from memory run with their checks in a replay:
+/// a race planted in one block is the interpreter's report, and the race-free blocks
+/// replay.
+#[test]
+fn replays_check_shared_accesses_through_loaded_addresses() {
+    let dev = Device::new();
+    let m = dev.load_module(RR).unwrap();
+    assert!(m.program("rr").unwrap().block_tier);
+    let mut rng = Rng(seed());
+    let blocks = 8 + rng.below(6) as u32;
+    let n = blocks as usize * 128;
+    let x: Vec<u32> = (0..n).map(|_| rng.below(1 << 24) as u32).collect();
+    let input: Vec<u32> = (0..n).map(|i| x[i] | ((i % 128) as u32) << 24).collect();
+    let want: Vec<u32> = x.iter().map(|v| v + 1).collect();
+    let tier = launch(&dev, &m, ("rr", blocks), &input, &[], true, 1);
+    assert_eq!(tier.out, want);
+    let t = tier.result.unwrap();
+    assert!(t.reports.is_empty(), "{:?}", t.reports);
+    assert_eq!(t.block_tier_replays, blocks as u64 - 1);
+    // Thread 40 of one block reads thread 41's word, which thread 41 writes in that interval.
+    let bad = 1 + rng.below(blocks as u64 - 1) as usize;
+    let mut racy = input.clone();
+    racy[bad * 128 + 40] = x[bad * 128 + 40] | 41 << 24;
+    let plain = launch(&dev, &m, ("rr", blocks), &racy, &[], false, 1);
+    let tier = launch(&dev, &m, ("rr", blocks), &racy, &[], true, 1);
+    assert_eq!(plain.out, tier.out);
+    let (p, t) = (plain.result.unwrap(), tier.result.unwrap());
+    assert_eq!(p.reports.len(), 1, "{:?}", p.reports);
+    assert_eq!(p.reports[0].kind, CheckKind::SharedRace);
+    assert_eq!(p.reports[0].block, (bad as u32, 0, 0));
+    assert_eq!(p.reports, t.reports);
+    assert_eq!(t.block_tier_blocks, blocks as u64 - 1);
+    assert_eq!(t.block_tier_replays, blocks as u64 - 2);
+}
