@@ -62,7 +62,9 @@
 //!   by side (`exec::block`; `PTXSIM_BLOCK=0` turns it off). A block it cannot finish (a failed
 //!   check, a race) leaves no trace and is run by the interpreter, so reports are unchanged.
 //!   It counts an instruction once per warp with a thread at it, as the interpreter counts a
-//!   warp's group.
+//!   warp's group. Later blocks of a launch replay the first block a worker ran there, doing
+//!   only the work that can differ between blocks and checking the guards that could send
+//!   them another way (`PTXSIM_REPLAY=0` turns replays off; `LaunchReport::block_tier_replays`).
 
 mod check;
 mod exec;

@@ -35,6 +35,11 @@
 //! a forward branch over straight-line code that part of a group takes keeps the group whole
 //! (the others run the code, the takers wait and rejoin at the target).
 //!
+//! **Replays** (`replay`): a worker records the first block it runs to its end; later blocks
+//! of the launch replay the record, running only what can differ between blocks (stores,
+//! what `%ctaid` and loaded values flow into, and what those read) and checking every guard
+//! on such a value against the record; a block whose guards differ runs here from its start.
+//!
 //! Counting: an instruction counts once per warp with a thread at it, as the interpreter
 //! counts a warp's group. Nothing here parses PTX or knows about the warps' scheduling.
 
@@ -319,6 +324,8 @@ pub struct BlockTier<'a> {
     replay: replay::Replay,
     /// The last shared access's unit-stride word (`shared_check`), for the record.
     last_unit: Option<usize>,
+    /// The last shuffle's shift when it moved lanes down (`block_shfl`), for the record.
+    last_shfl: Option<(u8, u8)>,
 }
 
 impl BlockTier<'_> {
@@ -370,6 +377,7 @@ impl<'a> Worker<'a> {
             }
         } else if self.ctx.nthreads <= 256 {
             bt.replay.start();
+            (bt.last_unit, bt.last_shfl) = (None, None);
         }
         if r.is_err() {
             r = self.block_tier_run(&mut bt, ctaid);
@@ -609,7 +617,7 @@ impl<'a> Worker<'a> {
                         };
                         self.block_op(bt, kinds, i, &at, epoch)?;
                         if rec {
-                            bt.replay.unit(bt.last_unit.take());
+                            bt.replay.unit(bt.last_unit.take(), bt.last_shfl.take());
                         }
                     }
                 }
@@ -712,6 +720,10 @@ impl<'a> Worker<'a> {
                     self.shared_load(bt, kinds, i, &at, unit)
                 }
                 replay::Run::Shared(unit) => self.shared_store(bt, kinds, i, &at, unit),
+                replay::Run::ShflDown(sd, kd) => {
+                    let (src, d) = (i.r[1] as usize, i.r[0] as usize);
+                    shfl_down_rows(bt, (src, d), &s.act, nwords, (sd as usize, kd as usize));
+                }
                 replay::Run::No | replay::Run::Epoch => {}
             }
         }
@@ -1082,6 +1094,8 @@ impl<'a> Worker<'a> {
         let down = sd > 0 && (kd..32).all(|l| perm[l] as usize == l);
         let (s, d) = (bt.stride, r[0] as usize);
         let src = r[1] as usize;
+        let lanes = |x: usize| matches!(k.get(x), Some(BlockSlot::Lanes));
+        bt.last_shfl = (down && lanes(src) && lanes(d)).then_some((sd as u8, kd as u8));
         for w in 0..at.nwords {
             let word = at.act.0[w];
             for half in 0..2 {
@@ -1320,6 +1334,49 @@ impl<'a> Worker<'a> {
             Err(GiveUp)
         } else {
             Ok(None)
+        }
+    }
+}
+
+/// A replayed `shfl.sync.down` by whole warps (`replay::Run::ShflDown`): in each 32-lane group
+/// of `act` (whole groups, as recorded), lanes below `kd` read `sd` lanes up, the others
+/// themselves (`block_shfl`'s `down`), from lanes `src` into lanes `d`. Copies of a fixed
+/// length for the reductions' shifts, so that they are moves and not `memmove` calls.
+#[inline(always)]
+fn shfl_down_rows(
+    bt: &mut BlockTier,
+    (src, d): (usize, usize),
+    act: &[u64; 4],
+    nwords: usize,
+    (sd, kd): (usize, usize),
+) {
+    #[inline(always)]
+    fn shift<const S: usize>(a: &[u64; 32], out: &mut [u64]) {
+        out[..32 - S].copy_from_slice(&a[S..]);
+        out[32 - S..32].copy_from_slice(&a[32 - S..]);
+    }
+    let s = bt.stride;
+    for (w, &word) in act.iter().enumerate().take(nwords) {
+        for half in 0..2 {
+            if (word >> (32 * half)) as u32 == 0 {
+                continue;
+            }
+            let lo = w * 64 + half * 32;
+            let mut a = [0u64; 32];
+            a.copy_from_slice(&bt.regs[src * s + lo..][..32]);
+            let out = &mut bt.regs[d * s + lo..][..32];
+            match (sd, kd) {
+                (16, 16) => shift::<16>(&a, out),
+                (8, 24) => shift::<8>(&a, out),
+                (4, 28) => shift::<4>(&a, out),
+                (2, 30) => shift::<2>(&a, out),
+                (1, 31) => shift::<1>(&a, out),
+                _ => {
+                    for (l, x) in out.iter_mut().enumerate() {
+                        *x = a[if l < kd { l + sd } else { l }];
+                    }
+                }
+            }
         }
     }
 }

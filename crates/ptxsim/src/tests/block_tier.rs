@@ -401,6 +401,9 @@ fn shuffle_distances_in_the_block_tier() {
             assert_eq!(r.out, want, "delta {delta} c {c} tier {tier}");
             let ran = if tier { blocks as u64 } else { 0 };
             assert_eq!(rep.block_tier_blocks, ran);
+            // One worker: the first block recorded, the others replayed (`Run::ShflDown`
+            // for the downward shuffle at any distance and bound).
+            assert_eq!(rep.block_tier_replays, ran.saturating_sub(1));
         }
     }
 }

@@ -35,7 +35,7 @@
 //! This module keeps the record and decides what a replay runs; it must not run
 //! instructions (`exec::block` does).
 
-use crate::ir::{Inst, MemSpace, Op, Program, SReg, Slot, NONE};
+use crate::ir::{BlockSlot, Inst, MemSpace, Op, Program, SReg, Slot, NONE};
 
 /// What a replay does at a step of the record.
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -46,6 +46,10 @@ pub(super) enum Run {
     Op,
     /// A shared load or store without its checks; `Some(c)`: thread `t` at word `c + t`.
     Shared(Option<usize>),
+    /// `shfl.sync.down` by a distance and bound that are the same in every block, from lanes
+    /// into lanes without the in-range predicate: lanes below `kd` read `sd` lanes up
+    /// (`(sd, kd)` as recorded).
+    ShflDown(u8, u8),
     /// A barrier interval begins.
     Epoch,
 }
@@ -64,6 +68,8 @@ pub(super) struct Step {
     pub staying: [u64; 4],
     /// A shared access's unit-stride word (`shared_check`'s answer) when recorded.
     pub unit: Option<usize>,
+    /// A shuffle's downward shift when recorded (`block_shfl`).
+    pub shfl: Option<(u8, u8)>,
 }
 
 /// A worker's record and replay state for one launch.
@@ -129,14 +135,16 @@ impl Replay {
             act: w(act),
             staying: w(staying),
             unit: None,
+            shfl: None,
         });
     }
 
-    /// The last recorded instruction (a shared access) had unit stride at word `c`, or not.
+    /// What the last recorded instruction found: a shared access's unit-stride word, a
+    /// shuffle's downward shift.
     #[inline(always)]
-    pub fn unit(&mut self, unit: Option<usize>) {
+    pub fn unit(&mut self, unit: Option<usize>, shfl: Option<(u8, u8)>) {
         if let Some(s) = self.rec.last_mut() {
-            s.unit = unit;
+            (s.unit, s.shfl) = (unit, shfl);
         }
     }
 
@@ -151,6 +159,7 @@ impl Replay {
             act: [0; 4],
             staying: [0; 4],
             unit: None,
+            shfl: None,
         });
     }
 
@@ -220,24 +229,32 @@ impl Replay {
                 Op::Ld { sext: true, .. } => None,
                 _ => s.unit,
             };
-            s.run = if !runs {
-                Run::No
-            } else if shared(i) && shared_fixed {
-                Run::Shared(unit)
-            } else {
-                Run::Op
+            // A shuffle whose distance, bound and members are the same in every block, and
+            // whose in-range predicate nothing reads.
+            let fixed_shfl = matches!(i.op, Op::Shfl(_))
+                && i.r[2..5].iter().all(|&x| !var(x))
+                && (i.r[5] == NONE
+                    || prog.block_slots.get(i.r[5] as usize) == Some(&BlockSlot::Unread));
+            s.run = match s.shfl {
+                _ if !runs => Run::No,
+                _ if shared(i) && shared_fixed => Run::Shared(unit),
+                Some((sd, kd)) if fixed_shfl => Run::ShflDown(sd, kd),
+                _ => Run::Op,
             };
             if runs {
                 let mut unguarded = *i;
                 unguarded.guard = NONE;
-                for x in crate::jit::sources(&unguarded) {
+                let mut reads = crate::jit::sources(&unguarded);
+                match s.run {
+                    // Only the source: the rest is in the record.
+                    Run::ShflDown(..) => reads = vec![i.r[1]],
                     // A unit-stride shared access does not read its address in a replay.
-                    if !(x == i.r[4] && matches!(s.run, Run::Shared(Some(_)))) {
-                        mark(&mut read, x);
-                    }
+                    Run::Shared(Some(_)) => reads.retain(|&x| x != i.r[4]),
+                    _ if matches!(i.op, Op::Shfl(_)) => reads.push(i.r[4]),
+                    _ => {}
                 }
-                if matches!(i.op, Op::Shfl(_)) {
-                    mark(&mut read, i.r[4]);
+                for x in reads {
+                    mark(&mut read, x);
                 }
             }
         }
