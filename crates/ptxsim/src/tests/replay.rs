@@ -278,3 +278,67 @@ fn replays_check_shared_accesses_through_loaded_addresses() {
     assert_eq!(t.block_tier_blocks, blocks as u64 - 1);
     assert_eq!(t.block_tier_replays, blocks as u64 - 2);
 }
+
+/// `v = in[i]`, then `k` times: `s[tid] = v`, barrier, `v = s[tid] + 3`, barrier; `out[i] = v`.
+const LP: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry lp(.param .u64 pin, .param .u64 pout, .param .u32 pk) {
+  .shared .align 4 .b8 s[512];
+  .reg .u32 %r<30>;
+  .reg .u64 %rd<20>;
+  .reg .pred %p<4>;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  ld.param.u32 %r2, [pk];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r4, %tid.x;
+  mov.u32 %r5, %ctaid.x;
+  mov.u32 %r6, %ntid.x;
+  mad.lo.s32 %r7, %r5, %r6, %r4;
+  mul.wide.u32 %rd3, %r7, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r8, [%rd4];
+  mov.u64 %rd5, s;
+  mul.wide.u32 %rd6, %r4, 4;
+  add.s64 %rd7, %rd5, %rd6;
+  mov.u32 %r9, 0;
+LOOP:
+  setp.ge.u32 %p1, %r9, %r2;
+  @%p1 bra END;
+  st.shared.u32 [%rd7], %r8;
+  bar.sync 0;
+  ld.shared.u32 %r8, [%rd7];
+  add.u32 %r8, %r8, 3;
+  bar.sync 0;
+  add.u32 %r9, %r9, 1;
+  bra.uni LOOP;
+END:
+  add.s64 %rd8, %rd2, %rd3;
+  st.global.u32 [%rd8], %r8;
+  ret;
+}
+"#;
+
+/// A block too long to record (`replay::STEPS_MAX`) runs in the tier without replays; a short
+/// one is replayed, with a loop whose counter is skipped.
+#[test]
+fn blocks_too_long_to_record_run_in_the_tier() {
+    let dev = Device::new();
+    let m = dev.load_module(LP).unwrap();
+    assert!(m.program("lp").unwrap().block_tier);
+    let mut rng = Rng(seed());
+    let blocks = 4;
+    let n = blocks as usize * 128;
+    let input: Vec<u32> = (0..n).map(|_| rng.below(1 << 30) as u32).collect();
+    for (k, replays) in [(5 + rng.below(20) as u32, blocks as u64 - 1), (8000, 0)] {
+        let want: Vec<u32> = input.iter().map(|v| v.wrapping_add(3 * k)).collect();
+        let r = launch(&dev, &m, ("lp", blocks), &input, &[k], true, 1);
+        assert_eq!(r.out, want, "k {k}");
+        let t = r.result.unwrap();
+        assert_eq!(t.block_tier_blocks, blocks as u64, "k {k}");
+        assert_eq!(t.block_tier_replays, replays, "k {k}");
+    }
+}

@@ -95,6 +95,10 @@ pub(super) struct Replay {
 /// Records a worker tries before it gives replays up for the launch.
 const RECORDS_MAX: u32 = 4;
 
+/// The longest record (block-instructions and intervals): a longer block is not recorded, and
+/// the worker gives replays up for the launch (a record of this length takes about 8 MB).
+const STEPS_MAX: usize = 1 << 16;
+
 impl Replay {
     pub fn new(on: bool) -> Self {
         Replay {
@@ -120,6 +124,10 @@ impl Replay {
     /// A recorded instruction (`unit` is set after it ran, for shared accesses).
     #[inline(always)]
     pub fn push(&mut self, pc: u32, m: &[u64], act: &[u64], staying: &[u64]) {
+        if self.rec.len() >= STEPS_MAX {
+            self.off = true;
+            return;
+        }
         let w = |x: &[u64]| {
             let mut a = [0u64; 4];
             for (d, s) in a.iter_mut().zip(x) {
@@ -151,6 +159,10 @@ impl Replay {
     /// A barrier interval begins.
     #[inline(always)]
     pub fn epoch(&mut self) {
+        if self.rec.len() >= STEPS_MAX {
+            self.off = true;
+            return;
+        }
         self.rec.push(Step {
             pc: 0,
             run: Run::Epoch,
@@ -173,6 +185,11 @@ impl Replay {
     /// runs (module docs).
     pub fn finish(&mut self, prog: &Program, count: u64) {
         self.recording = false;
+        if self.off {
+            // Too long to keep.
+            self.rec.clear();
+            return;
+        }
         if self.variant.is_empty() {
             self.variant = variant(prog);
         }
