@@ -74,26 +74,33 @@ DONE:
 }
 "#;
 
-struct Run {
-    out: Vec<u32>,
-    result: Result<LaunchReport, LaunchError>,
+pub(super) struct Run {
+    pub out: Vec<u32>,
+    pub result: Result<LaunchReport, LaunchError>,
 }
 
 /// How a test launches a kernel `name(in, out, extra…)`.
-struct Launch<'a> {
-    name: &'a str,
-    blocks: u32,
-    block: u32,
+pub(super) struct Launch<'a> {
+    pub name: &'a str,
+    pub blocks: u32,
+    pub block: u32,
     /// The block's second dimension (`block` threads a row).
-    rows: u32,
-    dyn_shared: u32,
+    pub rows: u32,
+    pub dyn_shared: u32,
     /// After the input and output pointers, 4 bytes each.
-    extra: &'a [u32],
+    pub extra: &'a [u32],
 }
 
 /// `l` on `input` (u32 words) with an output of as many words, zeroed; with `tier`, compiled
 /// code and so the block tier allowed (`JitMode::Always`), else interpreted only.
-fn launch(dev: &Device, m: &Module, l: &Launch, input: &[u32], tier: bool, threads: usize) -> Run {
+pub(super) fn launch(
+    dev: &Device,
+    m: &Module,
+    l: &Launch,
+    input: &[u32],
+    tier: bool,
+    threads: usize,
+) -> Run {
     let n = input.len();
     let pin = dev.alloc(n * 4).unwrap();
     let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();

@@ -3,6 +3,7 @@
 //! instructions, and stop where a guard on data or `%ctaid` differs from the record, so that
 //! the tier (and, for a bug, the interpreter with its exact report) runs that block instead.
 
+use super::block_tier::{Launch, Run};
 use super::util::{seed, Rng};
 use crate::*;
 
@@ -111,13 +112,7 @@ const RR: &str = r#"
 }
 "#;
 
-struct Out {
-    out: Vec<u32>,
-    result: Result<LaunchReport, LaunchError>,
-}
-
-/// `name(in, out, extra…)` on `blocks` blocks of 128 threads, with the block tier (compiled
-/// code allowed) or interpreted only.
+/// `name(in, out, extra…)` on `blocks` blocks of 128 threads (`block_tier::launch`).
 fn launch(
     dev: &Device,
     m: &Module,
@@ -126,31 +121,16 @@ fn launch(
     extra: &[u32],
     tier: bool,
     threads: usize,
-) -> Out {
-    let n = input.len();
-    let pin = dev.alloc(n * 4).unwrap();
-    let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
-    dev.write(pin, 0, &bytes).unwrap();
-    let pout = dev.alloc(n * 4).unwrap();
-    dev.write(pout, 0, &vec![0u8; n * 4]).unwrap();
-    let mut cfg = LaunchConfig::new((blocks, 1, 1), (128, 1, 1));
-    cfg.threads = threads;
-    cfg.jit = if tier { JitMode::Always } else { JitMode::Off };
-    let mut args = vec![pin.to_le_bytes().to_vec(), pout.to_le_bytes().to_vec()];
-    args.extend(extra.iter().map(|v| v.to_le_bytes().to_vec()));
-    let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-    let result = dev.launch(m, name, &cfg, &refs);
-    let mut back = vec![0u8; n * 4];
-    dev.read(pout, 0, &mut back).unwrap();
-    dev.free(pin).unwrap();
-    dev.free(pout).unwrap();
-    Out {
-        out: back
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-        result,
-    }
+) -> Run {
+    let l = Launch {
+        name,
+        blocks,
+        block: 128,
+        rows: 1,
+        dyn_shared: 0,
+        extra,
+    };
+    super::block_tier::launch(dev, m, &l, input, tier, threads)
 }
 
 /// `rp`'s answer on the CPU.
