@@ -115,15 +115,30 @@ fn per_iteration(dev: &Device, body: &str, check: bool) -> Result<f64, Box<dyn E
 pub fn tier_costs(rounds: usize) -> Result<(), Box<dyn Error>> {
     let dev = Device::new();
     let mut best = [[f64::INFINITY; 2]; KINDS.len()];
-    for _ in 0..rounds {
-        for (k, (_, body)) in KINDS.iter().enumerate() {
-            for (c, check) in [true, false].into_iter().enumerate() {
-                best[k][c] = best[k][c].min(per_iteration(&dev, body, check)?);
+    // The tier's own costs: replays would skip the loop's block-uniform instructions, which
+    // are the same in every block (`PTXSIM_REPLAY`, read at each launch; nothing else runs
+    // here).
+    let replay = std::env::var_os("PTXSIM_REPLAY");
+    std::env::set_var("PTXSIM_REPLAY", "0");
+    let mut run = || -> Result<(), Box<dyn Error>> {
+        for _ in 0..rounds {
+            for (k, (_, body)) in KINDS.iter().enumerate() {
+                for (c, check) in [true, false].into_iter().enumerate() {
+                    best[k][c] = best[k][c].min(per_iteration(&dev, body, check)?);
+                }
             }
         }
+        Ok(())
+    };
+    let r = run();
+    match replay {
+        Some(v) => std::env::set_var("PTXSIM_REPLAY", v),
+        None => std::env::remove_var("PTXSIM_REPLAY"),
     }
+    r?;
     println!(
-        "block tier, 64 blocks of 256 threads, one worker, best of {rounds} rounds: ns per block"
+        "block tier without replays, 64 blocks of 256 threads, one worker, best of {rounds} \
+         rounds: ns per block"
     );
     println!(
         "{:<26} {:>10} {:>10} {:>10}",
