@@ -617,7 +617,7 @@ impl<'a> Worker<'a> {
                         };
                         self.block_op(bt, kinds, i, &at, epoch)?;
                         if rec {
-                            bt.replay.unit(bt.last_unit.take(), bt.last_shfl.take());
+                            bt.replay.found(bt.last_unit.take(), bt.last_shfl.take());
                         }
                     }
                 }

@@ -88,7 +88,8 @@ pub(super) struct Replay {
     records: u32,
     replays: u32,
     missed: u32,
-    /// Off for this launch (`PTXSIM_REPLAY=0`, or too many replays stopped).
+    /// Off for this launch (`PTXSIM_REPLAY=0`, a record too long, or too many replays
+    /// stopped).
     off: bool,
 }
 
@@ -121,7 +122,7 @@ impl Replay {
         }
     }
 
-    /// A recorded instruction (`unit` is set after it ran, for shared accesses).
+    /// A recorded instruction (`found` adds what it found when it ran).
     #[inline(always)]
     pub fn push(&mut self, pc: u32, m: &[u64], act: &[u64], staying: &[u64]) {
         if self.rec.len() >= STEPS_MAX {
@@ -150,7 +151,7 @@ impl Replay {
     /// What the last recorded instruction found: a shared access's unit-stride word, a
     /// shuffle's downward shift.
     #[inline(always)]
-    pub fn unit(&mut self, unit: Option<usize>, shfl: Option<(u8, u8)>) {
+    pub fn found(&mut self, unit: Option<usize>, shfl: Option<(u8, u8)>) {
         if let Some(s) = self.rec.last_mut() {
             (s.unit, s.shfl) = (unit, shfl);
         }
