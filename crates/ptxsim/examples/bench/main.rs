@@ -76,7 +76,7 @@ fn run_sim(
     p: &Problem,
     threads: usize,
     check: bool,
-) -> Res<(f64, u64, Vec<u8>, bool)> {
+) -> Res<(f64, u64, Vec<u8>, Tiers)> {
     let mut ptrs = Vec::new();
     for b in &p.bufs {
         let ptr = dev.alloc(b.data.len().max(1))?;
@@ -112,7 +112,20 @@ fn run_sim(
     for ptr in ptrs {
         dev.free(ptr)?;
     }
-    Ok((secs, report.warp_instructions, out, report.jit))
+    let tiers = Tiers {
+        jit: report.jit,
+        blocks: report.block_tier_blocks,
+        replays: report.block_tier_replays,
+    };
+    Ok((secs, report.warp_instructions, out, tiers))
+}
+
+/// Which tiers a launch used: compiled regions, and the blocks the block tier ran (replays
+/// among them).
+struct Tiers {
+    jit: bool,
+    blocks: u64,
+    replays: u64,
 }
 
 fn agrees(cmp: Cmp, a: &[u8], b: &[u8]) -> bool {
@@ -275,7 +288,7 @@ fn dispatch_floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
     for case in every {
         let module = dev.load_module(&fixture(case.fixture)?)?;
         let p = (case.build)(threads, &mut rng::Rng::seeded(SEED));
-        let (_, wi, _, jit) = run_sim(dev, &module, &p, 1, true)?;
+        let (_, wi, _, Tiers { jit, .. }) = run_sim(dev, &module, &p, 1, true)?;
         let (kern_s, _) = time_native(&mut (case.kernel_native)(&p), 3, NATIVE_SECONDS);
         let ratio = wi as f64 * per_wi / kern_s.max(1e-12);
         let phases = module
@@ -511,10 +524,14 @@ fn main() -> Res<()> {
             );
             return Ok(());
         }
-        let (s, wi, _, _) = run_sim(&dev, &module, &p, 1, true)?;
+        let (s, wi, _, t) = run_sim(&dev, &module, &p, 1, true)?;
         println!(
-            "{name}: {} threads, {wi} warp-instructions, {s:.4} s",
-            p.threads()
+            "{name}: {} threads, {wi} warp-instructions, {s:.4} s; block tier: {} of {} blocks \
+             ({} replays)",
+            p.threads(),
+            t.blocks,
+            p.grid.0 as u64 * p.grid.1 as u64 * p.grid.2 as u64,
+            t.replays
         );
         if args.iter().any(|a| a == "--twice") {
             // A second launch: with the JIT, the first one included compiling.

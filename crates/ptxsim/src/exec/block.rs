@@ -23,13 +23,21 @@
 //! records count also give the block up.
 //!
 //! **Eligible** (`plan`): the kernel's barriers split its blocks into phases
-//! (`lower::uniform`), and it uses only integer and f32 arithmetic, comparisons without a
-//! boolean operation, kernel parameters, global loads and stores, 32-bit shared loads and
-//! stores, `shfl.sync`, block-wide `bar.sync` and `exit`: no calls, other warp collectives,
-//! atomics, fences or local memory; every loop has a barrier in it (loops without one run
-//! faster as compiled regions); and it indexes threads by `%tid.x` only. Launches with an
-//! instruction budget, or with compiled code turned off (`JitMode::Off`: exact interpreted
-//! counts), do not use it.
+//! (`lower::uniform`), and it uses only integer and f32 arithmetic, integer conversions,
+//! comparisons without a boolean operation, kernel parameters, global loads and stores, 32-bit
+//! shared loads and stores, `shfl.sync`, block-wide `bar.sync`, `exit`, and 32-bit integer
+//! atomics whose final value does not depend on the threads' order (add, min, max, and, or,
+//! xor: `tier_atomic`), global ones only where nothing reads their old value: no calls, other
+//! warp collectives, other atomics, fences or local memory; every loop longer than
+//! `SHORT_LOOP` has a barrier in it (long loops without one run faster as compiled regions);
+//! and it indexes threads by `%tid.x` only. Launches with an instruction budget, or with
+//! compiled code turned off (`JitMode::Off`: exact interpreted counts), do not use it.
+//!
+//! **Atomics:** a shared one runs for its group in thread order, with race records in which
+//! atomic updates race with other threads' plain accesses of the interval but not with each
+//! other (a plain access of a word that an atomic updated in the interval gives the block up,
+//! even where the checker would allow it). A global one waits with the block's stores and is
+//! applied (`fetch_add`, or a compare-and-swap loop) when the block ends.
 //!
 //! **Control:** groups of threads per PC, the lowest PC first, as the warp interpreter does;
 //! a forward branch over straight-line code that part of a group takes keeps the group whole
@@ -50,7 +58,9 @@ mod replay;
 use super::alu;
 use super::fops::{cmp_ord, f32c, f32v};
 use super::Worker;
-use crate::ir::{BarKind, BlockSlot, Cmp, Inst, IntTy, MemSpace, Op, Program, Slot, NONE};
+use crate::ir::{
+    AtomKind, AtomOp, BarKind, BlockSlot, Cmp, Inst, IntTy, MemSpace, Op, Program, Slot, NONE,
+};
 use crate::mem::{Cache, HostPtr};
 use affine::Shape;
 
@@ -114,16 +124,19 @@ pub fn plan(prog: &Program) -> Option<Vec<BlockSlot>> {
     if u.barriers_split_phases(prog).is_err() {
         return None;
     }
-    // Loops without a barrier (a tile's dot product) are what compiled regions do best, a
-    // lane at a time with their values in host registers: those kernels stay with them.
-    let loop_without_barrier = prog.code.iter().enumerate().any(|(pc, i)| {
+    // Long loops without a barrier (a tile's dot product) are what compiled regions do best, a
+    // lane at a time with their values in host registers: those kernels stay with them. Short
+    // ones (a histogram's grid-stride loop around its shared atomic, a loop that clears
+    // shared memory) run here.
+    let long_loop_without_barrier = prog.code.iter().enumerate().any(|(pc, i)| {
         i.op == Op::Bra
             && (i.imm as usize) <= pc
+            && pc + 1 - i.imm as usize > SHORT_LOOP
             && !prog.code[i.imm as usize..=pc]
                 .iter()
                 .any(|j| matches!(j.op, Op::Bar(_)))
     });
-    if loop_without_barrier {
+    if long_loop_without_barrier {
         return None;
     }
     // Kernels that index by `%tid.y` or `%tid.z` (tiles) access shared memory a row at a time,
@@ -172,12 +185,49 @@ pub fn plan(prog: &Program) -> Option<Vec<BlockSlot>> {
             MemSpace::Shared => size == 4 && n == 1,
             _ => false,
         },
+        Op::CvtII { sat, .. } => !sat,
         Op::Bar(BarKind::Sync) => i.r[2] == NONE,
         // Whole warps with block-uniform operands only (checked when it runs).
         Op::Shfl(_) => true,
+        Op::Atom {
+            space: MemSpace::Shared | MemSpace::Global,
+            op,
+            bits,
+            kind,
+        } => tier_atomic(op, bits, kind),
         _ => false,
     });
-    ops_ok.then(|| slot_kinds(prog, &u))
+    if !ops_ok {
+        return None;
+    }
+    let kinds = slot_kinds(prog, &u);
+    // A global atomic waits with the block's stores until the block ends: nothing may read its
+    // old value.
+    let global_results_unread = prog.code.iter().all(|i| match i.op {
+        Op::Atom {
+            space: MemSpace::Global,
+            ..
+        } => i.r[0] == NONE || kinds.get(i.r[0] as usize) == Some(&BlockSlot::Unread),
+        _ => true,
+    });
+    global_results_unread.then_some(kinds)
+}
+
+/// The longest loop without a barrier (instructions from its head to its back branch) that a
+/// kernel may have for the tier.
+const SHORT_LOOP: usize = 16;
+
+/// Atomics the tier runs: 32-bit words of integers and operations whose final value is the
+/// same in any order of the threads (add, min, max and the bitwise ones), so that running a
+/// group's threads in thread order, or deferring a global one to the block's end, leaves the
+/// memory the interpreter's order would.
+fn tier_atomic(op: AtomOp, bits: u8, kind: AtomKind) -> bool {
+    bits == 32
+        && matches!(kind, AtomKind::U | AtomKind::S)
+        && matches!(
+            op,
+            AtomOp::Add | AtomOp::Min | AtomOp::Max | AtomOp::And | AtomOp::Or | AtomOp::Xor
+        )
 }
 
 /// Whether launches with blocks of shape `block` may use the tier: it holds `%tid.x` as the
@@ -210,7 +260,7 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
             if !dests.iter().any(|&d| uni(&uniform, d)) {
                 continue;
             }
-            let scalar = !matches!(i.op, Op::Ld { .. })
+            let scalar = !matches!(i.op, Op::Ld { .. } | Op::Atom { .. })
                 && u.uniform_control(pc as u32)
                 && uni(&uniform, i.guard)
                 && i.r.iter().all(|&s| uni(&uniform, s));
@@ -289,6 +339,10 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
 /// Why the block tier gave a block up (the interpreter runs it instead).
 pub struct GiveUp;
 
+/// A global store or atomic that waits until its block ends: where, offset, bytes, value, and
+/// an atomic's operation (`tier_atomic`).
+type Deferred<'a> = (HostPtr<'a>, usize, usize, u64, Option<(AtomOp, AtomKind)>);
+
 /// One worker's block-tier state, kept from block to block.
 #[derive(Default)]
 pub struct BlockTier<'a> {
@@ -303,8 +357,9 @@ pub struct BlockTier<'a> {
     preds: Vec<[u64; WORDS]>,
     /// Shared-memory race records (`races`).
     races: races::Records,
-    /// Global stores of the block (where, offset, bytes, value), applied when it ends.
-    stores: Vec<(HostPtr<'a>, usize, usize, u64)>,
+    /// Global stores and atomics of the block (where, offset, bytes, value, the atomic's
+    /// operation), applied when it ends.
+    stores: Vec<Deferred<'a>>,
     /// The last barrier interval's number in the records (`epoch << 16 | thread`).
     epoch: u32,
     /// Blocks tried and given up in this launch (the tier stops trying when most are).
@@ -390,8 +445,19 @@ impl<'a> Worker<'a> {
         }
         let ok = match r {
             Ok(count) => {
-                for &(p, off, size, v) in &bt.stores {
-                    p.store(off, size, v);
+                for &(p, off, size, v, atom) in &bt.stores {
+                    match atom {
+                        None => p.store(off, size, v),
+                        Some((AtomOp::Add, _)) => {
+                            p.fetch_add(off, size, v);
+                        }
+                        Some((op, kind)) => {
+                            let bits = size as u8 * 8;
+                            p.rmw(off, size, &|o| {
+                                super::memops::atom_apply(op, bits, kind, o, v, 0)
+                            });
+                        }
+                    }
                 }
                 self.pending += count;
                 self.block_tier_done += 1;
@@ -943,7 +1009,7 @@ impl<'a> Worker<'a> {
                     match g.translate(&mut cache, a, total) {
                         Some(p) if a.is_multiple_of(total.min(16)) => {
                             for (j, &slot) in r[..n as usize].iter().enumerate() {
-                                stores.push((p, j * sz, sz, val(bt, k, slot, t)));
+                                stores.push((p, j * sz, sz, val(bt, k, slot, t), None));
                             }
                         }
                         _ => bad = true,
@@ -958,8 +1024,116 @@ impl<'a> Worker<'a> {
                 }
             }
             Op::Shfl(mode) => self.block_shfl(bt, k, i, at, mode),
+            Op::CvtII {
+                from,
+                to,
+                sat: false,
+            } => lanes1(bt, k, at, r, move |a| {
+                let v = if from.signed {
+                    alu::sext(a, from.bits) as u64
+                } else {
+                    alu::zext(a, from.bits)
+                };
+                alu::norm(v, to)
+            }),
+            Op::Atom {
+                space: MemSpace::Shared,
+                op,
+                kind,
+                ..
+            } => self.shared_atomic(bt, k, i, at, epoch, (op, kind)),
+            Op::Atom {
+                space: MemSpace::Global,
+                op,
+                kind,
+                ..
+            } => {
+                // Deferred with the block's stores (its old value is unread: `plan`).
+                if !matches!(k.get(r[0] as usize), None | Some(BlockSlot::Unread)) {
+                    return Err(GiveUp);
+                }
+                let g = self.ctx.global;
+                let imm = i.imm as u64;
+                for w in 0..at.nwords {
+                    let word = at.act.0[w];
+                    if word == 0 {
+                        continue;
+                    }
+                    let (a, b) = (*bt.word(k, r[1], w), *bt.word(k, r[2], w));
+                    let mut bad = false;
+                    for_word(word, |j| {
+                        let a = a[j].wrapping_add(imm);
+                        match g.translate(&mut bt.cache, a, 4) {
+                            Some(p) if a.is_multiple_of(4) => {
+                                bt.stores.push((p, 0, 4, b[j], Some((op, kind))));
+                            }
+                            _ => bad = true,
+                        }
+                    });
+                    if bad {
+                        return Err(GiveUp);
+                    }
+                }
+                Ok(())
+            }
             _ => Err(GiveUp),
         }
+    }
+
+    /// A 32-bit shared atomic (`tier_atomic`) for the threads `at.act`, in thread order: bounds
+    /// and alignment checked, and (checker on) its race records, in which atomic updates race
+    /// with plain accesses of other threads in the interval but not with each other.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn shared_atomic<const W: usize>(
+        &mut self,
+        bt: &mut BlockTier<'a>,
+        k: &[BlockSlot],
+        i: &Inst,
+        at: &At<W>,
+        epoch: u32,
+        (op, kind): (AtomOp, AtomKind),
+    ) -> Result<(), GiveUp> {
+        let r = i.r;
+        let d = match k.get(r[0] as usize) {
+            None | Some(BlockSlot::Unread) => None,
+            Some(BlockSlot::Lanes) => Some(r[0] as usize * bt.stride),
+            Some(_) => return Err(GiveUp),
+        };
+        let (len, check) = (self.ctx.shared_bytes as usize, self.ctx.check);
+        if check {
+            bt.races.records_from_log(epoch);
+        }
+        let imm = i.imm as u64;
+        let sh: &mut [u32] = bytemuck::cast_slice_mut(&mut self.shared);
+        for w in 0..at.nwords {
+            let word = at.act.0[w];
+            if word == 0 {
+                continue;
+            }
+            let (a, b) = (*bt.word(k, r[1], w), *bt.word(k, r[2], w));
+            let mut bad = false;
+            for_word(word, |j| {
+                let off = a[j].wrapping_add(imm) as u32 as usize;
+                let t = w * 64 + j;
+                if off + 4 > len
+                    || off & 3 != 0
+                    || (check && bt.races.atomic_lane(off >> 2, t, epoch))
+                {
+                    bad = true;
+                    return;
+                }
+                let old = sh[off >> 2];
+                sh[off >> 2] = super::memops::atom_apply(op, 32, kind, old as u64, b[j], 0) as u32;
+                if let Some(d) = d {
+                    bt.regs[d + t] = old as u64;
+                }
+            });
+            if bad {
+                return Err(GiveUp);
+            }
+        }
+        Ok(())
     }
 
     /// A 32-bit shared load for the threads `at.act`, its checks passed (`shared_check`);

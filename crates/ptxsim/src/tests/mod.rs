@@ -5,6 +5,7 @@
 pub(crate) mod util;
 
 mod basic;
+mod block_atomics;
 mod block_tier;
 mod branch;
 mod checks;

@@ -140,7 +140,33 @@ impl Records {
             other_w
         }
     }
+
+    /// Thread `t`'s atomic update of word `word` in interval `epoch` (after
+    /// `records_from_log`): whether it may race. Atomic updates do not race with each other
+    /// nor with reads (as in the checker); a plain write of the word in the interval gives the
+    /// block up even when it was the thread's own (which the checker allows). Plain accesses
+    /// after an atomic update of the interval see a writer that is not theirs (`lane`), and
+    /// give the block up too.
+    #[inline(always)]
+    pub(super) fn atomic_lane(&mut self, word: usize, t: usize, epoch: u32) -> bool {
+        let w = self.writer[word];
+        let same = w >> 16 == epoch;
+        if same && w & ATOMIC == 0 {
+            return true;
+        }
+        let me = epoch << 16 | ATOMIC | t as u32;
+        self.writer[word] = if same && w != me {
+            epoch << 16 | MULTI_ATOMIC
+        } else {
+            me
+        };
+        false
+    }
 }
+
+/// Writer keys of atomic updates: one thread's (`ATOMIC | thread`), or several threads'.
+const ATOMIC: u32 = 0x4000;
+const MULTI_ATOMIC: u32 = 0x7FFF;
 
 /// The records of a unit-stride access (thread `t` at word `c + t`, `act` 64 threads a word,
 /// whole words of records present), in branch-free loops; whether it races with one recorded.

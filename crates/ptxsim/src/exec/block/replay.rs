@@ -209,10 +209,19 @@ impl Replay {
                 }
             )
         };
-        // Every shared access through an address that is the same in every block.
+        // Every shared access through an address that is the same in every block, and no
+        // shared atomic (which runs with its checks, against records the others then skip).
         let shared_fixed = self.rec.iter().filter(|s| s.run != Run::Epoch).all(|s| {
-            code.get(s.pc as usize)
-                .is_none_or(|i| !shared(i) || !var(i.r[4]))
+            code.get(s.pc as usize).is_none_or(|i| {
+                let atomic = matches!(
+                    i.op,
+                    Op::Atom {
+                        space: MemSpace::Shared,
+                        ..
+                    }
+                );
+                !atomic && (!shared(i) || !var(i.r[4]))
+            })
         });
         let mut read = vec![false; prog.nslots as usize];
         let mark = |read: &mut Vec<bool>, s: Slot| {
