@@ -14,7 +14,8 @@ use crate::*;
 /// with global atomics whose old values nothing reads. Shared memory is cleared by a loop
 /// without a barrier. Thread 5 of block `bad`: with `mode` 1 it writes shared word 0 after the
 /// atomics (a race with them), with `mode` 2 word 1 before them (a race too), with `mode` 3 it
-/// adds to a global address out of bounds.
+/// adds to a global address out of bounds. With `mode` 4, thread 5 of every block writes word
+/// 1 before the atomics: a race where another thread of the block has a value in bin 1.
 const BTA: &str = r#"
 .version 7.0
 .target sm_80
@@ -66,6 +67,9 @@ INITDONE:
   setp.eq.u32 %p7, %r3, 2;
   and.pred %p8, %p6, %p7;
   @%p8 st.shared.u32 [%rd5+4], %r10;
+  setp.eq.u32 %p14, %r3, 4;
+  and.pred %p15, %p5, %p14;
+  @%p15 st.shared.u32 [%rd5+4], %r10;
   and.b32 %r11, %r10, 7;
   mul.wide.u32 %rd8, %r11, 4;
   add.s64 %rd9, %rd5, %rd8;
@@ -275,6 +279,28 @@ fn atomics_the_tier_gives_up_are_reported_by_the_interpreter() {
         assert_eq!(t.block_tier_blocks, blocks as u64 - 1, "mode {mode}");
         assert_eq!(&plain.out[n..], &tier.out[n..], "mode {mode}");
     }
+    // Mode 4: the same plain write in every block, and values in bin 1 only in the last block
+    // (thread `t`), whose atomic then races with it. Replays, which skip the checks of shared
+    // accesses through fixed addresses, must not skip them when atomics use the records.
+    let t = 6 + rng.below(BD as u64 - 6) as usize;
+    let mut only = input.clone();
+    for (i, x) in only[..n].iter_mut().enumerate() {
+        if *x & 7 == 1 {
+            *x ^= 1;
+        }
+        if i == n - BD as usize + t {
+            *x = (*x & !7) | 1;
+        }
+    }
+    let [plain, tier] = run_bta(&dev, &m, &only, n as u32, blocks, 4);
+    let (p, r) = (plain.result.unwrap(), tier.result.unwrap());
+    assert_eq!(p.reports.len(), 1, "{:?}", p.reports);
+    let want = (CheckKind::SharedRace, (blocks - 1, 0, 0), (t as u32, 0, 0));
+    let got = &p.reports[0];
+    assert_eq!((got.kind, got.block, got.thread), want);
+    assert_eq!(p.reports, r.reports);
+    assert_eq!(r.block_tier_blocks, blocks as u64 - 1);
+    assert_eq!(r.block_tier_replays, blocks as u64 - 2);
     let [plain, tier] = run_bta(&dev, &m, &input, n as u32, blocks, 3);
     match (plain.result, tier.result) {
         (Err(LaunchError::Fault { report: a, .. }), Err(LaunchError::Fault { report: b, .. })) => {
