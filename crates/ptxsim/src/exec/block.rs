@@ -435,6 +435,8 @@ impl<'a> Worker<'a> {
             (bt.last_unit, bt.last_shfl) = (None, None);
         }
         if r.is_err() {
+            // It writes registers the record's steps do not: a replay runs every step again.
+            bt.replay.warm = false;
             r = self.block_tier_run(&mut bt, ctaid);
             if bt.replay.recording {
                 match r {
@@ -743,22 +745,31 @@ impl<'a> Worker<'a> {
         self.block_begin(bt, ctaid);
         bt.epoch += 1;
         let steps = std::mem::take(&mut bt.replay.steps);
-        let r = self.replay_steps(bt, &steps, nwords);
+        let cached = std::mem::take(&mut bt.replay.cached);
+        let skip: &[bool] = if bt.replay.warm { &cached } else { &[] };
+        let r = self.replay_steps(bt, &steps, skip, nwords);
         bt.replay.steps = steps;
+        bt.replay.cached = cached;
+        // What the cached steps would write is in the registers again (`replay::cached`).
+        bt.replay.warm = r.is_ok();
         r.map(|()| bt.replay.count)
     }
 
-    /// `run_block_replay`'s steps.
+    /// `run_block_replay`'s steps, less those that `skip` marks.
     #[inline(always)]
     fn replay_steps(
         &mut self,
         bt: &mut BlockTier<'a>,
         steps: &[replay::Step],
+        skip: &[bool],
         nwords: usize,
     ) -> Result<(), GiveUp> {
         let prog = self.ctx.prog;
         let (code, kinds) = (&prog.code, &prog.block_slots[..]);
-        for s in steps {
+        for (n, s) in steps.iter().enumerate() {
+            if skip.get(n) == Some(&true) {
+                continue;
+            }
             if s.run == replay::Run::Epoch {
                 bt.epoch += 1;
                 if bt.epoch > 0x7FFF {

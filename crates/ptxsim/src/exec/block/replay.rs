@@ -83,6 +83,12 @@ pub(super) struct Replay {
     /// The steps a replay runs, and the block's instruction count.
     pub steps: Vec<Step>,
     pub count: u64,
+    /// Per step of `steps`: whether a *warm* replay skips it (`warm`).
+    pub cached: Vec<bool>,
+    /// Whether the registers hold what the record (or the last replay) left in them, so that a
+    /// replay may skip the `cached` steps: set when a record or a replay ends, cleared when
+    /// the tier runs a block from its start.
+    pub warm: bool,
     ready: bool,
     /// Records tried, replays tried and replays that stopped.
     records: u32,
@@ -285,6 +291,8 @@ impl Replay {
                 }
             }
         }
+        dead_writes(prog, &mut self.rec);
+        let writes = writes_per_slot(prog, &self.rec);
         self.steps.clear();
         self.steps.extend(
             self.rec
@@ -292,9 +300,12 @@ impl Replay {
                 .filter(|s| s.run != Run::No || s.check)
                 .copied(),
         );
+        self.cached = cached(prog, variant, &writes, &self.steps);
         self.rec.clear();
         self.count = count;
         self.ready = true;
+        // The registers hold what the recorded block left.
+        self.warm = true;
     }
 
     /// A replay ran (`ok`) or stopped; replays stop for the launch when most stop.
@@ -307,6 +318,120 @@ impl Replay {
             }
         }
     }
+}
+
+/// Whether `i` is an operation on registers alone whose writes `dead_writes` and `cached` may
+/// leave out (no memory access, shuffle or control).
+fn register_op(i: &Inst) -> bool {
+    !matches!(
+        i.op,
+        Op::Ld { .. }
+            | Op::St { .. }
+            | Op::Atom { .. }
+            | Op::Shfl(_)
+            | Op::Bra
+            | Op::Exit
+            | Op::Ret
+            | Op::Bar(_)
+            | Op::Nop
+    )
+}
+
+/// Steps that run only to write lanes that a later step overwrites, for each of their
+/// threads, before any step that runs (or a guard that a replay checks) reads them: they run
+/// no more (`Run::No`). A backward pass over the record with, per slot, the threads whose
+/// value is overwritten before it is read (`reduceWarpShuffle`'s `mov %r50, 0`, which its load
+/// overwrites for every thread in range).
+fn dead_writes(prog: &Program, rec: &mut [Step]) {
+    let lanes = |s: Slot| prog.block_slots.get(s as usize) == Some(&BlockSlot::Lanes);
+    let mut killed = vec![[0u64; 4]; prog.nslots as usize];
+    let covers = |k: &[u64; 4], a: &[u64; 4]| k.iter().zip(a).all(|(k, a)| a & !k == 0);
+    for s in rec.iter_mut().rev() {
+        let Some(i) = prog.code.get(s.pc as usize) else {
+            continue;
+        };
+        if s.check {
+            if let Some(k) = killed.get_mut(i.guard as usize) {
+                *k = [0; 4];
+            }
+        }
+        if matches!(s.run, Run::No | Run::Epoch) {
+            continue;
+        }
+        let dests = crate::jit::may_write(i, prog);
+        if register_op(i)
+            && dests.len() == 1
+            && lanes(dests[0])
+            && killed
+                .get(dests[0] as usize)
+                .is_some_and(|k| covers(k, &s.act))
+        {
+            s.run = Run::No;
+            continue;
+        }
+        for &d in &dests {
+            if let (true, Some(k)) = (lanes(d), killed.get_mut(d as usize)) {
+                for (k, a) in k.iter_mut().zip(&s.act) {
+                    *k |= a;
+                }
+            }
+        }
+        let mut unguarded = *i;
+        unguarded.guard = NONE;
+        let members = matches!(i.op, Op::Shfl(_)).then_some(i.r[4]);
+        for x in crate::jit::sources(&unguarded).into_iter().chain(members) {
+            if let Some(k) = killed.get_mut(x as usize) {
+                // A shuffle reads other threads' lanes: all of them count as read.
+                if matches!(i.op, Op::Shfl(_)) {
+                    *k = [0; 4];
+                }
+                for (k, a) in k.iter_mut().zip(&s.act) {
+                    *k &= !a;
+                }
+            }
+        }
+    }
+}
+
+/// Per step of a replay: whether a warm replay (`Replay::warm`) may skip it. A step qualifies
+/// when it runs only because later steps read what it writes (a register operation whose
+/// sources are the same in every block), and its one destination is written by no other step
+/// of the record (`writes`, per slot) and not read before it is written (`Program::entry_live`): the destination
+/// then holds, for the threads that read it, the value this step wrote in the recorded
+/// block, which is the value it would write again.
+fn cached(prog: &Program, variant: &[bool], writes: &[u32], steps: &[Step]) -> Vec<bool> {
+    steps
+        .iter()
+        .map(|s| {
+            let Some(i) = prog.code.get(s.pc as usize) else {
+                return false;
+            };
+            let dests = crate::jit::may_write(i, prog);
+            s.run == Run::Op
+                && !s.check
+                && register_op(i)
+                && !variant_inst(i, variant)
+                && dests.len() == 1
+                && writes.get(dests[0] as usize) == Some(&1)
+                && !prog.entry_live.contains(&dests[0])
+        })
+        .collect()
+}
+
+/// Per slot: how many steps of the whole record write it (those a replay skips included: the
+/// recorded block ran them all).
+fn writes_per_slot(prog: &Program, rec: &[Step]) -> Vec<u32> {
+    let mut writes = vec![0u32; prog.nslots as usize];
+    for s in rec.iter().filter(|s| s.run != Run::Epoch) {
+        if let Some(i) = prog.code.get(s.pc as usize) {
+            for d in crate::jit::may_write(i, prog) {
+                if let Some(w) = writes.get_mut(d as usize) {
+                    *w += 1;
+                }
+            }
+        }
+    }
+    writes
 }
 
 /// Whether `i`'s result may differ between blocks even where its sources do not: loads.
