@@ -322,3 +322,83 @@ fn blocks_too_long_to_record_run_in_the_tier() {
         assert_eq!(t.block_tier_replays, replays, "k {k}");
     }
 }
+
+/// `out[i] = in[i] + (tid ^ c)`, where `c` is 0x55, or 0xAA in a block whose first value is
+/// odd (a branch on a loaded value, the same for the whole block), computed before a barrier
+/// and read after it.
+const WP: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry wp(.param .u64 pin, .param .u64 pout) {
+  .reg .u32 %r<20>;
+  .reg .u64 %rd<20>;
+  .reg .pred %p<4>;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mul.lo.u32 %r4, %r2, %r3;
+  add.u32 %r5, %r4, %r1;
+  mul.wide.u32 %rd3, %r4, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r6, [%rd4];
+  and.b32 %r7, %r6, 1;
+  setp.ne.u32 %p1, %r7, 0;
+  @%p1 bra ODD;
+  xor.b32 %r8, %r1, 85;
+  bra.uni JOIN;
+ODD:
+  xor.b32 %r8, %r1, 170;
+JOIN:
+  bar.sync 0;
+  mul.wide.u32 %rd5, %r5, 4;
+  add.s64 %rd6, %rd1, %rd5;
+  ld.global.u32 %r9, [%rd6];
+  add.u32 %r10, %r9, %r8;
+  add.s64 %rd7, %rd2, %rd5;
+  st.global.u32 [%rd7], %r10;
+  ret;
+}
+"#;
+
+/// Warm replays skip steps whose results are still in the registers from the recorded block
+/// (`replay::cached`); a block that runs in the tier from its start (here on another path, which
+/// writes the same register with another value) makes the next replay run them again.
+#[test]
+fn replays_after_a_block_on_another_path_compute_what_they_skipped() {
+    let dev = Device::new();
+    let m = dev.load_module(WP).unwrap();
+    assert!(m.program("wp").unwrap().block_tier);
+    let mut rng = Rng(seed());
+    let blocks = 8 + rng.below(8) as u32;
+    let n = blocks as usize * 128;
+    let mut input: Vec<u32> = (0..n).map(|_| rng.below(1 << 30) as u32 & !1).collect();
+    // Two blocks after the first start with an odd value.
+    let odd: Vec<usize> = (0..2)
+        .map(|_| 1 + rng.below(blocks as u64 - 2) as usize)
+        .collect();
+    for &b in &odd {
+        input[b * 128] |= 1;
+    }
+    let want: Vec<u32> = (0..n)
+        .map(|i| {
+            let c = if input[i / 128 * 128] & 1 == 1 {
+                170
+            } else {
+                85
+            };
+            input[i].wrapping_add((i % 128) as u32 ^ c)
+        })
+        .collect();
+    let r = launch(&dev, &m, ("wp", blocks), &input, &[], true, 1);
+    let wrong = (0..n).find(|&i| r.out[i] != want[i]);
+    assert_eq!(wrong, None, "first wrong output (odd blocks {odd:?})");
+    let t = r.result.unwrap();
+    assert_eq!(t.block_tier_blocks, blocks as u64);
+    let distinct = if odd[0] == odd[1] { 1 } else { 2 };
+    assert_eq!(t.block_tier_replays, blocks as u64 - 1 - distinct);
+}
