@@ -32,22 +32,25 @@ use super::live::{dests, sources, Live};
 use crate::ir::{FTy, Inst, MemSpace, Op, Program, Slot, NONE};
 
 /// Instructions where a straight-line run starts: the region's first instruction, branch
-/// targets, the instruction after an unconditional branch and the one after a loop's branch
-/// back. Compiled code is entered at leaders only (after executing an access that compiled code
-/// left to it, the interpreter goes on to the next leader).
-pub(super) fn leaders(code: &[Inst], lo: u32) -> Vec<bool> {
-    let n = code.len();
+/// targets (of branches anywhere in the program: a loop whose branch back lies outside the
+/// region enters it at its head), the instruction after an unconditional branch and the one
+/// after a loop's branch back. Compiled code is entered at leaders only (after executing an
+/// access that compiled code left to it, the interpreter goes on to the next leader).
+/// `all`: the program's code; the region is `all[lo..lo + n]`.
+pub(super) fn leaders(all: &[Inst], lo: u32, n: usize) -> Vec<bool> {
     let mut l = vec![false; n + 1];
     l[0] = true;
-    for (k, i) in code.iter().enumerate() {
+    let inside = |t: u64| t >= lo as u64 && t < lo as u64 + n as u64;
+    for i in all {
+        if i.op == Op::Bra && inside(i.imm as u64) {
+            l[(i.imm as u64 - lo as u64) as usize] = true;
+        }
+    }
+    for (k, i) in all[lo as usize..lo as usize + n].iter().enumerate() {
         if i.op == Op::Bra {
             let t = i.imm as u64;
-            let inside = t >= lo as u64 && t < lo as u64 + n as u64;
-            if inside {
-                l[(t - lo as u64) as usize] = true;
-            }
             // After a loop's branch back too: where a gang of lanes leaves the loop (`gang`).
-            if i.guard == NONE || (inside && t - lo as u64 <= k as u64) {
+            if i.guard == NONE || (inside(t) && t - lo as u64 <= k as u64) {
                 l[k + 1] = true;
             }
         }
@@ -433,7 +436,7 @@ fn setup<'a, 'b>(
         .filter(in_use)
         .map(|s| (s, b.declare_var(F64)))
         .collect();
-    let leaders = leaders(code, lo);
+    let leaders = leaders(&prog.code, lo, code.len());
     let (group_of, groups) = access_groups(code, &leaders);
     let (shared_head, shared_runs) = shared::shared_runs(code, &leaders);
     let chains = super::chains::find(code, &leaders, |k| {

@@ -348,6 +348,43 @@ fn regions(prog: &Program, every: bool) -> Vec<(u32, u32)> {
                     i.op == Op::Bra && (lo as u64..=lo as u64 + k as u64).contains(&(i.imm as u64))
                 })
     });
+    split_at_outer_heads(&prog.code, out)
+}
+
+/// `regions` split where a branch from outside a region enters it (the head of a loop whose
+/// body passes a barrier, say). A region stores at each exit the slots it may have written
+/// that are live there; entered at such a head, a lane would store again every slot that
+/// the code before the head computes (about a dozen loop-invariant values in a tiled matrix
+/// product), although it wrote few. Each piece keeps a kept region's place whatever its
+/// length. No region is split inside a loop of its own (a branch back across the head), whose
+/// iterations would then leave compiled code.
+fn split_at_outer_heads(code: &[Inst], regions: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+    let branches = |r: std::ops::Range<u32>| {
+        code[r.start as usize..r.end as usize]
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.op == Op::Bra)
+            .map(move |(k, i)| (r.start as u64 + k as u64, i.imm as u64))
+    };
+    let mut out = Vec::new();
+    for (lo, hi) in regions {
+        let n = code.len() as u32;
+        let mut heads: Vec<u32> = branches(0..lo)
+            .chain(branches(hi..n))
+            .map(|(_, t)| t)
+            .filter(|&t| t > lo as u64 && t < hi as u64)
+            .filter(|&t| !branches(lo..hi).any(|(k, b)| k >= t && b < t && b >= lo as u64))
+            .map(|t| t as u32)
+            .collect();
+        heads.sort_unstable();
+        heads.dedup();
+        let mut start = lo;
+        for h in heads {
+            out.push((start, h));
+            start = h;
+        }
+        out.push((start, hi));
+    }
     out
 }
 
@@ -575,4 +612,105 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         );
     }
     Some(compiled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_code::{add, inst};
+    use super::*;
+
+    /// Branches of `code` at PCs in `r`: (PC, target).
+    fn branches(code: &[Inst], r: std::ops::Range<usize>) -> Vec<(usize, usize)> {
+        r.filter(|&pc| code[pc].op == Op::Bra)
+            .map(|pc| (pc, code[pc].imm as usize))
+            .collect()
+    }
+
+    #[test]
+    fn regions_start_where_branches_from_outside_enter_them() {
+        let dev = crate::Device::new();
+        let mut heads = 0;
+        for (file, m) in crate::tests::util::fixture_modules(&dev) {
+            for k in m.kernels() {
+                let prog = m.program(&k.name).unwrap();
+                let code = &prog.code;
+                for every in [false, true] {
+                    let rs = regions(prog, every);
+                    let compiled = |pc: usize| {
+                        rs.iter()
+                            .any(|&(lo, hi)| (lo as usize..hi as usize).contains(&pc))
+                    };
+                    for &(lo, hi) in &rs {
+                        let (lo, hi) = (lo as usize, hi as usize);
+                        let leaders = emit::leaders(code, lo as u32, hi - lo);
+                        let inside = branches(code, lo..hi);
+                        let outside = branches(code, 0..lo)
+                            .into_iter()
+                            .chain(branches(code, hi..code.len()));
+                        for (pc, t) in outside.filter(|&(_, t)| (lo..hi).contains(&t)) {
+                            let at = format!(
+                                "{file} {}: the branch at {pc} enters ({lo}, {hi}) at {t}",
+                                k.name
+                            );
+                            assert!(leaders[t - lo], "{at}");
+                            // From interpreted code, only a loop of the region's own keeps
+                            // such a target inside.
+                            let own_loop =
+                                inside.iter().any(|&(b, to)| b >= t && to < t && to >= lo);
+                            assert!(t == lo || compiled(pc) || own_loop, "{at}");
+                            heads += (t == lo && t > 0 && !compiled(pc)) as usize;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(heads > 0);
+        // The tiled matrix product's tile loop passes two barriers and branches back from
+        // after the second: its head starts a region of its own, apart from the set-up code.
+        let m = dev
+            .load_module(include_str!("../../tests/fixtures/matmul.ptx"))
+            .unwrap();
+        let prog = m.program("matmulTiled").unwrap();
+        let code = &prog.code;
+        let (back, head) = branches(code, 0..code.len())
+            .into_iter()
+            .find(|&(pc, t)| t < pc && code[t..pc].iter().any(|i| matches!(i.op, Op::Bar(_))))
+            .unwrap();
+        let rs = regions(prog, false);
+        assert!(rs.iter().any(|&(lo, _)| lo as usize == head), "{rs:?}");
+        assert!(
+            rs.iter().any(|&(lo, hi)| lo == 0 && hi as usize == head),
+            "{rs:?}"
+        );
+        assert!(rs
+            .iter()
+            .all(|&(lo, hi)| !(lo as usize..hi as usize).contains(&back)));
+    }
+
+    #[test]
+    fn leaders_include_targets_of_branches_outside_the_region() {
+        let bra = |target: i64, guarded: bool| {
+            let mut i = inst(Op::Bra, [NONE; 5]);
+            i.imm = target;
+            if guarded {
+                i.guard = 40;
+            }
+            i
+        };
+        // 0..2 before the region, the region 2..7 (a loop back from 5 to 3 inside it), and a
+        // branch at 8 to 4.
+        let code = vec![
+            add(1, 1, 2),
+            add(1, 1, 2),
+            add(1, 1, 2),
+            add(1, 1, 2),
+            add(1, 1, 2),
+            bra(3, true),
+            add(1, 1, 2),
+            add(1, 1, 2),
+            bra(4, false),
+        ];
+        let l = emit::leaders(&code, 2, 5);
+        assert_eq!(l, vec![true, true, true, false, true]);
+    }
 }

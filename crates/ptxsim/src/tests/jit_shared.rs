@@ -462,3 +462,124 @@ fn races_through_compiled_shared_runs_are_the_interpreters() {
         assert_eq!(keys[0], keys[1], "{threads} threads");
     }
 }
+
+/// A tile loop as in a tiled matrix product: each tile, thread t of a block of 64 loads
+/// `inp[k * total + gid]` into its shared word, and after a barrier reads its neighbour's
+/// word `(t + 1) % 64` into a running hash; a second barrier (left out when `sync2` is 0, a
+/// race between a tile's reads and the next tile's stores) ends the tile. The branch back
+/// to the loop's head lies past the second barrier, outside the head's region, so compiled
+/// code is entered there from the interpreter. `%tid.y` (0) keeps the block tier out.
+const TILES: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.file 1 "tiles.cu"
+.visible .entry tiles(.param .u64 out, .param .u64 inp, .param .u32 tiles, .param .u32 sync2)
+{
+    .shared .align 4 .b8 s[256];
+    .reg .pred %p<3>;
+    .reg .b32 %r<24>;
+    .reg .b64 %rd<9>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [inp];
+    ld.param.u32 %r1, [tiles];
+    ld.param.u32 %r2, [sync2];
+    cvta.to.global.u64 %rd3, %rd1;
+    cvta.to.global.u64 %rd4, %rd2;
+    mov.u32 %r3, %tid.x;
+    mov.u32 %r4, %tid.y;
+    mov.u32 %r5, %ctaid.x;
+    mov.u32 %r6, %nctaid.x;
+    shl.b32 %r7, %r6, 6;
+    shl.b32 %r8, %r5, 6;
+    add.u32 %r9, %r8, %r3;
+    add.u32 %r9, %r9, %r4;
+    mov.u32 %r10, s;
+    shl.b32 %r11, %r3, 2;
+    add.u32 %r12, %r10, %r11;
+    add.u32 %r13, %r3, 1;
+    and.b32 %r13, %r13, 63;
+    shl.b32 %r13, %r13, 2;
+    add.u32 %r14, %r10, %r13;
+    setp.ne.u32 %p2, %r2, 0;
+    mov.u32 %r20, 0;
+    mov.u32 %r21, 0;
+HEAD:
+    mad.lo.u32 %r15, %r20, %r7, %r9;
+    mul.wide.u32 %rd5, %r15, 4;
+    add.u64 %rd6, %rd4, %rd5;
+    .loc 1 20 0
+    ld.global.u32 %r16, [%rd6];
+    .loc 1 21 0
+    st.shared.u32 [%r12], %r16;
+    bar.sync 0;
+    .loc 1 23 0
+    ld.shared.u32 %r17, [%r14];
+    mad.lo.u32 %r21, %r21, 3, %r17;
+    @!%p2 bra SKIP;
+    bar.sync 0;
+SKIP:
+    add.u32 %r20, %r20, 1;
+    setp.lt.u32 %p1, %r20, %r1;
+    @%p1 bra HEAD;
+    mul.wide.u32 %rd7, %r9, 4;
+    add.u64 %rd8, %rd3, %rd7;
+    st.global.u32 [%rd8], %r21;
+    ret;
+}
+"#;
+
+#[test]
+fn loops_entered_at_their_head_from_the_interpreter_compute_and_fault_like_it() {
+    let dev = Device::new();
+    let m = dev.load_module(TILES).unwrap();
+    let mut rng = Rng(seed());
+    let blocks = 2 + rng.below(3) as u32;
+    let total = blocks as usize * 64;
+    let tiles = 3 + rng.below(4) as u32;
+    let inp: Vec<u32> = (0..total * tiles as usize)
+        .map(|_| rng.next() as u32)
+        .collect();
+    let pi = upload_u32(&dev, &inp);
+    let want: Vec<u32> = (0..total)
+        .map(|g| {
+            let (b, t) = (g / 64, g % 64);
+            (0..tiles as usize).fold(0u32, |h, k| {
+                let v = inp[k * total + b * 64 + (t + 1) % 64];
+                h.wrapping_mul(3).wrapping_add(v)
+            })
+        })
+        .collect();
+    // (tiles to run, sync2): in bounds; one tile too many (its loads read past `inp`); the
+    // second barrier left out (a race).
+    for (run, sync2) in [(tiles, 1u32), (tiles + 1, 1), (tiles, 0)] {
+        let mut keys = Vec::new();
+        for jit in [JitMode::Off, JitMode::Always] {
+            let rest: [&[u8]; 3] = [&p64(pi), &run.to_le_bytes(), &sync2.to_le_bytes()];
+            let r = launch(&dev, &m, "tiles", (blocks, 64), total, &rest, jit, true);
+            let what = format!("{run} tiles of {tiles}, sync2 {sync2}, {jit:?}");
+            match (&r, run > tiles, sync2) {
+                (Ok((out, reports)), false, 1) => {
+                    assert!(reports.is_empty(), "{what}: {reports:?}");
+                    assert_eq!(out, &want, "{what}");
+                }
+                (Err(f), true, _) => {
+                    assert_eq!(f.kind, CheckKind::OutOfBounds, "{what}: {f:?}");
+                    assert_eq!(f.line.as_ref().map(|l| l.line), Some(20), "{what}");
+                }
+                (Ok((_, reports)), false, 0) => {
+                    assert!(!reports.is_empty(), "{what}");
+                    assert!(race_lines(reports)
+                        .iter()
+                        .all(|l| [Some(21), Some(23)].contains(l)));
+                }
+                _ => panic!("{what}: {r:?}"),
+            }
+            keys.push(match r {
+                Ok((out, reports)) => Ok((out, reports.iter().map(key).collect::<Vec<_>>())),
+                Err(f) => Err(key(&f)),
+            });
+        }
+        assert_eq!(keys[0], keys[1], "{run} tiles, sync2 {sync2}");
+    }
+}
