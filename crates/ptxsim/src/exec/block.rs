@@ -801,6 +801,11 @@ impl<'a> Worker<'a> {
                     let (src, d) = (i.r[1] as usize, i.r[0] as usize);
                     shfl_down_rows(bt, (src, d), &s.act, nwords, (sd as usize, kd as usize));
                 }
+                replay::Run::ShflDownAdd(sd, kd, add) => {
+                    let d = code.get(add as usize).ok_or(GiveUp)?.r[0] as usize;
+                    let sd = (sd as usize, kd as usize);
+                    shfl_down_add_rows(bt, (i.r[1] as usize, d), &s.act, nwords, sd);
+                }
                 replay::Run::No | replay::Run::Epoch => {}
             }
         }
@@ -1559,6 +1564,51 @@ fn shfl_down_rows(
                 _ => {
                     for (l, x) in out.iter_mut().enumerate() {
                         *x = a[if l < kd { l + sd } else { l }];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `replay::Run::ShflDownAdd`: `shfl_down_rows` from lanes `src` added to them, into lanes
+/// `d` (as the tier's `add` computes, in wrapping `u64`).
+#[inline(always)]
+fn shfl_down_add_rows(
+    bt: &mut BlockTier,
+    (src, d): (usize, usize),
+    act: &[u64; 4],
+    nwords: usize,
+    (sd, kd): (usize, usize),
+) {
+    #[inline(always)]
+    fn shift<const S: usize>(a: &[u64; 32], out: &mut [u64]) {
+        for l in 0..32 - S {
+            out[l] = a[l].wrapping_add(a[l + S]);
+        }
+        for l in 32 - S..32 {
+            out[l] = a[l].wrapping_add(a[l]);
+        }
+    }
+    let s = bt.stride;
+    for (w, &word) in act.iter().enumerate().take(nwords) {
+        for half in 0..2 {
+            if (word >> (32 * half)) as u32 == 0 {
+                continue;
+            }
+            let lo = w * 64 + half * 32;
+            let mut a = [0u64; 32];
+            a.copy_from_slice(&bt.regs[src * s + lo..][..32]);
+            let out = &mut bt.regs[d * s + lo..][..32];
+            match (sd, kd) {
+                (16, 16) => shift::<16>(&a, out),
+                (8, 24) => shift::<8>(&a, out),
+                (4, 28) => shift::<4>(&a, out),
+                (2, 30) => shift::<2>(&a, out),
+                (1, 31) => shift::<1>(&a, out),
+                _ => {
+                    for (l, x) in out.iter_mut().enumerate() {
+                        *x = a[l].wrapping_add(a[if l < kd { l + sd } else { l }]);
                     }
                 }
             }

@@ -402,3 +402,93 @@ fn replays_after_a_block_on_another_path_compute_what_they_skipped() {
     let distinct = if odd[0] == odd[1] { 1 } else { 2 };
     assert_eq!(t.block_tier_replays, blocks as u64 - 1 - distinct);
 }
+
+/// Shuffle reductions within each warp: `shfl.down` and `add` pairs that replays fuse (the
+/// add reading the shuffle's result and its source, in either order) and two they must not
+/// (the shuffle's result read again later; an add of another register). `out[i] = r14 * 7 +
+/// r17`.
+const SR: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry sr(.param .u64 pin, .param .u64 pout) {
+  .reg .u32 %r<20>;
+  .reg .u64 %rd<10>;
+  ld.param.u64 %rd1, [pin];
+  ld.param.u64 %rd2, [pout];
+  cvta.to.global.u64 %rd1, %rd1;
+  cvta.to.global.u64 %rd2, %rd2;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %ntid.x;
+  mad.lo.u32 %r4, %r2, %r3, %r1;
+  mul.wide.u32 %rd3, %r4, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  ld.global.u32 %r6, [%rd4];
+  shfl.sync.down.b32 %r10, %r6, 16, 31, -1;
+  add.u32 %r11, %r10, %r6;
+  shfl.sync.down.b32 %r12, %r11, 8, 31, -1;
+  add.u32 %r13, %r11, %r12;
+  shfl.sync.down.b32 %r14, %r13, 4, 31, -1;
+  add.u32 %r15, %r14, %r13;
+  shfl.sync.down.b32 %r16, %r15, 1, 31, -1;
+  add.u32 %r17, %r16, %r1;
+  bar.sync 0;
+  mad.lo.u32 %r18, %r14, 7, %r17;
+  add.s64 %rd5, %rd2, %rd3;
+  st.global.u32 [%rd5], %r18;
+  ret;
+}
+"#;
+
+/// `sr`'s answer on the CPU.
+fn sr_reference(input: &[u32]) -> Vec<u32> {
+    let down = |v: &[u32], s: usize| -> Vec<u32> {
+        (0..v.len())
+            .map(|l| v[if l % 32 + s < 32 { l + s } else { l }])
+            .collect()
+    };
+    let add = |a: &[u32], b: &[u32]| -> Vec<u32> {
+        a.iter().zip(b).map(|(x, y)| x.wrapping_add(*y)).collect()
+    };
+    let r11 = add(&down(input, 16), input);
+    let r13 = add(&r11, &down(&r11, 8));
+    let r14 = down(&r13, 4);
+    let r15 = add(&r14, &r13);
+    let r17: Vec<u32> = down(&r15, 1)
+        .iter()
+        .enumerate()
+        .map(|(i, x)| x.wrapping_add((i % 128) as u32))
+        .collect();
+    r14.iter()
+        .zip(&r17)
+        .map(|(a, b)| a.wrapping_mul(7).wrapping_add(*b))
+        .collect()
+}
+
+/// Replays fuse a shuffle with the add that reads it (`replay::fuse_adds`) only where nothing
+/// else reads the shuffle's result: the results are the CPU's in every replayed block.
+#[test]
+fn replayed_shuffle_reductions_compute_every_register_that_is_read() {
+    let dev = Device::new();
+    let m = dev.load_module(SR).unwrap();
+    assert!(m.program("sr").unwrap().block_tier);
+    let mut rng = Rng(seed());
+    let blocks = 6 + rng.below(8) as u32;
+    let input: Vec<u32> = (0..blocks as usize * 128)
+        .map(|_| rng.next() as u32)
+        .collect();
+    for threads in [1, 2] {
+        let r = launch(&dev, &m, ("sr", blocks), &input, &[], true, threads);
+        let want = sr_reference(&input);
+        let wrong = (0..input.len()).find(|&i| r.out[i] != want[i]);
+        assert_eq!(wrong, None, "first wrong output, {threads} workers");
+        let t = r.result.unwrap();
+        assert_eq!(t.block_tier_blocks, blocks as u64);
+        // Each worker records one block and replays the rest.
+        assert!(
+            t.block_tier_replays + threads as u64 >= blocks as u64,
+            "{t:?}"
+        );
+    }
+}

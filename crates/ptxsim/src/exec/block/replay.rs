@@ -50,6 +50,10 @@ pub(super) enum Run {
     /// into lanes without the in-range predicate: lanes below `kd` read `sd` lanes up
     /// (`(sd, kd)` as recorded).
     ShflDown(u8, u8),
+    /// `ShflDown` and the `add` of the next step (at the PC given) fused: the add's
+    /// destination gets each lane's source plus what the shuffle would have read, and the
+    /// shuffle's own destination, which no other step reads, is not written (`fuse_adds`).
+    ShflDownAdd(u8, u8, u32),
     /// A barrier interval begins.
     Epoch,
 }
@@ -301,6 +305,7 @@ impl Replay {
                 .copied(),
         );
         self.cached = cached(prog, variant, &writes, &self.steps);
+        fuse_adds(prog, &mut self.steps, &mut self.cached);
         self.rec.clear();
         self.count = count;
         self.ready = true;
@@ -390,6 +395,62 @@ fn dead_writes(prog: &Program, rec: &mut [Step]) {
                 }
             }
         }
+    }
+}
+
+/// A reduction's `shfl.sync.down` followed by the `add` of its result and its source (the
+/// shuffle step and the next one, for the same threads, unguarded) becomes one step
+/// (`Run::ShflDownAdd`) when no other step reads the shuffle's destination: one pass over the
+/// lanes instead of a row written and read again. Neither step may be one that a warm replay
+/// skips (`cached`), and all three slots hold lanes.
+fn fuse_adds(prog: &Program, steps: &mut Vec<Step>, cached: &mut Vec<bool>) {
+    let lanes = |s: Slot| prog.block_slots.get(s as usize) == Some(&BlockSlot::Lanes);
+    let inst = |s: &Step| prog.code.get(s.pc as usize).filter(|_| s.run != Run::Epoch);
+    // Per slot: how many steps read it (sources, members, checked guards).
+    let mut reads = vec![0u32; prog.nslots as usize];
+    for s in steps.iter() {
+        let Some(i) = inst(s) else { continue };
+        let mut unguarded = *i;
+        unguarded.guard = NONE;
+        let members = matches!(i.op, Op::Shfl(_)).then_some(i.r[4]);
+        let guard = s.check.then_some(i.guard);
+        for x in crate::jit::sources(&unguarded)
+            .into_iter()
+            .chain(members)
+            .chain(guard)
+        {
+            if let Some(r) = reads.get_mut(x as usize) {
+                *r += 1;
+            }
+        }
+    }
+    let mut n = 0;
+    while n + 1 < steps.len() {
+        let (s, t) = (&steps[n], &steps[n + 1]);
+        if let (Run::ShflDown(sd, kd), Run::Op, Some(sh), Some(add)) =
+            (s.run, t.run, inst(s), inst(t))
+        {
+            let (d, src) = (sh.r[0], sh.r[1]);
+            let operands = [add.r[1], add.r[2]];
+            if add.op == Op::Add
+                && add.guard == NONE
+                && !s.check
+                && !t.check
+                && s.act == t.act
+                && s.m == t.m
+                && !cached[n]
+                && !cached[n + 1]
+                && d != src
+                && (operands == [d, src] || operands == [src, d])
+                && reads.get(d as usize) == Some(&1)
+                && [d, src, add.r[0]].iter().all(|&x| lanes(x))
+            {
+                steps[n].run = Run::ShflDownAdd(sd, kd, t.pc);
+                steps.remove(n + 1);
+                cached.remove(n + 1);
+            }
+        }
+        n += 1;
     }
 }
 
