@@ -24,7 +24,9 @@
 //! overlaps the lanes' chains of dependent operations (`emit::gang`).
 //!
 //! The interpreter enters a region when the running group reaches one of its leaders (the
-//! region's start, branch targets), runs the group's lanes one after another through the
+//! region's start, branch targets; a region is split where interpreted code branches into it,
+//! such as a loop's head whose branch back follows a barrier), runs the group's lanes one
+//! after another through the
 //! compiled function and carries on with whatever PCs the lanes stopped at. Compiled code never
 //! reports anything: any access it cannot prove in bounds and aligned, any address outside global
 //! memory, ends the region *before* the instruction (or before the first access of a shared
