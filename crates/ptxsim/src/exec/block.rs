@@ -799,12 +799,18 @@ impl<'a> Worker<'a> {
                 replay::Run::Shared(unit) => self.shared_store(bt, kinds, i, &at, unit),
                 replay::Run::ShflDown(sd, kd) => {
                     let (src, d) = (i.r[1] as usize, i.r[0] as usize);
-                    shfl_down_rows(bt, (src, d), &s.act, nwords, (sd as usize, kd as usize));
+                    shfl_down_rows::<false>(
+                        bt,
+                        (src, d),
+                        &s.act,
+                        nwords,
+                        (sd as usize, kd as usize),
+                    );
                 }
                 replay::Run::ShflDownAdd(sd, kd, add) => {
                     let d = code.get(add as usize).ok_or(GiveUp)?.r[0] as usize;
                     let sd = (sd as usize, kd as usize);
-                    shfl_down_add_rows(bt, (i.r[1] as usize, d), &s.act, nwords, sd);
+                    shfl_down_rows::<true>(bt, (i.r[1] as usize, d), &s.act, nwords, sd);
                 }
                 replay::Run::No | replay::Run::Epoch => {}
             }
@@ -1531,9 +1537,11 @@ impl<'a> Worker<'a> {
 /// A replayed `shfl.sync.down` by whole warps (`replay::Run::ShflDown`): in each 32-lane group
 /// of `act` (whole groups, as recorded), lanes below `kd` read `sd` lanes up, the others
 /// themselves (`block_shfl`'s `down`), from lanes `src` into lanes `d`. Copies of a fixed
-/// length for the reductions' shifts, so that they are moves and not `memmove` calls.
+/// length for the reductions' shifts, so that they are moves and not `memmove` calls. With
+/// `ADD` (`replay::Run::ShflDownAdd`), `d` gets each lane's `src` plus what it read, as the
+/// tier's `add` computes (wrapping `u64`).
 #[inline(always)]
-fn shfl_down_rows(
+fn shfl_down_rows<const ADD: bool>(
     bt: &mut BlockTier,
     (src, d): (usize, usize),
     act: &[u64; 4],
@@ -1541,53 +1549,17 @@ fn shfl_down_rows(
     (sd, kd): (usize, usize),
 ) {
     #[inline(always)]
-    fn shift<const S: usize>(a: &[u64; 32], out: &mut [u64]) {
-        out[..32 - S].copy_from_slice(&a[S..]);
-        out[32 - S..32].copy_from_slice(&a[32 - S..]);
-    }
-    let s = bt.stride;
-    for (w, &word) in act.iter().enumerate().take(nwords) {
-        for half in 0..2 {
-            if (word >> (32 * half)) as u32 == 0 {
-                continue;
+    fn shift<const S: usize, const ADD: bool>(a: &[u64; 32], out: &mut [u64]) {
+        if ADD {
+            for l in 0..32 - S {
+                out[l] = a[l].wrapping_add(a[l + S]);
             }
-            let lo = w * 64 + half * 32;
-            let mut a = [0u64; 32];
-            a.copy_from_slice(&bt.regs[src * s + lo..][..32]);
-            let out = &mut bt.regs[d * s + lo..][..32];
-            match (sd, kd) {
-                (16, 16) => shift::<16>(&a, out),
-                (8, 24) => shift::<8>(&a, out),
-                (4, 28) => shift::<4>(&a, out),
-                (2, 30) => shift::<2>(&a, out),
-                (1, 31) => shift::<1>(&a, out),
-                _ => {
-                    for (l, x) in out.iter_mut().enumerate() {
-                        *x = a[if l < kd { l + sd } else { l }];
-                    }
-                }
+            for l in 32 - S..32 {
+                out[l] = a[l].wrapping_add(a[l]);
             }
-        }
-    }
-}
-
-/// `replay::Run::ShflDownAdd`: `shfl_down_rows` from lanes `src` added to them, into lanes
-/// `d` (as the tier's `add` computes, in wrapping `u64`).
-#[inline(always)]
-fn shfl_down_add_rows(
-    bt: &mut BlockTier,
-    (src, d): (usize, usize),
-    act: &[u64; 4],
-    nwords: usize,
-    (sd, kd): (usize, usize),
-) {
-    #[inline(always)]
-    fn shift<const S: usize>(a: &[u64; 32], out: &mut [u64]) {
-        for l in 0..32 - S {
-            out[l] = a[l].wrapping_add(a[l + S]);
-        }
-        for l in 32 - S..32 {
-            out[l] = a[l].wrapping_add(a[l]);
+        } else {
+            out[..32 - S].copy_from_slice(&a[S..]);
+            out[32 - S..32].copy_from_slice(&a[32 - S..]);
         }
     }
     let s = bt.stride;
@@ -1601,14 +1573,15 @@ fn shfl_down_add_rows(
             a.copy_from_slice(&bt.regs[src * s + lo..][..32]);
             let out = &mut bt.regs[d * s + lo..][..32];
             match (sd, kd) {
-                (16, 16) => shift::<16>(&a, out),
-                (8, 24) => shift::<8>(&a, out),
-                (4, 28) => shift::<4>(&a, out),
-                (2, 30) => shift::<2>(&a, out),
-                (1, 31) => shift::<1>(&a, out),
+                (16, 16) => shift::<16, ADD>(&a, out),
+                (8, 24) => shift::<8, ADD>(&a, out),
+                (4, 28) => shift::<4, ADD>(&a, out),
+                (2, 30) => shift::<2, ADD>(&a, out),
+                (1, 31) => shift::<1, ADD>(&a, out),
                 _ => {
                     for (l, x) in out.iter_mut().enumerate() {
-                        *x = a[l].wrapping_add(a[if l < kd { l + sd } else { l }]);
+                        let v = a[if l < kd { l + sd } else { l }];
+                        *x = if ADD { a[l].wrapping_add(v) } else { v };
                     }
                 }
             }
