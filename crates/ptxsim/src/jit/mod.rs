@@ -26,8 +26,7 @@
 //! The interpreter enters a region when the running group reaches one of its leaders (the
 //! region's start, branch targets; a region is split where interpreted code branches into it,
 //! such as a loop's head whose branch back follows a barrier), runs the group's lanes one
-//! after another through the
-//! compiled function and carries on with whatever PCs the lanes stopped at. Compiled code never
+//! after another through the compiled function and carries on with whatever PCs the lanes stopped at. Compiled code never
 //! reports anything: any access it cannot prove in bounds and aligned, any address outside global
 //! memory, ends the region *before* the instruction (or before the first access of a shared
 //! check), and the interpreter executes from there with its full checker, so reports, faults and
@@ -368,9 +367,9 @@ fn split_at_outer_heads(code: &[Inst], regions: Vec<(u32, u32)>) -> Vec<(u32, u3
             .filter(|(_, i)| i.op == Op::Bra)
             .map(move |(k, i)| (r.start as u64 + k as u64, i.imm as u64))
     };
+    let n = code.len() as u32;
     let mut out = Vec::new();
     for (lo, hi) in regions {
-        let n = code.len() as u32;
         let mut heads: Vec<u32> = branches(0..lo)
             .chain(branches(hi..n))
             .map(|(_, t)| t)

@@ -26,6 +26,8 @@
 //!   the recorded block, which had no race and no access out of bounds; the replay then skips
 //!   those checks (and a unit-stride access does not read its address: the record holds it).
 //!   Otherwise shared accesses run with all their checks.
+//! - **Fused steps**: a `shfl.sync.down` whose result only the next step's `add` reads runs
+//!   with that add as one pass over the lanes (`fuse_adds`).
 //!
 //! A replay that stops (a guard that differs, or any check of an instruction it runs) leaves
 //! no trace: as for any block of the tier, global stores wait until the block ends and shared
