@@ -35,6 +35,9 @@ pub struct NbcudaInterpreter {
     magics: Arc<Mutex<Magics>>,
     /// Where output of the running cell goes; `nb::exec` from a Rust cell writes there too.
     current_sink: Arc<Mutex<Option<OutputSink>>>,
+    /// The errors `nb::exec` returned in the running cell, to give a Rust cell that fails with
+    /// one its whole message (see [`nb_error_of`]).
+    nb_errors: Arc<Mutex<Vec<HostError>>>,
     /// Serves the `nb` crate; dropped (socket removed) at shutdown.
     nb_server: Mutex<Option<NbServer>>,
     /// The folder evcxr builds in (see `scratch`); removed at shutdown.
@@ -62,10 +65,12 @@ impl NbcudaInterpreter {
         let magics = Arc::new(Mutex::new(magics));
         let cancel = Arc::new(AtomicBool::new(false));
         let current_sink: Arc<Mutex<Option<OutputSink>>> = Arc::new(Mutex::new(None));
+        let nb_errors = Arc::new(Mutex::new(Vec::new()));
         let host = Arc::new(ArrayHost {
             magics: magics.clone(),
             sink: current_sink.clone(),
             cancel: cancel.clone(),
+            errors: nb_errors.clone(),
         });
         let (mut env, mut prelude) = (Vec::new(), Vec::new());
         let nb_server = match NbServer::start(host) {
@@ -109,6 +114,7 @@ impl NbcudaInterpreter {
             rust_interrupt,
             magics,
             current_sink,
+            nb_errors,
             nb_server: Mutex::new(nb_server),
             scratch: Mutex::new(None),
             cancel,
@@ -149,7 +155,13 @@ impl NbcudaInterpreter {
                 let result = self
                     .rust
                     .execute_with_input(code, sink, Some(input))
-                    .map_err(|e: RustCellError| (e.ename().to_string(), e.to_string()))?;
+                    .map_err(|e: RustCellError| match e {
+                        RustCellError::UserError { message, stderr } => {
+                            nb_error_of(&stderr, &lock(&self.nb_errors))
+                                .unwrap_or_else(|| ("Error".to_string(), message))
+                        }
+                        e => (e.ename().to_string(), e.to_string()),
+                    })?;
                 Ok(route_rust_result(result, sink))
             }
         }
@@ -208,6 +220,29 @@ struct ArrayHost {
     magics: Arc<Mutex<Magics>>,
     sink: Arc<Mutex<Option<OutputSink>>>,
     cancel: Arc<AtomicBool>,
+    /// The errors `nb::exec` returned in the running cell (the last [`MAX_NB_ERRORS`]).
+    errors: Arc<Mutex<Vec<HostError>>>,
+}
+
+/// How many `nb::exec` errors of one cell are kept for [`nb_error_of`].
+const MAX_NB_ERRORS: usize = 16;
+
+/// The `nb` error a Rust cell's `?` returned, whole: evcxr prints the error's `Display`
+/// (`ENAME: message`, often several lines: the magic line and a caret under the token) on
+/// stderr and the engine sees only its last line as the message; when the stderr lines before
+/// the end of the error are exactly one of this cell's `nb::exec` errors, that error is it.
+fn nb_error_of(stderr: &[String], errors: &[HostError]) -> Option<HostError> {
+    let end = stderr.iter().rposition(|l| !l.trim().is_empty())? + 1;
+    let printed = &stderr[..end];
+    errors.iter().rev().find_map(|(ename, message)| {
+        let shown = format!("{ename}: {message}");
+        let lines: Vec<&str> = shown.trim_end().lines().collect();
+        let tail = printed.get(printed.len().checked_sub(lines.len())?..)?;
+        tail.iter()
+            .map(|l| l.trim_end())
+            .eq(lines.iter().map(|l| l.trim_end()))
+            .then(|| (ename.clone(), message.clone()))
+    })
 }
 
 fn gpu_err(e: crate::gpu::GpuError) -> HostError {
@@ -278,7 +313,14 @@ impl NbHost for ArrayHost {
             .unwrap_or_else(|| Arc::new(|_| {}) as OutputSink);
         let result = lock(&self.magics)
             .run_line(line, 1, &sink, &self.cancel)
-            .map_err(magic_error)?;
+            .map_err(magic_error)
+            .inspect_err(|e| {
+                let mut errors = lock(&self.errors);
+                if errors.len() >= MAX_NB_ERRORS {
+                    errors.remove(0);
+                }
+                errors.push(e.clone());
+            })?;
         Ok(result.and_then(|b| {
             b.get("text/plain")
                 .and_then(|v| v.as_str())
@@ -380,6 +422,7 @@ impl Interpreter for NbcudaInterpreter {
             return error_outcome(e.ename, &e.message);
         }
         *lock(&self.current_sink) = Some(sink.clone());
+        lock(&self.nb_errors).clear();
         let mut outcome = ExecuteOutcome::Ok(None);
         for segment in segments {
             if self.cancel.load(Ordering::SeqCst) {
@@ -553,5 +596,29 @@ mod tests {
         assert_eq!(line, "%launch add[auto](x)");
         assert_eq!(start, 11);
         assert_eq!(line_at(code, code.len()).1, "foo");
+    }
+
+    #[test]
+    fn nb_errors_are_recovered_whole_from_stderr() {
+        let message = "line 1: unknown name 'q' (not a %set scalar or an array)\n    %set z = q\n             ^";
+        let errors = vec![
+            ("ArgumentError".to_string(), "other".to_string()),
+            ("SyntaxError".to_string(), message.to_string()),
+        ];
+        let mut stderr: Vec<String> = vec!["a line the cell printed".into()];
+        stderr.extend(
+            format!("SyntaxError: {message}")
+                .lines()
+                .map(str::to_string),
+        );
+        stderr.push(String::new());
+        assert_eq!(
+            nb_error_of(&stderr, &errors),
+            Some(("SyntaxError".to_string(), message.to_string()))
+        );
+        // Another error (a std::io::Error, say) ending the cell keeps the engine's message.
+        let io = vec!["No such file or directory (os error 2)".to_string()];
+        assert_eq!(nb_error_of(&io, &errors), None);
+        assert_eq!(nb_error_of(&[], &errors), None);
     }
 }

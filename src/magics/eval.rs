@@ -83,10 +83,7 @@ pub fn eval(e: &Expr, env: &dyn Env) -> R<Value> {
                 .ok_or_else(|| overflow(e.span)),
             Value::Float(v) => Ok(Value::Float(-v)),
         },
-        ExprKind::Bin(op, a, b) => {
-            let (x, y) = (eval(a, env)?, eval(b, env)?);
-            binop(*op, x, y, e.span, b.span)
-        }
+        ExprKind::Chain(first, rest) => eval_chain(first, rest, env),
         ExprKind::Call(f, args) => call(f, args, e.span, env),
         ExprKind::Shape(arr, idx) => {
             let shape = env
@@ -112,6 +109,16 @@ pub fn eval(e: &Expr, env: &dyn Env) -> R<Value> {
             "a tuple is not a number (tuples are for shapes, grids and blocks)",
         )),
     }
+}
+
+/// `first op1 x1 op2 x2 …`, left to right.
+fn eval_chain(first: &Expr, rest: &[(BinOp, Expr)], env: &dyn Env) -> R<Value> {
+    let mut acc = eval(first, env)?;
+    for (op, x) in rest {
+        let y = eval(x, env)?;
+        acc = binop(*op, acc, y, first.span.to(x.span), x.span)?;
+    }
+    Ok(acc)
 }
 
 fn binop(op: BinOp, x: Value, y: Value, span: Span, rhs: Span) -> R<Value> {
@@ -202,8 +209,13 @@ fn call(f: &str, args: &[Expr], span: Span, env: &dyn Env) -> R<Value> {
         "ceil" | "floor" => {
             want(1)?;
             // ceil(a / b) on integers is exact integer ceiling division.
-            if let ExprKind::Bin(BinOp::Div, a, b) = &args[0].kind {
-                if let (Value::Int(x), Value::Int(y)) = (eval(a, env)?, eval(b, env)?) {
+            if let ExprKind::Chain(first, rest) = &args[0].kind {
+                let Some(((BinOp::Div, b), prefix)) = rest.split_last() else {
+                    return rounded(f, eval(&args[0], env)?, span);
+                };
+                if let (Value::Int(x), Value::Int(y)) =
+                    (eval_chain(first, prefix, env)?, eval(b, env)?)
+                {
                     if y == 0 {
                         return Err(ParseError::at(b.span, "division by zero"));
                     }
@@ -221,10 +233,7 @@ fn call(f: &str, args: &[Expr], span: Span, env: &dyn Env) -> R<Value> {
                     return Ok(Value::Int(q + adjust));
                 }
             }
-            match eval(&args[0], env)? {
-                Value::Int(v) => Ok(Value::Int(v)),
-                Value::Float(v) => to_int(if f == "ceil" { v.ceil() } else { v.floor() }, span),
-            }
+            rounded(f, eval(&args[0], env)?, span)
         }
         "min" | "max" => {
             if args.len() < 2 {
@@ -277,6 +286,14 @@ fn call(f: &str, args: &[Expr], span: Span, env: &dyn Env) -> R<Value> {
                 ),
             ))
         }
+    }
+}
+
+/// `ceil` or `floor` of a value: integers stay, floats round to an integer.
+fn rounded(f: &str, v: Value, span: Span) -> R<Value> {
+    match v {
+        Value::Int(v) => Ok(Value::Int(v)),
+        Value::Float(v) => to_int(if f == "ceil" { v.ceil() } else { v.floor() }, span),
     }
 }
 

@@ -98,8 +98,9 @@ impl Magics {
                 gray,
                 as_dtype,
             } => {
-                let a = files::load(&path.text, gray, as_dtype.map(|d| d.dtype))
-                    .map_err(|(ename, m)| ctx.err(ename, ParseError::at(path.span, m)))?;
+                let a =
+                    files::load_interruptible(&path.text, gray, as_dtype.map(|d| d.dtype), cancel)
+                        .map_err(|(ename, m)| ctx.err(ename, ParseError::at(path.span, m)))?;
                 self.dev
                     .create_array(&name.text, a.dtype, a.shape, &a.data)
                     .map_err(|e| ctx.gpu(e))?;
@@ -112,15 +113,16 @@ impl Magics {
                     shape: info.shape,
                     data,
                 };
-                files::save(&path.text, &a)
-                    .map_err(|(ename, m)| ctx.err(ename, ParseError::at(path.span, m)))?;
-                out(CellOutput::Stdout(format!(
+                let saved = format!(
                     "saved {} ({} {}) to {}\n",
                     name.text,
                     a.dtype,
                     host::fmt_shape(&a.shape),
                     path.text
-                )));
+                );
+                files::save_interruptible(&path.text, a, cancel)
+                    .map_err(|(ename, m)| ctx.err(ename, ParseError::at(path.span, m)))?;
+                out(CellOutput::Stdout(saved));
             }
             Command::Set(None) => {
                 if self.scalars.is_empty() {
@@ -258,6 +260,9 @@ impl Magics {
                     t.row(vec![k, v]);
                 }
                 out(t.display());
+            }
+            Command::Limit(_) => {
+                return Err(ctx.plain("SyntaxError", "%limit is not implemented yet"));
             }
             Command::Backend(n) => {
                 let target = match n.text.as_str() {

@@ -3,11 +3,23 @@
 //!
 //! File formats only: this module never touches the device; the caller creates or reads the
 //! array. Errors are `(ename, message)` pairs: `IOError` for files, `ArgumentError` for arrays that
-//! a format cannot hold, `MemoryError` for sizes over the host limit.
+//! a format cannot hold, `MemoryError` for sizes over the host limit, `Interrupted` when the
+//! cell was interrupted.
+//!
+//! Only regular files are opened (a FIFO, socket or device is refused by its file type, so a
+//! read never waits for a writer), a `.npy` header is checked for size and nesting before it is
+//! parsed, and [`interruptible`] runs a load or save on a thread of its own, so that the
+//! interrupt button returns the cell at once even when the file system does not.
 
 use super::host::{self, put_f64, put_int};
 use crate::gpu::Dtype;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 pub type FileResult<T> = Result<T, (&'static str, String)>;
 
@@ -60,13 +72,27 @@ fn io_err(path: &str, e: impl std::fmt::Display) -> (&'static str, String) {
 /// Reads an image or `.npy` file. `gray` applies to images; `as_dtype` converts (images to f32/f64
 /// are scaled to [0, 1]).
 pub fn load(path: &str, gray: bool, as_dtype: Option<Dtype>) -> FileResult<HostArray> {
+    load_with(path, gray, as_dtype, &Arc::new(AtomicBool::new(false)))
+}
+
+/// [`load`], stopping at its next read once `stop` is raised.
+fn load_with(
+    path: &str,
+    gray: bool,
+    as_dtype: Option<Dtype>,
+    stop: &Arc<AtomicBool>,
+) -> FileResult<HostArray> {
     let fmt = format_of(path)?;
     let p = expand(path);
     if !p.exists() {
         return Err(("IOError", format!("no such file: '{path}'")));
     }
+    let file = StopAt {
+        inner: open_regular(path, &p, Access::Read)?,
+        stop: stop.clone(),
+    };
     match fmt {
-        Format::Png | Format::Jpeg => load_image(path, &p, gray, as_dtype),
+        Format::Png | Format::Jpeg => load_image(path, file, gray, as_dtype),
         Format::Npy => {
             if gray {
                 return Err((
@@ -74,7 +100,7 @@ pub fn load(path: &str, gray: bool, as_dtype: Option<Dtype>) -> FileResult<HostA
                     "--gray applies to images, not to .npy files".into(),
                 ));
             }
-            let a = load_npy(path, &p)?;
+            let a = load_npy(path, file)?;
             match as_dtype {
                 Some(d) if d != a.dtype => Ok(HostArray {
                     data: convert(a.dtype, &a.data, d)?,
@@ -87,9 +113,13 @@ pub fn load(path: &str, gray: bool, as_dtype: Option<Dtype>) -> FileResult<HostA
     }
 }
 
-fn load_image(path: &str, p: &Path, gray: bool, as_dtype: Option<Dtype>) -> FileResult<HostArray> {
-    let img = image::ImageReader::open(p)
-        .map_err(|e| io_err(path, e))?
+fn load_image(
+    path: &str,
+    file: StopAt<File>,
+    gray: bool,
+    as_dtype: Option<Dtype>,
+) -> FileResult<HostArray> {
+    let img = image::ImageReader::new(BufReader::new(file))
         .with_guessed_format()
         .map_err(|e| io_err(path, e))?
         .decode()
@@ -145,9 +175,17 @@ macro_rules! read_typed {
     }};
 }
 
-fn load_npy(path: &str, p: &Path) -> FileResult<HostArray> {
-    let f = std::fs::File::open(p).map_err(|e| io_err(path, e))?;
-    let file = npyz::NpyFile::new(std::io::BufReader::new(f)).map_err(|e| io_err(path, e))?;
+fn load_npy(path: &str, file: StopAt<File>) -> FileResult<HostArray> {
+    let mut r = BufReader::new(file);
+    let head = npy_header(path, &mut r)?;
+    let file_len = r
+        .get_ref()
+        .inner
+        .metadata()
+        .map_err(|e| io_err(path, e))?
+        .len();
+    let data_len = file_len.saturating_sub(head.len() as u64);
+    let file = npyz::NpyFile::new(io::Cursor::new(head).chain(r)).map_err(|e| io_err(path, e))?;
     let shape: Vec<usize> = file.shape().iter().map(|&d| d as usize).collect();
     if shape.is_empty() || shape.len() > 4 {
         return Err((
@@ -160,6 +198,26 @@ fn load_npy(path: &str, p: &Path) -> FileResult<HostArray> {
     }
     if shape.contains(&0) {
         return Err(("ArgumentError", format!("{path}: the array is empty")));
+    }
+    let item = file.dtype().num_bytes().unwrap_or(0) as u64;
+    let want = file
+        .shape()
+        .iter()
+        .try_fold(item, |acc, &d| acc.checked_mul(d));
+    match want {
+        Some(w) if w <= data_len => {}
+        Some(w) => return Err((
+            "IOError",
+            format!(
+                "{path}: the header's shape needs {w} bytes of data but the file holds {data_len}"
+            ),
+        )),
+        None => {
+            return Err((
+                "IOError",
+                format!("{path}: the header's shape has more elements than fit in memory"),
+            ))
+        }
     }
     let strides: Vec<usize> = file.strides().iter().map(|&s| s as usize).collect();
     let fortran = file.order() == npyz::Order::Fortran;
@@ -202,6 +260,68 @@ fn load_npy(path: &str, p: &Path) -> FileResult<HostArray> {
     Ok(HostArray { dtype, shape, data })
 }
 
+/// numpy's own limit on a `.npy` header (`max_header_size` of `numpy.lib.format`).
+pub const NPY_MAX_HEADER_BYTES: usize = 10_000;
+
+/// The deepest nesting of brackets a `.npy` header may have: the dict, a structured dtype's
+/// list of fields, a field's tuple and its shape tuple.
+pub const NPY_MAX_NESTING: usize = 4;
+
+/// Reads and checks a `.npy` preamble and header (magic, version, length up to
+/// [`NPY_MAX_HEADER_BYTES`], bracket nesting up to [`NPY_MAX_NESTING`]) before any parser sees
+/// them; returns the bytes read, to be parsed.
+pub fn npy_header(path: &str, r: &mut impl Read) -> FileResult<Vec<u8>> {
+    let bad = |what: String| ("IOError", format!("{path}: not a valid .npy file: {what}"));
+    let mut head = vec![0u8; 8];
+    r.read_exact(&mut head)
+        .map_err(|_| bad("shorter than the 8-byte preamble".into()))?;
+    if &head[..6] != b"\x93NUMPY" {
+        return Err(bad("it does not start with \\x93NUMPY".into()));
+    }
+    let len_bytes = match head[6] {
+        1 => 2,
+        2 | 3 => 4,
+        v => return Err(bad(format!("unknown format version {v}"))),
+    };
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len[..len_bytes])
+        .map_err(|_| bad("the header length is cut off".into()))?;
+    head.extend_from_slice(&len[..len_bytes]);
+    let n = u32::from_le_bytes(len) as usize;
+    if n > NPY_MAX_HEADER_BYTES {
+        return Err((
+            "IOError",
+            format!(
+                "{path}: the .npy header is {n} bytes, over numpy's limit of {NPY_MAX_HEADER_BYTES} (max_header_size)"
+            ),
+        ));
+    }
+    let start = head.len();
+    head.resize(start + n, 0);
+    r.read_exact(&mut head[start..])
+        .map_err(|_| bad(format!("the {n}-byte header is cut off")))?;
+    let mut depth = 0usize;
+    let mut quote = None;
+    for &c in &head[start..] {
+        match (quote, c) {
+            (Some(q), _) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(c),
+            (None, b'(' | b'[' | b'{') => {
+                depth += 1;
+                if depth > NPY_MAX_NESTING {
+                    return Err(bad(format!(
+                        "its header nests brackets more than {NPY_MAX_NESTING} deep"
+                    )));
+                }
+            }
+            (None, b')' | b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(head)
+}
+
 /// Reorders elements stored with `strides` (in elements) into C order.
 fn to_c_order(data: &[u8], size: usize, shape: &[usize], strides: &[usize]) -> Vec<u8> {
     let n: usize = shape.iter().product();
@@ -226,11 +346,180 @@ fn to_c_order(data: &[u8], size: usize, shape: &[usize], strides: &[usize]) -> V
 
 /// Writes an array to `.npy` (any) or `.png`/`.jpg` (images: see `%help save`).
 pub fn save(path: &str, a: &HostArray) -> FileResult<()> {
+    save_with(path, a, &Arc::new(AtomicBool::new(false)))
+}
+
+/// [`save`], stopping at its next write once `stop` is raised.
+fn save_with(path: &str, a: &HostArray, stop: &Arc<AtomicBool>) -> FileResult<()> {
     let fmt = format_of(path)?;
     let p = expand(path);
+    let file = StopAt {
+        inner: open_regular(path, &p, Access::Write)?,
+        stop: stop.clone(),
+    };
+    let mut w = BufWriter::new(file);
     match fmt {
-        Format::Npy => save_npy(path, &p, a),
-        Format::Png | Format::Jpeg => save_image(path, &p, a, fmt),
+        Format::Npy => save_npy(path, &mut w, a)?,
+        Format::Png | Format::Jpeg => save_image(path, &mut w, a, fmt)?,
+    }
+    w.flush().map_err(|e| io_err(path, e))
+}
+
+/// How a file is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    /// Created or truncated.
+    Write,
+}
+
+/// Opens `p` if it is (or, for writing, will be) a regular file. A FIFO, socket or device is
+/// refused by its file type before it is opened, and again after (non-blocking, so that a FIFO
+/// put in its place meanwhile cannot make the open wait for a peer).
+fn open_regular(path: &str, p: &Path, access: Access) -> FileResult<File> {
+    let refuse = |t: std::fs::FileType| {
+        let what = if t.is_dir() {
+            "a directory"
+        } else if t.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if t.is_socket() {
+            "a socket"
+        } else if t.is_char_device() || t.is_block_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        (
+            "IOError",
+            format!("'{path}' is {what}: %load and %save use regular files only"),
+        )
+    };
+    match std::fs::metadata(p) {
+        Ok(m) if !m.is_file() => return Err(refuse(m.file_type())),
+        Ok(_) => {}
+        Err(e) if access == Access::Write && e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_err(path, e)),
+    }
+    let mut o = OpenOptions::new();
+    match access {
+        Access::Read => o.read(true),
+        Access::Write => o.write(true).create(true).truncate(true),
+    };
+    let f = o
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(p)
+        .map_err(|e| io_err(path, e))?;
+    let m = f.metadata().map_err(|e| io_err(path, e))?;
+    if !m.is_file() {
+        return Err(refuse(m.file_type()));
+    }
+    Ok(f)
+}
+
+/// A file whose reads and writes fail once `stop` is raised: a load or save abandoned by an
+/// interrupt stops at its next call instead of running on.
+struct StopAt<F> {
+    inner: F,
+    stop: Arc<AtomicBool>,
+}
+
+impl<F> StopAt<F> {
+    fn check(&self) -> io::Result<()> {
+        if self.stop.load(Ordering::Relaxed) {
+            Err(io::Error::other("interrupted"))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl<F: Read> Read for StopAt<F> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.check()?;
+        self.inner.read(buf)
+    }
+}
+
+impl<F: Write> Write for StopAt<F> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.check()?;
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl<F: Seek> Seek for StopAt<F> {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.inner.seek(pos)
+    }
+}
+
+/// How often a waiting [`interruptible`] looks at the cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(10);
+
+/// Loads an array as [`load`] does, interruptibly (see [`interruptible`]).
+pub fn load_interruptible(
+    path: &str,
+    gray: bool,
+    as_dtype: Option<Dtype>,
+    cancel: &AtomicBool,
+) -> FileResult<HostArray> {
+    let path = path.to_string();
+    interruptible(cancel, move |stop| load_with(&path, gray, as_dtype, stop))
+        .map_err(|e| interrupted_as(e, "reading the file was interrupted".into()))
+}
+
+/// Saves an array as [`save`] does, interruptibly (see [`interruptible`]); an interrupted save
+/// may leave the file incomplete, and says so.
+pub fn save_interruptible(path: &str, a: HostArray, cancel: &AtomicBool) -> FileResult<()> {
+    let owned = path.to_string();
+    interruptible(cancel, move |stop| save_with(&owned, &a, stop)).map_err(|e| {
+        interrupted_as(
+            e,
+            format!("saving '{path}' was interrupted; the file may be incomplete"),
+        )
+    })
+}
+
+fn interrupted_as(e: (&'static str, String), message: String) -> (&'static str, String) {
+    if e.0 == "Interrupted" {
+        ("Interrupted", message)
+    } else {
+        e
+    }
+}
+
+/// Runs a file operation `op` on a thread of its own and waits for it, returning `Interrupted`
+/// within [`CANCEL_POLL`] of `cancel` being raised, however long `op` blocks. `op` gets a flag
+/// that is raised then, for the [`StopAt`] wrappers of its files: the abandoned operation stops
+/// at its next read or write.
+pub fn interruptible<T: Send + 'static>(
+    cancel: &AtomicBool,
+    op: impl FnOnce(&Arc<AtomicBool>) -> FileResult<T> + Send + 'static,
+) -> FileResult<T> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let thread_stop = stop.clone();
+    std::thread::Builder::new()
+        .name("nbcuda-file".into())
+        .spawn(move || {
+            let _ = tx.send(op(&thread_stop));
+        })
+        .map_err(|e| ("IOError", format!("cannot start a file thread: {e}")))?;
+    loop {
+        match rx.recv_timeout(CANCEL_POLL) {
+            Ok(r) => return r,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(("IOError", "the file operation failed".into()))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if cancel.load(Ordering::Relaxed) {
+            stop.store(true, Ordering::Relaxed);
+            return Err(("Interrupted", "the file operation was interrupted".into()));
+        }
     }
 }
 
@@ -258,9 +547,7 @@ macro_rules! write_typed {
     }};
 }
 
-fn save_npy(path: &str, p: &Path, a: &HostArray) -> FileResult<()> {
-    let f = std::fs::File::create(p).map_err(|e| io_err(path, e))?;
-    let w = std::io::BufWriter::new(f);
+fn save_npy(path: &str, w: &mut impl Write, a: &HostArray) -> FileResult<()> {
     match a.dtype {
         Dtype::F32 => write_typed!(f32, a, w, path),
         Dtype::F64 => write_typed!(f64, a, w, path),
@@ -292,7 +579,12 @@ pub fn to_gray_u8(dtype: Dtype, data: &[u8]) -> Vec<u8> {
         .collect()
 }
 
-fn save_image(path: &str, p: &Path, a: &HostArray, fmt: Format) -> FileResult<()> {
+fn save_image(
+    path: &str,
+    out: &mut (impl Write + Seek),
+    a: &HostArray,
+    fmt: Format,
+) -> FileResult<()> {
     let bad = || {
         (
             "ArgumentError",
@@ -352,5 +644,6 @@ fn save_image(path: &str, p: &Path, a: &HostArray, fmt: Format) -> FileResult<()
     } else {
         image::ImageFormat::Jpeg
     };
-    image::save_buffer_with_format(p, &bytes, w32, h32, color, format).map_err(|e| io_err(path, e))
+    image::write_buffer_with_format(out, &bytes, w32, h32, color, format)
+        .map_err(|e| io_err(path, e))
 }

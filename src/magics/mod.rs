@@ -76,11 +76,7 @@ impl LineCtx<'_> {
     pub fn err(&self, ename: &'static str, e: ParseError) -> MagicError {
         let mut message = format!("line {}: {}", self.line_no, e.message);
         if let Some(span) = e.span {
-            let text = self.line.trim_end();
-            let start = span.start.min(text.len());
-            let end = span.end.clamp(start, text.len());
-            let col = text.get(..start).map_or(0, |s| s.chars().count());
-            let width = text.get(start..end).map_or(1, |s| s.chars().count()).max(1);
+            let (text, col, width) = excerpt(self.line.trim_end(), span);
             message.push_str(&format!(
                 "\n    {text}\n    {}{}",
                 " ".repeat(col),
@@ -109,6 +105,41 @@ impl LineCtx<'_> {
             message: format!("line {}: {message}", self.line_no),
         }
     }
+}
+
+/// The most characters of a line an error message quotes.
+const EXCERPT_CHARS: usize = 120;
+
+/// The part of `text` an error quotes around `span`, with the caret's column and width (in
+/// characters): the whole line when it is short, else a window around the span with `…` where
+/// it was cut, so that an error in a long line stays readable.
+fn excerpt(text: &str, span: lex::Span) -> (String, usize, usize) {
+    let floor = |mut i: usize| {
+        i = i.min(text.len());
+        while !text.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let start = floor(span.start);
+    let end = floor(span.end).max(start);
+    let col = text[..start].chars().count();
+    let width = text[start..end].chars().count().max(1);
+    let total = col + text[start..].chars().count();
+    if total <= EXCERPT_CHARS {
+        return (text.to_string(), col, width);
+    }
+    let width = width.min(EXCERPT_CHARS / 2);
+    let first = col.saturating_sub(EXCERPT_CHARS / 4);
+    let chars: String = text.chars().skip(first).take(EXCERPT_CHARS).collect();
+    let cut_left = first > 0;
+    let cut_right = first + EXCERPT_CHARS < total;
+    let shown = format!(
+        "{}{chars}{}",
+        if cut_left { "…" } else { "" },
+        if cut_right { "…" } else { "" }
+    );
+    (shown, col - first + usize::from(cut_left), width)
 }
 
 /// Parses a magic line without running it: the syntax error (with its `line N:` and caret) or

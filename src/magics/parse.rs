@@ -29,7 +29,10 @@ pub enum ExprKind {
     Float(f64),
     Name(String),
     Neg(Box<Expr>),
-    Bin(BinOp, Box<Expr>, Box<Expr>),
+    /// A left-associative run of operators of one precedence level: `a + b - c` is
+    /// `Chain(a, [(Add, b), (Sub, c)])`. Kept flat (not a tree of pairs) so that a long sum on
+    /// one line is evaluated, cloned and dropped without deep recursion.
+    Chain(Box<Expr>, Vec<(BinOp, Expr)>),
     /// `len(x)`, `ceil(e)`, `min(a, b)`, …
     Call(String, Vec<Expr>),
     /// `x.shape[i]`
@@ -127,6 +130,9 @@ pub enum Command {
     Download(Name, Option<Name>),
     /// `%device` lists the devices; `%device N` selects GPU N.
     Device(Option<Expr>),
+    /// `%limit` lists the device limits; `%limit stack BYTES` sets one (CUDA's
+    /// `cudaDeviceSetLimit`: `stack` is `cudaLimitStackSize`, bytes of call stack per thread).
+    Limit(Option<(Name, Expr)>),
     Backend(Name),
     Ptx(Name),
     Info(Name),
@@ -143,8 +149,16 @@ pub enum Command {
 
 /// Parses one magic line (it starts with `%`; leading whitespace allowed).
 pub fn parse_line(line: &str) -> Result<Command, ParseError> {
+    if line.len() > MAX_LINE_BYTES {
+        return Err(ParseError::nowhere(format!(
+            "line too long: {} bytes (a magic line may hold at most {} bytes)",
+            line.len(),
+            MAX_LINE_BYTES
+        )));
+    }
     let mut p = Parser {
         lx: Lexer::new(line, 0),
+        depth: 0,
     };
     p.lx.skip_ws();
     let pct = p.lx.pos;
@@ -198,8 +212,17 @@ pub fn magic_word(line: &str, pos: usize) -> &str {
 /// turn it into an `UnknownMagic` error with a suggestion.
 pub const UNKNOWN_MAGIC: &str = "unknown magic";
 
+/// The deepest nesting of parentheses, tuples, calls and indices an expression may have.
+pub const MAX_NESTING: usize = 256;
+
+/// The longest magic line, in bytes. A line this long still parses and evaluates in
+/// milliseconds (runs of operators are flat); longer ones are refused before lexing.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
 struct Parser<'a> {
     lx: Lexer<'a>,
+    /// How many [`Parser::expr`] calls are open: bounded by [`MAX_NESTING`].
+    depth: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -355,6 +378,19 @@ impl<'a> Parser<'a> {
                     return Ok(Command::Device(None));
                 }
                 Ok(Command::Device(Some(self.expr()?)))
+            }
+            "limit" => {
+                if self.lx.at_end() {
+                    return Ok(Command::Limit(None));
+                }
+                let n = self.name("a limit name (stack)")?;
+                if n.text != "stack" {
+                    return Err(ParseError::at(
+                        n.span,
+                        format!("unknown limit '{}'; the limits are: stack", n.text),
+                    ));
+                }
+                Ok(Command::Limit(Some((n, self.expr()?))))
             }
             "backend" => {
                 let n = self.name("'gpu' or 'sim'")?;
@@ -761,68 +797,95 @@ impl<'a> Parser<'a> {
 
     // ---- expressions ----
 
+    /// One expression. Every nesting of the grammar (parentheses, tuples, call arguments,
+    /// `.shape[...]` indices) comes back here, so the depth counted here bounds the parser's
+    /// recursion and, since runs of operators are flat, the evaluator's.
     pub fn expr(&mut self) -> Result<Expr, ParseError> {
-        let mut lhs = self.term()?;
-        loop {
-            let op = match self.peek()?.tok {
-                Tok::Sym("+") => BinOp::Add,
-                Tok::Sym("-") => BinOp::Sub,
-                _ => return Ok(lhs),
-            };
-            self.next()?;
-            let rhs = self.term()?;
-            let span = lhs.span.to(rhs.span);
-            lhs = Expr {
-                kind: ExprKind::Bin(op, Box::new(lhs), Box::new(rhs)),
-                span,
-            };
+        if self.depth >= MAX_NESTING {
+            let t = self.peek()?;
+            return Err(ParseError::at(
+                t.span,
+                format!("expression nested too deep: more than {MAX_NESTING} levels of parentheses, tuples or calls"),
+            ));
         }
+        self.depth += 1;
+        let e = self.chain(&[("+", BinOp::Add), ("-", BinOp::Sub)], Self::term);
+        self.depth -= 1;
+        e
     }
 
     fn term(&mut self) -> Result<Expr, ParseError> {
-        let mut lhs = self.unary()?;
-        loop {
-            let op = match self.peek()?.tok {
-                Tok::Sym("*") => BinOp::Mul,
-                Tok::Sym("/") => BinOp::Div,
-                Tok::Sym("%") => BinOp::Rem,
-                _ => return Ok(lhs),
-            };
-            self.next()?;
-            let rhs = self.unary()?;
-            let span = lhs.span.to(rhs.span);
-            lhs = Expr {
-                kind: ExprKind::Bin(op, Box::new(lhs), Box::new(rhs)),
-                span,
-            };
-        }
+        self.chain(
+            &[("*", BinOp::Mul), ("/", BinOp::Div), ("%", BinOp::Rem)],
+            Self::unary,
+        )
     }
 
-    fn unary(&mut self) -> Result<Expr, ParseError> {
-        let t = self.peek()?;
-        match t.tok {
-            Tok::Sym("-") => {
-                self.next()?;
-                let e = self.unary()?;
-                let span = t.span.to(e.span);
-                // Fold literals so that `-9223372036854775808`-style edge cases stay simple.
-                Ok(match e.kind {
-                    ExprKind::Float(v) => Expr {
-                        kind: ExprKind::Float(-v),
-                        span,
-                    },
-                    kind => Expr {
-                        kind: ExprKind::Neg(Box::new(Expr { kind, span: e.span })),
-                        span,
-                    },
-                })
-            }
-            Tok::Sym("+") => {
-                self.next()?;
-                self.unary()
-            }
-            _ => self.postfix(),
+    /// `operand (op operand)*` for the operators `ops` of one precedence level.
+    fn chain(
+        &mut self,
+        ops: &[(&str, BinOp)],
+        operand: fn(&mut Self) -> Result<Expr, ParseError>,
+    ) -> Result<Expr, ParseError> {
+        let first = operand(self)?;
+        let mut rest = Vec::new();
+        loop {
+            let t = self.peek()?;
+            let Some(&(_, op)) = ops
+                .iter()
+                .find(|(sym, _)| matches!(t.tok, Tok::Sym(x) if x == *sym))
+            else {
+                break;
+            };
+            self.next()?;
+            rest.push((op, operand(self)?));
         }
+        if rest.is_empty() {
+            return Ok(first);
+        }
+        let span = first
+            .span
+            .to(rest.last().map_or(first.span, |(_, e)| e.span));
+        Ok(Expr {
+            kind: ExprKind::Chain(Box::new(first), rest),
+            span,
+        })
+    }
+
+    /// Signs before an operand, counted in a loop (not by recursion): `- - x` is `x`.
+    fn unary(&mut self) -> Result<Expr, ParseError> {
+        let first = self.peek()?;
+        let mut negate = false;
+        let mut signed = false;
+        loop {
+            match self.peek()?.tok {
+                Tok::Sym("-") => negate = !negate,
+                Tok::Sym("+") => {}
+                _ => break,
+            }
+            self.next()?;
+            signed = true;
+        }
+        let e = self.postfix()?;
+        if !negate {
+            return Ok(e);
+        }
+        let span = if signed {
+            first.span.to(e.span)
+        } else {
+            e.span
+        };
+        // Fold literals so that `-9223372036854775808`-style edge cases stay simple.
+        Ok(match e.kind {
+            ExprKind::Float(v) => Expr {
+                kind: ExprKind::Float(-v),
+                span,
+            },
+            kind => Expr {
+                kind: ExprKind::Neg(Box::new(Expr { kind, span: e.span })),
+                span,
+            },
+        })
     }
 
     fn postfix(&mut self) -> Result<Expr, ParseError> {
@@ -958,7 +1021,10 @@ pub fn dtype_list() -> String {
 /// Parses a launch (`[--check] KERNEL[GRID, BLOCK](ARGS)` or the `<<<>>>` form) at the lexer's
 /// position, as `%launch` does; the lexer ends after it. For `%time`.
 pub fn parse_launch(lx: &mut Lexer) -> Result<Launch, ParseError> {
-    let mut p = Parser { lx: lx.clone() };
+    let mut p = Parser {
+        lx: lx.clone(),
+        depth: 0,
+    };
     let l = p.launch()?;
     *lx = p.lx;
     Ok(l)
@@ -967,7 +1033,10 @@ pub fn parse_launch(lx: &mut Lexer) -> Result<Launch, ParseError> {
 /// Parses one expression at the lexer's position; the lexer ends after it. For options such as
 /// `--vmin`, `--bytes`.
 pub fn parse_expr(lx: &mut Lexer) -> Result<Expr, ParseError> {
-    let mut p = Parser { lx: lx.clone() };
+    let mut p = Parser {
+        lx: lx.clone(),
+        depth: 0,
+    };
     let e = p.expr()?;
     *lx = p.lx;
     Ok(e)

@@ -891,3 +891,260 @@ fn unknown_magic_suggestions() {
     assert!(ls.contains("%launch") && ls.contains("%%cuda"));
     assert!(ls.contains("%show") && ls.contains("%time"));
 }
+
+/// Runs `f` on a thread with the stack of a small worker thread, so that a parser or evaluator
+/// that recursed on user text would overflow here and fail the test (by aborting it).
+fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(f)
+        .expect("spawn")
+        .join()
+        .expect("no panic")
+}
+
+#[test]
+fn deep_nesting_is_a_syntax_error_that_names_the_limit() {
+    on_small_stack(|| {
+        let deep = |open: &str, close: &str, n: usize| {
+            format!("%set z = {}1{}", open.repeat(n), close.repeat(n))
+        };
+        for line in [
+            deep("(", ")", 5000),
+            deep("(", "", 5000),
+            deep("ceil(", ")", 5000),
+            deep("min(1, ", ")", 5000),
+            format!("%array a = zeros({}4, f32)", "(".repeat(5000)),
+            format!("%launch k[{}1, 1](x)", "(".repeat(5000)),
+            format!("%set z = {}", "x.shape[".repeat(5000)),
+            format!("%time -n {}1 k[1, 1](x)", "(".repeat(5000)),
+        ] {
+            let (msg, _) = perr(&line);
+            assert!(
+                msg.contains(&format!("nested too deep: more than {MAX_NESTING} levels")),
+                "{}: {msg}",
+                &line[..40]
+            );
+        }
+        // The limit itself still parses and evaluates.
+        let (open, close) = ("(".repeat(MAX_NESTING - 1), ")".repeat(MAX_NESTING - 1));
+        assert_eq!(ev(&format!("{open}41 + 1{close}")), Ok(Value::Int(42)));
+        let calls = format!(
+            "{}7{}",
+            "ceil(".repeat(MAX_NESTING - 1),
+            ")".repeat(MAX_NESTING - 1)
+        );
+        assert_eq!(ev(&calls), Ok(Value::Int(7)));
+    });
+}
+
+#[test]
+fn long_flat_expressions_evaluate_without_deep_recursion() {
+    on_small_stack(|| {
+        // A 1 MB sum gives its value.
+        let terms = 500_000;
+        let sum = vec!["1"; terms].join("+");
+        assert_eq!(ev(&sum), Ok(Value::Int(terms as i64)));
+        let mixed = vec!["2*3-1"; 100_000].join("+");
+        assert_eq!(ev(&mixed), Ok(Value::Int(500_000)));
+        // Runs of signs are counted, not nested.
+        let signs = format!("{}5", "-".repeat(100_001));
+        assert_eq!(ev(&signs), Ok(Value::Int(-5)));
+        assert_eq!(ev(&format!("{}5", "- +".repeat(10_000))), Ok(Value::Int(5)));
+        // ceil of a run that ends in a division still divides exactly.
+        assert_eq!(ev("ceil(n * 3 / 256)"), Ok(Value::Int(12)));
+        assert_eq!(ev("ceil(n / 7 * 2)"), Ok(Value::Int(284)));
+        assert_eq!(ev("floor(1 + 2 - 10 / 4)"), Ok(Value::Int(1)));
+        // A line over the limit is refused before it is read, with the limit named.
+        let huge = format!("%set z = {}", vec!["1"; MAX_LINE_BYTES / 2 + 1].join("+"));
+        let e = parse_line(&huge).expect_err("too long");
+        assert!(e.message.starts_with("line too long"), "{}", e.message);
+        assert!(
+            e.message.contains(&MAX_LINE_BYTES.to_string()),
+            "{}",
+            e.message
+        );
+    });
+}
+
+#[test]
+fn errors_in_long_lines_quote_a_window_around_the_token() {
+    let line = format!(
+        "%set z = {} + ) + {}",
+        vec!["1"; 5000].join(" + "),
+        "2 + ".repeat(500)
+    );
+    let e = check_line(&line, 3).expect_err("')' where a number belongs");
+    let lines: Vec<&str> = e.message.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", e.message);
+    assert!(
+        lines[0].starts_with("line 3: expected a number"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].chars().count() < 140, "{}", lines[1]);
+    assert!(
+        lines[1].starts_with("    …") && lines[1].ends_with('…'),
+        "{}",
+        lines[1]
+    );
+    let caret = lines[2].find('^').expect("a caret");
+    assert_eq!(
+        lines[1].chars().nth(caret),
+        Some(')'),
+        "{}\n{}",
+        lines[1],
+        lines[2]
+    );
+    // A short line is quoted whole.
+    let e = check_line("%set z = 1 + )", 1).expect_err("')'");
+    assert!(
+        e.message
+            .ends_with("\n    %set z = 1 + )\n                 ^"),
+        "{}",
+        e.message
+    );
+}
+
+/// A `.npy` file of version 1 with `header` (padded as numpy pads it) and `data`.
+fn npy_bytes(header: &str, data: &[u8]) -> Vec<u8> {
+    let mut h = header.to_string();
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    out.extend_from_slice(h.as_bytes());
+    out.extend_from_slice(data);
+    out
+}
+
+#[test]
+fn npy_headers_are_checked_before_parsing() {
+    on_small_stack(|| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let write = |name: &str, bytes: &[u8]| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, bytes).expect("write");
+            p.to_string_lossy().into_owned()
+        };
+        let ok = write(
+            "ok.npy",
+            &npy_bytes(
+                "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }",
+                &[7, 0, 0, 0, 9, 0, 0, 0],
+            ),
+        );
+        let a = files::load(&ok, false, None).expect("a valid file loads");
+        assert_eq!((a.dtype, a.shape.clone()), (Dtype::I32, vec![2]));
+        assert_eq!(a.data, [7, 0, 0, 0, 9, 0, 0, 0]);
+        // A shape nested thousands deep is refused without parsing it (it would overflow the
+        // parser's stack).
+        let nested = format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': {}2{}, }}",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        );
+        let mut v2 = b"\x93NUMPY\x02\x00".to_vec();
+        v2.extend_from_slice(&(nested.len() as u32).to_le_bytes());
+        v2.extend_from_slice(nested.as_bytes());
+        let p = write("deep.npy", &v2);
+        let (ename, msg) = files::load(&p, false, None).expect_err("too long");
+        assert_eq!(ename, "IOError");
+        assert!(msg.contains("over numpy's limit of 10000"), "{msg}");
+        assert!(msg.contains("deep.npy"), "{msg}");
+        let short_nested = format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': {}2{}, }}",
+            "(".repeat(100),
+            ")".repeat(100)
+        );
+        let p = write("nested.npy", &npy_bytes(&short_nested, &[0; 4]));
+        let (ename, msg) = files::load(&p, false, None).expect_err("nested");
+        assert_eq!(ename, "IOError");
+        assert!(
+            msg.contains("nested.npy") && msg.contains("nests brackets more than 4 deep"),
+            "{msg}"
+        );
+        // Brackets inside strings do not count.
+        let quoted = "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), 'x': '(((((((', }";
+        let p = write("quoted.npy", &npy_bytes(quoted, &[1, 0, 0, 0]));
+        assert!(files::load(&p, false, None).is_ok());
+        // A shape larger than the data is refused before anything is allocated for it.
+        let big = "{'descr': '<f8', 'fortran_order': False, 'shape': (1099511627776, 1024), }";
+        let p = write("big.npy", &npy_bytes(big, &[0; 16]));
+        let (ename, msg) = files::load(&p, false, None).expect_err("big");
+        assert_eq!(ename, "IOError");
+        assert!(msg.contains("needs") && msg.contains("holds 16"), "{msg}");
+        let p = write("bad.npy", b"\x93NUMPY\x09\x00\x00\x00");
+        assert!(files::load(&p, false, None)
+            .expect_err("v9")
+            .1
+            .contains("unknown format version 9"));
+        let p = write("cut.npy", b"\x93NUMPY\x01\x00\xff\x00{'descr'");
+        assert!(files::load(&p, false, None)
+            .expect_err("cut")
+            .1
+            .contains("cut off"));
+    });
+}
+
+#[test]
+fn only_regular_files_are_opened() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("pipe.npy");
+    let c = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).expect("path");
+    // SAFETY: mkfifo on a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let path = fifo.to_string_lossy().into_owned();
+    let t = std::time::Instant::now();
+    let (ename, msg) = files::load(&path, false, None).expect_err("a FIFO");
+    assert_eq!(ename, "IOError");
+    assert!(msg.contains("is a FIFO (named pipe)"), "{msg}");
+    let a = HostArray {
+        dtype: Dtype::U8,
+        shape: vec![2],
+        data: vec![1, 2],
+    };
+    let (_, msg) = files::save(&path, &a).expect_err("a FIFO");
+    assert!(msg.contains("is a FIFO"), "{msg}");
+    let png = dir.path().join("dir.png");
+    std::fs::create_dir(&png).expect("mkdir");
+    let (_, msg) = files::load(&png.to_string_lossy(), false, None).expect_err("a directory");
+    assert!(msg.contains("is a directory"), "{msg}");
+    let dev = dir.path().join("null.npy");
+    std::os::unix::fs::symlink("/dev/null", &dev).expect("symlink");
+    let (_, msg) = files::load(&dev.to_string_lossy(), false, None).expect_err("a device");
+    assert!(msg.contains("is a device"), "{msg}");
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(2),
+        "nothing blocked"
+    );
+}
+
+#[test]
+fn a_blocked_file_operation_returns_at_the_interrupt() {
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let raise = cancel.clone();
+    let (_keep, never) = std::sync::mpsc::channel::<()>();
+    let raiser = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        raise.store(true, std::sync::atomic::Ordering::SeqCst);
+        std::time::Instant::now()
+    });
+    let r: files::FileResult<()> = files::interruptible(&cancel, move |_| {
+        // Blocks as a read from a hung file system would.
+        let _ = never.recv();
+        Ok(())
+    });
+    let raised = raiser.join().expect("raiser");
+    assert_eq!(r.expect_err("interrupted").0, "Interrupted");
+    assert!(
+        raised.elapsed() < std::time::Duration::from_millis(200),
+        "{:?}",
+        raised.elapsed()
+    );
+    // Without an interrupt the operation's own result comes back.
+    let quiet = std::sync::atomic::AtomicBool::new(false);
+    assert_eq!(files::interruptible(&quiet, |_| Ok(7)), Ok(7));
+}

@@ -138,6 +138,8 @@ struct Kernel {
     stdin: mpsc::UnboundedSender<InputAsk>,
     history: std::sync::Mutex<History>,
     execution_count: std::sync::atomic::AtomicU64,
+    /// Signatures of the messages received on shell and control, to drop replays.
+    digests: std::sync::Mutex<super::wire::DigestHistory>,
 }
 
 /// Run the Jupyter kernel described by `connection_file` until a shutdown request.
@@ -183,6 +185,7 @@ async fn serve_async(
         stdin: stdin_tx,
         history: std::sync::Mutex::new(History::default()),
         execution_count: std::sync::atomic::AtomicU64::new(0),
+        digests: std::sync::Mutex::new(Default::default()),
     });
 
     tokio::spawn(iopub_loop(iopub.socket, signer.clone(), iopub_rx));
@@ -298,7 +301,21 @@ async fn receive(
 ) -> Option<Message> {
     match socket.recv().await {
         Ok(frames) => match Message::from_frames(frames, kernel.signer.key()) {
-            Ok(m) => Some(m),
+            Ok(m) => {
+                let fresh = kernel
+                    .digests
+                    .lock()
+                    .map(|mut d| d.first_time(&m.signature))
+                    .unwrap_or(true);
+                if fresh {
+                    Some(m)
+                } else {
+                    tracing::warn!(
+                        "dropped a replayed {channel} message (its signature was seen before)"
+                    );
+                    None
+                }
+            }
             Err(e) => {
                 tracing::warn!("dropped a {channel} message: {e}");
                 None

@@ -43,6 +43,8 @@ pub struct Message {
     pub metadata: Value,
     pub content: Value,
     pub buffers: Vec<Bytes>,
+    /// The HMAC signature frame as received (empty for unsigned messages).
+    pub signature: Bytes,
 }
 
 impl Message {
@@ -89,6 +91,12 @@ impl Message {
         frames: zeromq::ZmqMessage,
         key: &Option<hmac::Key>,
     ) -> Result<Message, WireError> {
+        let signature = frames
+            .iter()
+            .position(|f| f.as_ref() == DELIMITER)
+            .and_then(|i| frames.get(i + 1))
+            .cloned()
+            .unwrap_or_default();
         let raw = RawMessage::from_multipart(frames, key)
             .map_err(|e| WireError::Frames(e.to_string()))?;
         let part = |i: usize, name: &'static str| -> Result<Value, WireError> {
@@ -109,7 +117,40 @@ impl Message {
             metadata,
             content,
             buffers: raw.jparts.get(4..).map(|b| b.to_vec()).unwrap_or_default(),
+            signature,
         })
+    }
+}
+
+/// The signatures of recent signed messages, so that a message replayed byte for byte (a
+/// captured `execute_request` sent again) is dropped instead of run twice, as ipykernel's
+/// `Session.digest_history` does. Holds the last [`DigestHistory::CAPACITY`] signatures.
+#[derive(Debug, Default)]
+pub struct DigestHistory {
+    seen: std::collections::HashSet<Bytes>,
+    order: std::collections::VecDeque<Bytes>,
+}
+
+impl DigestHistory {
+    /// How many signatures are remembered (ipykernel's `digest_history_size`).
+    pub const CAPACITY: usize = 1 << 16;
+
+    /// True the first time `signature` is seen; false for a replay. Empty signatures (unsigned
+    /// sessions, which have no way to tell a replay) are always new.
+    pub fn first_time(&mut self, signature: &Bytes) -> bool {
+        if signature.is_empty() {
+            return true;
+        }
+        if !self.seen.insert(signature.clone()) {
+            return false;
+        }
+        self.order.push_back(signature.clone());
+        if self.order.len() > Self::CAPACITY {
+            if let Some(old) = self.order.pop_front() {
+                self.seen.remove(&old);
+            }
+        }
+        true
     }
 }
 
@@ -242,5 +283,34 @@ mod tests {
             Message::from_frames(m, &Some(key)),
             Err(WireError::Json { .. })
         ));
+    }
+
+    #[test]
+    fn replayed_signatures_are_caught_and_old_ones_forgotten() {
+        let s = signer();
+        let frames = s.frames(&[], "execute_request", None, json!({"code": "1"}));
+        let m = Message::from_frames(frames.clone(), s.key()).expect("valid message");
+        let again = Message::from_frames(frames, s.key()).expect("valid message");
+        assert_eq!(m.signature.len(), 64, "hex of a SHA-256 HMAC");
+        let mut h = DigestHistory::default();
+        assert!(h.first_time(&m.signature));
+        assert!(!h.first_time(&again.signature), "a replay is caught");
+        let other = Message::from_frames(
+            s.frames(&[], "execute_request", None, json!({"code": "1"})),
+            s.key(),
+        )
+        .expect("valid message");
+        assert!(
+            h.first_time(&other.signature),
+            "a new message id signs differently"
+        );
+        for i in 0..DigestHistory::CAPACITY {
+            assert!(h.first_time(&Bytes::from(format!("{i:064}"))));
+        }
+        assert!(
+            h.first_time(&m.signature),
+            "the oldest signature was forgotten"
+        );
+        assert!(h.first_time(&Bytes::new()) && h.first_time(&Bytes::new()));
     }
 }

@@ -374,9 +374,10 @@ impl Worker {
         let panic = text::panic_message(&stderr_lines, child_pid);
         let user_error = user_error(&stderr_lines);
         let outcome = match self.classify(result, killed, panic, &code) {
-            Ok(_) if user_error.is_some() => Err(RustCellError::UserError {
-                message: user_error.unwrap_or_default(),
-            }),
+            Ok(_) if user_error.is_some() => {
+                let (message, stderr) = user_error.unwrap_or_default();
+                Err(RustCellError::UserError { message, stderr })
+            }
             other => other,
         };
         if matches!(outcome, Err(RustCellError::Interrupted)) {
@@ -623,18 +624,17 @@ fn forward(stream: Stream, first: String, receiver: &Receiver<String>, shared: &
     }
 }
 
-/// The error a cell's `?` returned: the stderr line evcxr printed for it, just before the
-/// child's marker (None when there is no marker).
-fn user_error(stderr_lines: &[String]) -> Option<String> {
+/// The error a cell's `?` returned: the last stderr line evcxr printed for it, just before the
+/// child's marker, and the stderr lines up to there (None when there is no marker).
+fn user_error(stderr_lines: &[String]) -> Option<(String, Vec<String>)> {
     let at = stderr_lines
         .iter()
         .rposition(|l| l == super::child_marker::USER_ERROR_MARKER)?;
-    let last = stderr_lines[..at]
-        .iter()
-        .rev()
-        .find(|l| !l.trim().is_empty());
-    Some(match last {
+    let before = &stderr_lines[..at];
+    let last = before.iter().rev().find(|l| !l.trim().is_empty());
+    let message = match last {
         Some(line) => line.clone(),
         None => "the cell returned an error".into(),
-    })
+    };
+    Some((message, before.to_vec()))
 }

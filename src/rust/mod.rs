@@ -71,9 +71,14 @@ pub enum RustCellError {
     /// evcxr could not start (no cargo/rustc, ...): how to fix it.
     #[error("{message}")]
     Unavailable { message: String },
-    /// The cell's `?` returned an error: its message (also printed on stderr).
+    /// The cell's `?` returned an error: its message (the last line evcxr printed for it on
+    /// stderr) and every stderr line of the cell before the end of that message, so that the
+    /// caller can recover a message of several lines whose text it knows (an `nb` error).
     #[error("{message}")]
-    UserError { message: String },
+    UserError {
+        message: String,
+        stderr: Vec<String>,
+    },
     /// Any other evcxr error.
     #[error("{message}")]
     Other { message: String },
