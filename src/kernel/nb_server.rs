@@ -138,6 +138,7 @@ fn accept_loop(listener: UnixListener, host: Arc<dyn NbHost>) {
         let host = host.clone();
         let _ = std::thread::Builder::new()
             .name("nb-conn".into())
+            .stack_size(crate::protocol::INTERPRETER_STACK_BYTES)
             .spawn(move || serve_connection(stream, host));
     }
 }

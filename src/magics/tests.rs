@@ -892,11 +892,12 @@ fn unknown_magic_suggestions() {
     assert!(ls.contains("%show") && ls.contains("%time"));
 }
 
-/// Runs `f` on a thread with the stack of a small worker thread, so that a parser or evaluator
-/// that recursed on user text would overflow here and fail the test (by aborting it).
+/// Runs `f` on a thread with 1 MiB of stack (the Jupyter kernel's cell threads have
+/// `protocol::INTERPRETER_STACK_BYTES`, 8 MiB), so that a parser or evaluator that recursed on
+/// user text without bound would overflow here and fail the test (by aborting it).
 fn on_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     std::thread::Builder::new()
-        .stack_size(256 << 10)
+        .stack_size(1024 << 10)
         .spawn(f)
         .expect("spawn")
         .join()
@@ -948,7 +949,7 @@ fn long_flat_expressions_evaluate_without_deep_recursion() {
         let mixed = vec!["2*3-1"; 100_000].join("+");
         assert_eq!(ev(&mixed), Ok(Value::Int(500_000)));
         // Runs of signs are counted, not nested.
-        let signs = format!("{}5", "-".repeat(100_001));
+        let signs = format!("{}5", "- ".repeat(100_001));
         assert_eq!(ev(&signs), Ok(Value::Int(-5)));
         assert_eq!(ev(&format!("{}5", "- +".repeat(10_000))), Ok(Value::Int(5)));
         // ceil of a run that ends in a division still divides exactly.

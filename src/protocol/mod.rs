@@ -9,7 +9,7 @@ mod history;
 mod server;
 mod wire;
 
-pub use server::serve;
+pub use server::{serve, INTERPRETER_STACK_BYTES};
 pub use wire::{Message, Signer, WireError, PROTOCOL_VERSION};
 
 use crate::output::{CellOutput, MimeBundle};

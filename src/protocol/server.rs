@@ -142,6 +142,10 @@ struct Kernel {
     digests: std::sync::Mutex<super::wire::DigestHistory>,
 }
 
+/// The stack of the threads that run the interpreter's calls (`execute`, `complete`, …): room
+/// for an interpreter that recurses, boundedly, on what a user typed.
+pub const INTERPRETER_STACK_BYTES: usize = 8 << 20;
+
 /// Run the Jupyter kernel described by `connection_file` until a shutdown request.
 pub fn serve(connection_file: &Path, interpreter: Arc<dyn Interpreter>) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(connection_file)
@@ -156,6 +160,7 @@ pub fn serve(connection_file: &Path, interpreter: Arc<dyn Interpreter>) -> anyho
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_stack_size(INTERPRETER_STACK_BYTES)
         .enable_all()
         .build()?;
     runtime.block_on(serve_async(info, interpreter))
