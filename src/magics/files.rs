@@ -206,12 +206,14 @@ fn load_npy(path: &str, file: StopAt<File>) -> FileResult<HostArray> {
         .try_fold(item, |acc, &d| acc.checked_mul(d));
     match want {
         Some(w) if w <= data_len => {}
-        Some(w) => return Err((
-            "IOError",
-            format!(
+        Some(w) => {
+            return Err((
+                "IOError",
+                format!(
                 "{path}: the header's shape needs {w} bytes of data but the file holds {data_len}"
             ),
-        )),
+            ))
+        }
         None => {
             return Err((
                 "IOError",
