@@ -11,7 +11,14 @@ use crate::ModuleError;
 struct P {
     t: Vec<Token>,
     i: usize,
+    /// Open `operand`/`init` calls: nested vectors, lists and initialisers, bounded by
+    /// [`MAX_NESTING`] so that no input recurses without end.
+    depth: usize,
 }
+
+/// The deepest nesting of `{…}`/`(…)` operands and `{…}` initialisers a module may have (NVRTC
+/// nests an initialiser once per array dimension and an operand at most twice).
+const MAX_NESTING: usize = 32;
 
 fn perr(line: usize, message: impl Into<String>) -> ModuleError {
     ModuleError::Parse {
@@ -314,7 +321,25 @@ impl P {
         Ok(v)
     }
 
+    /// Counts one level of nesting around `f`, refusing more than [`MAX_NESTING`].
+    fn nested<T>(&mut self, f: fn(&mut P) -> Result<T, ModuleError>) -> Result<T, ModuleError> {
+        if self.depth >= MAX_NESTING {
+            return Err(perr(
+                self.line(),
+                format!("operands or initialisers nested more than {MAX_NESTING} deep"),
+            ));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
     fn init(&mut self) -> Result<Init, ModuleError> {
+        self.nested(P::init_inner)
+    }
+
+    fn init_inner(&mut self) -> Result<Init, ModuleError> {
         let line = self.line();
         if self.eat_punct('{') {
             let mut items = Vec::new();
@@ -546,6 +571,10 @@ impl P {
     }
 
     fn operand(&mut self) -> Result<Operand, ModuleError> {
+        self.nested(P::operand_inner)
+    }
+
+    fn operand_inner(&mut self) -> Result<Operand, ModuleError> {
         let line = self.line();
         let tok = self.next()?;
         let op = match tok {
@@ -633,7 +662,7 @@ impl P {
 /// Parse PTX text into a syntax tree.
 pub fn parse(src: &str) -> Result<Ast, ModuleError> {
     let t = tokenize(src)?;
-    let mut p = P { t, i: 0 };
+    let mut p = P { t, i: 0, depth: 0 };
     p.module()
 }
 
@@ -724,5 +753,34 @@ $L__BB0_2:
         assert!(matches!(e, ModuleError::Parse { line: 3, .. }), "{e:?}");
         let e = parse(".version 8.8\n.entry k()\n{\n mov.u32 %r1, ;\n}").unwrap_err();
         assert!(matches!(e, ModuleError::Parse { line: 4, .. }), "{e:?}");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let run = |body: String| {
+            std::thread::Builder::new()
+                .stack_size(256 << 10)
+                .spawn(move || parse(&body).map(|_| ()))
+                .expect("spawn")
+                .join()
+                .expect("no panic")
+        };
+        let head = ".version 8.8\n.target sm_80\n.address_size 64\n";
+        for deep in [
+            format!(
+                "{head}.visible .entry k()\n{{\nmov.b32 %r1, {}1;\n}}\n",
+                "{".repeat(10_000)
+            ),
+            format!(
+                "{head}.visible .entry k()\n{{\nmov.b32 %r1, {}1;\n}}\n",
+                "!".repeat(10_000)
+            ),
+            format!("{head}.global .u32 g[1] = {}1;\n", "{".repeat(10_000)),
+        ] {
+            let e = run(deep).expect_err("too deep");
+            assert!(e.to_string().contains("nested more than 32 deep"), "{e}");
+        }
+        let ok = format!("{head}.global .u32 g[2][2] = {{{{1, 2}}, {{3, 4}}}};\n");
+        assert!(run(ok).is_ok());
     }
 }
