@@ -60,7 +60,11 @@ fn run_npy(input: &[u8]) {
 }
 
 fn run_image(input: &[u8]) {
-    let ext = if input.len() % 2 == 0 { "png" } else { "jpg" };
+    let ext = if input.len().is_multiple_of(2) {
+        "png"
+    } else {
+        "jpg"
+    };
     let path = write_input("image", &format!("input.{ext}"), input);
     let gray = input.len() % 4 < 2;
     if let Ok(a) = files::load(&path, gray, as_dtype(input)) {

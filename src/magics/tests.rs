@@ -1010,7 +1010,7 @@ fn errors_in_long_lines_quote_a_window_around_the_token() {
 /// A `.npy` file of version 1 with `header` (padded as numpy pads it) and `data`.
 fn npy_bytes(header: &str, data: &[u8]) -> Vec<u8> {
     let mut h = header.to_string();
-    while (10 + h.len() + 1) % 64 != 0 {
+    while !(10 + h.len() + 1).is_multiple_of(64) {
         h.push(' ');
     }
     h.push('\n');
