@@ -261,9 +261,6 @@ impl Magics {
                 }
                 out(t.display());
             }
-            Command::Limit(_) => {
-                return Err(ctx.plain("SyntaxError", "%limit is not implemented yet"));
-            }
             Command::Backend(n) => {
                 let target = match n.text.as_str() {
                     "cuda" | "gpu" => "gpu",

@@ -130,9 +130,6 @@ pub enum Command {
     Download(Name, Option<Name>),
     /// `%device` lists the devices; `%device N` selects GPU N.
     Device(Option<Expr>),
-    /// `%limit` lists the device limits; `%limit stack BYTES` sets one (CUDA's
-    /// `cudaDeviceSetLimit`: `stack` is `cudaLimitStackSize`, bytes of call stack per thread).
-    Limit(Option<(Name, Expr)>),
     Backend(Name),
     Ptx(Name),
     Info(Name),
@@ -378,19 +375,6 @@ impl<'a> Parser<'a> {
                     return Ok(Command::Device(None));
                 }
                 Ok(Command::Device(Some(self.expr()?)))
-            }
-            "limit" => {
-                if self.lx.at_end() {
-                    return Ok(Command::Limit(None));
-                }
-                let n = self.name("a limit name (stack)")?;
-                if n.text != "stack" {
-                    return Err(ParseError::at(
-                        n.span,
-                        format!("unknown limit '{}'; the limits are: stack", n.text),
-                    ));
-                }
-                Ok(Command::Limit(Some((n, self.expr()?))))
             }
             "backend" => {
                 let n = self.name("'gpu' or 'sim'")?;
