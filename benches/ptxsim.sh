@@ -5,6 +5,8 @@
 # threads/s, so the ratios compare per-thread rates. Prints a table; the last line is
 #   ptxsim: min_ratio_vs_numba_sim=X max_ratio_vs_native=Y parallel_speedup=Z
 # Goals: X >= 5000, Y <= 10, Z >= 1.7 on 2 cores. Extra arguments go to the bench (--quick).
+# `--counters [ROUNDS]` instead times counters off / off / interpreted / on, alternating, and
+# prints the ratios (issue 34: counters off must cost <= 2%).
 #
 # Environment: CARGO_TARGET_DIR (default target/), PTXSIM_NUMBA_VENV (default
 # /tmp/ptxsim-numba-venv, a throwaway venv that gets `pip install numba`), PTXSIM_SKIP_NUMBA=1.

@@ -65,7 +65,9 @@ fn exprs(cmd: &Command) -> Vec<&Expr> {
             }
             Ctor::Copy(_) => {}
         },
-        Command::Set(Some((_, e))) | Command::Device(Some(e)) => out.push(e),
+        Command::Set(Some((_, e))) | Command::Limit(Some((_, e))) | Command::Device(Some(e)) => {
+            out.push(e)
+        }
         Command::Print { head, .. } => out.extend(head),
         Command::Launch(l) => push_launch(l, &mut out),
         Command::Show(s) => out.extend(s.vmin.iter().chain(&s.vmax).chain(&s.scale)),

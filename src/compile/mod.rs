@@ -4,7 +4,8 @@
 //!
 //! Submodules: `scan` (finds `__global__` declarations), `nvrtc` (one NVRTC run), `cache` (the
 //! on-disk cache), `diag` (diagnostics → messages), `ptx` (entry parameter lists), `library`
-//! (finds and loads NVRTC; another helper's file).
+//! (finds and loads NVRTC; another helper's file), `resources` (CUBIN for an architecture →
+//! registers, shared and local memory per kernel).
 //!
 //! This module compiles; it must not load modules, touch device memory or know about arrays.
 //! The source is compiled after a small prelude (the fixed-width integer typedefs of CCCL's
@@ -17,6 +18,7 @@ pub mod diag;
 pub mod library;
 pub mod nvrtc;
 pub mod ptx;
+pub mod resources;
 pub mod scan;
 
 use crate::gpu::{CudaOptions, GpuError};

@@ -53,6 +53,8 @@ pub struct BackendLaunch {
     /// Run under the checker (ptxsim).
     pub check: bool,
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Bytes of call stack per thread (`%limit stack`; CUDA's `cudaLimitStackSize`).
+    pub stack_bytes: u32,
 }
 
 /// A launch that completed.

@@ -112,6 +112,9 @@ pub struct CudaBackend {
     staging_enabled: bool,
     /// Pinned buffers of asynchronous copies in flight (`%upload`, `%download`).
     async_bufs: HashMap<u64, async_copy::AsyncBuf>,
+    /// The call stack per thread last set on the context (`CU_LIMIT_STACK_SIZE`; None: the
+    /// driver's default, never set on this context).
+    stack_set: Option<u32>,
     next_id: u64,
 }
 
@@ -262,6 +265,7 @@ impl CudaBackend {
             staging: RefCell::new(None),
             staging_enabled,
             async_bufs: HashMap::new(),
+            stack_set: None,
             next_id: 1,
         })
     }
@@ -854,6 +858,7 @@ impl Backend for CudaBackend {
         })?;
         *self.lost.borrow_mut() = None;
         self.last_ms = None;
+        self.stack_set = None;
         self.usable()?;
         Ok(false)
     }

@@ -168,6 +168,9 @@ pub fn render_fault(
         msg.push_str("\n  ");
         msg.push_str(&d);
     }
+    if report.kind == CheckKind::StackOverflow {
+        msg.push_str("\n  set a larger call stack per thread with %limit stack BYTES");
+    }
     msg.push_str(
         "\nStores that would have faulted were not performed; arrays this CUDA kernel was not \
          given are unchanged.",

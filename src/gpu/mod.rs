@@ -212,6 +212,20 @@ pub struct KernelInfoView {
     pub name: String,
     pub params: Vec<KernelParam>,
     pub rows: Vec<(String, String)>,
+    /// Theoretical occupancy per block size on the modelled GPU (None for a template).
+    pub occupancy: Option<OccupancyTable>,
+}
+
+/// The theoretical occupancy of one CUDA kernel on one GPU model, per block size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OccupancyTable {
+    /// The model, e.g. `"H200"`, and its architecture, `"sm_90"`.
+    pub gpu: String,
+    pub arch: String,
+    /// Registers per thread and static shared bytes the rows were computed from.
+    pub registers: u32,
+    pub shared_bytes: u32,
+    pub rows: Vec<ptxsim::gpus::Occupancy>,
 }
 
 #[cfg(test)]

@@ -185,6 +185,7 @@ impl Backend for SimBackend {
         cfg.dynamic_shared_bytes = config.shared_bytes;
         cfg.check = config.check;
         cfg.cancel = config.cancel.clone();
+        cfg.stack_bytes = config.stack_bytes;
         match self.device.launch(m, kernel, &cfg, params) {
             Ok(r) => Ok(BackendReport {
                 printf: r.printf,

@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod copies;
+mod model;
 mod switch;
 
 /// How many freed arrays are remembered, to name use-after-free addresses.
@@ -63,7 +64,15 @@ pub struct DeviceState {
     lost: BTreeMap<String, String>,
     /// `%download`s in flight: (array, stream, the backend's download id).
     downloads: Vec<copies::Download>,
+    /// Bytes of call stack per thread for every launch (`%limit stack`), on every backend.
+    stack_bytes: u32,
+    /// The GPU `%gpu MODEL` chose (None: the real GPU's entry, or H200 on ptxsim; `model.rs`).
+    gpu_model: Option<ptxsim::gpus::GpuModel>,
 }
+
+/// The largest call stack per thread `%limit stack` accepts (1 MiB; ptxsim keeps what a runaway
+/// recursion pushes in host memory, a GPU reserves it for every resident thread).
+pub const MAX_STACK_BYTES: u64 = 1 << 20;
 
 impl Default for DeviceState {
     fn default() -> Self {
@@ -126,6 +135,8 @@ impl DeviceState {
             notice: None,
             lost: BTreeMap::new(),
             downloads: Vec::new(),
+            gpu_model: None,
+            stack_bytes: ptxsim::DEFAULT_STACK_BYTES,
         }
     }
 
@@ -191,6 +202,27 @@ impl DeviceState {
 
     pub fn backend_name(&self) -> &'static str {
         self.backend.name()
+    }
+
+    /// Bytes of call stack per thread that launches get (`%limit`).
+    pub fn stack_limit(&self) -> u32 {
+        self.stack_bytes
+    }
+
+    /// `%limit stack BYTES`: the call stack per thread of every later launch, 1 to
+    /// [`MAX_STACK_BYTES`] (a GPU gets it at its next launch, where the driver may refuse it).
+    pub fn set_stack_limit(&mut self, bytes: i64) -> Result<(), GpuError> {
+        match u32::try_from(bytes) {
+            Ok(b) if b >= 1 && u64::from(b) <= MAX_STACK_BYTES => {
+                self.stack_bytes = b;
+                Ok(())
+            }
+            _ => Err(GpuError::argument(format!(
+                "a call stack of {bytes} bytes per thread: expected 1 to {MAX_STACK_BYTES} \
+                 (1 MiB; the default is {})",
+                ptxsim::DEFAULT_STACK_BYTES
+            ))),
+        }
     }
 
     // ---- arrays ----
@@ -611,6 +643,7 @@ impl DeviceState {
             stream,
             check: request.check,
             cancel: Some(request.cancel.clone()),
+            stack_bytes: self.stack_bytes,
         };
         let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
         let t0 = Instant::now();
@@ -742,6 +775,7 @@ impl DeviceState {
             stream: None,
             check: true,
             cancel: Some(request.cancel.clone()),
+            stack_bytes: self.stack_bytes,
         };
         let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
         let t0 = Instant::now();
@@ -920,6 +954,16 @@ impl DeviceState {
     }
 
     pub fn info(&mut self, kernel: &str) -> Result<KernelInfoView, GpuError> {
+        self.info_on(kernel, None)
+    }
+
+    /// `%info [--gpu MODEL] KERNEL`: as [`DeviceState::info`], with the resources and occupancy
+    /// on `gpu` (None: the modelled GPU, see `%gpu`).
+    pub fn info_on(
+        &mut self,
+        kernel: &str,
+        gpu: Option<&ptxsim::gpus::GpuModel>,
+    ) -> Result<KernelInfoView, GpuError> {
         let (base, args) = scan::split_template_name(kernel);
         if args.is_none() {
             if let Some(ci) = self.owner_of(&base) {
@@ -941,6 +985,7 @@ impl DeviceState {
                             ),
                             ("cell line".into(), (c.first_line + d.line - 1).to_string()),
                         ],
+                        occupancy: None,
                     });
                 }
             }
@@ -997,8 +1042,14 @@ impl DeviceState {
             name: k.user_name.clone(),
             params: k.params.clone(),
             rows,
+            occupancy: None,
         };
-        Ok(self.with_occupancy(view, module, &lowered))
+        let view = if self.backend.name() == "ptxsim" {
+            view // model.rs adds the CUBIN's resources and the occupancy table
+        } else {
+            self.with_occupancy(view, module, &lowered)
+        };
+        Ok(self.with_model(view, ci, ki, gpu))
     }
 
     /// Adds the occupancy rows: the driver's on a GPU, an sm_80 estimate on ptxsim.

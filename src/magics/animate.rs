@@ -341,7 +341,7 @@ impl Magics {
 
 #[cfg(test)]
 mod tests {
-    use super::super::show::test_session::{b64, text, Session};
+    use super::super::test_session::{b64, text, Session};
     use crate::display::image::element_pixel;
     use crate::display::progress::set_thread_delay;
     use crate::output::{CellOutput, MimeBundle};

@@ -121,7 +121,18 @@ pub fn complete(m: &mut Magics, line: &str, cursor: usize) -> (Vec<String>, usiz
                 filter(v, prefix)
             }
         }
-        "ptx" | "info" => filter(m.dev.kernel_names(), prefix),
+        "ptx" => filter(m.dev.kernel_names(), prefix),
+        "info" => {
+            if flag_prefix.starts_with('-') {
+                return flags(&["--gpu"]);
+            }
+            if words.len() >= 2 && words[words.len() - 1 - usize::from(!at_new_word)] == "--gpu" {
+                filter(gpu_names(), prefix)
+            } else {
+                filter(m.dev.kernel_names(), prefix)
+            }
+        }
+        "gpu" => filter(gpu_names(), prefix),
         "print" => {
             if flag_prefix.starts_with('-') {
                 return flags(&["--head"]);
@@ -187,7 +198,8 @@ pub fn complete(m: &mut Magics, line: &str, cursor: usize) -> (Vec<String>, usiz
                 Vec::new()
             }
         }
-        "sync" | "device" | "arrays" | "reset" | "lsmagic" | "clear_output" => Vec::new(),
+        "limit" if word_idx == 0 => filter(vec!["stack".to_string()], prefix),
+        "sync" | "device" | "arrays" | "reset" | "lsmagic" | "clear_output" | "limit" => Vec::new(),
         _ => {
             let mut v = values(m);
             v.extend(dtypes());
@@ -342,4 +354,12 @@ pub fn inspect(m: &mut Magics, line: &str, cursor: usize) -> Option<MimeBundle> 
         return Some(text_bundle(format!("{}\n\n{}\n", d.syntax, d.about)));
     }
     None
+}
+
+/// The GPU models `%gpu` and `%info --gpu` take, as one word each (`RTX4090`).
+fn gpu_names() -> Vec<String> {
+    ptxsim::gpus::GPUS
+        .iter()
+        .map(|g| g.name.replace(' ', ""))
+        .collect()
 }

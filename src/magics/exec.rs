@@ -261,6 +261,29 @@ impl Magics {
                 }
                 out(t.display());
             }
+            Command::Limit(None) => {
+                let mut t = Table::new(&["limit", "value", "default"]).caption(format!(
+                    "device limits (backend: {})",
+                    self.dev.backend_name()
+                ));
+                t.row(vec![
+                    "stack".into(),
+                    format!("{} bytes per thread", self.dev.stack_limit()),
+                    format!("{} bytes", ptxsim::DEFAULT_STACK_BYTES),
+                ]);
+                out(t.display());
+            }
+            Command::Limit(Some((_, bytes))) => {
+                let v = eval::eval_int(&bytes, &self.env(), "the stack size")
+                    .map_err(|x| arg_err(ctx, x))?;
+                self.dev
+                    .set_stack_limit(v)
+                    .map_err(|e| ctx.gpu_at(e, bytes.span))?;
+                out(CellOutput::Stdout(format!(
+                    "call stack: {v} bytes per thread ({})\n",
+                    self.dev.backend_name()
+                )));
+            }
             Command::Backend(n) => {
                 let target = match n.text.as_str() {
                     "cuda" | "gpu" => "gpu",
@@ -279,10 +302,14 @@ impl Magics {
                     .map_err(|e| self.kernel_err(ctx, e, &k))?;
                 out(CellOutput::Stdout(ptx));
             }
-            Command::Info(k) => {
+            Command::Info { kernel: k, gpu } => {
+                let model = match &gpu {
+                    Some(g) => Some(super::gpu::find_model(ctx, g)?),
+                    None => None,
+                };
                 let info = self
                     .dev
-                    .info(&k.text)
+                    .info_on(&k.text, model)
                     .map_err(|e| self.kernel_err(ctx, e, &k))?;
                 let params: Vec<String> = info
                     .params
@@ -298,6 +325,23 @@ impl Magics {
                     t.row(vec![k, v]);
                 }
                 out(t.display());
+                if let Some(occ) = &info.occupancy {
+                    out(super::gpu::occupancy_table(occ).display());
+                }
+            }
+            Command::Gpu(None) => {
+                out(super::gpu::models_table(&self.dev.gpu_models()).display());
+            }
+            Command::Gpu(Some(name)) => {
+                let model = super::gpu::find_model(ctx, &name)?;
+                self.dev.set_gpu_model(model);
+                out(CellOutput::Stdout(format!(
+                    "ptxsim now models {} ({}, {} SMs, {:.0} GB/s); %info and estimates use it\n",
+                    model.product,
+                    model.arch(),
+                    model.sms,
+                    model.dram_gb_s
+                )));
             }
             Command::Reset => {
                 let msg = self.dev.reset().map_err(|e| ctx.gpu(e))?;

@@ -107,11 +107,21 @@ pub const MAGICS: &[MagicDoc] = &[
         "%backend gpu|sim",
         "Switches between the GPU and the ptxsim simulator; the arrays move with it.",
     ),
+    m(
+        "%limit",
+        "%limit [stack BYTES]",
+        "Table of the device limits; %limit stack BYTES sets the call stack per thread of every later launch (CUDA's cudaLimitStackSize, default 1024, up to 1 MiB); a deeper recursion stops the launch with a DeviceFault.",
+    ),
     m("%ptx", "%ptx KERNEL", "Shows the PTX of a CUDA kernel."),
     m(
         "%info",
-        "%info KERNEL",
-        "Signature, resources and occupancy per block size of a CUDA kernel.",
+        "%info [--gpu MODEL] KERNEL",
+        "Signature and resources of a CUDA kernel (registers, static shared and local memory, max threads per block: on ptxsim, or for another GPU model, read from a CUBIN that NVRTC compiles for the model's sm_XX), and its theoretical occupancy per block size on the modelled GPU (or MODEL): blocks and warps per SM, occupancy and what limits it.",
+    ),
+    m(
+        "%gpu",
+        "%gpu [MODEL]",
+        "Lists the GPU models ptxsim knows (T4, V100, A100, L4, RTX 3090, RTX 4090, H100, H200: SMs, clocks, bandwidth, L2, per-SM limits), * marking the modelled one; %gpu MODEL models that GPU from now on (default: H200 on ptxsim, the GPU itself on a GPU).",
     ),
     m(
         "%reset",

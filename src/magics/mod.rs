@@ -13,6 +13,7 @@ pub mod complete;
 pub mod eval;
 mod exec;
 pub mod files;
+mod gpu;
 pub mod help;
 pub mod host;
 mod launch;
@@ -21,9 +22,13 @@ pub mod parse;
 pub mod show;
 pub mod table;
 #[cfg(test)]
+mod test_session;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_device;
+#[cfg(test)]
+mod tests_gpu;
 pub mod time;
 
 use crate::gpu::{DeviceState, GpuError};

@@ -130,9 +130,18 @@ pub enum Command {
     Download(Name, Option<Name>),
     /// `%device` lists the devices; `%device N` selects GPU N.
     Device(Option<Expr>),
+    /// `%limit` lists the device limits; `%limit stack BYTES` sets one (CUDA's
+    /// `cudaDeviceSetLimit`: `stack` is `cudaLimitStackSize`, bytes of call stack per thread).
+    Limit(Option<(Name, Expr)>),
     Backend(Name),
     Ptx(Name),
-    Info(Name),
+    /// `%info [--gpu MODEL] KERNEL`: resources, and occupancy on the modelled GPU (or MODEL).
+    Info {
+        kernel: Name,
+        gpu: Option<Name>,
+    },
+    /// `%gpu` lists the GPU models; `%gpu MODEL` chooses the one ptxsim models.
+    Gpu(Option<Name>),
     Reset,
     /// `%show NAME... [--cmap MAP] [--vmin V] [--vmax V] [--scale K]`.
     Show(super::show::ShowArgs),
@@ -376,6 +385,19 @@ impl<'a> Parser<'a> {
                 }
                 Ok(Command::Device(Some(self.expr()?)))
             }
+            "limit" => {
+                if self.lx.at_end() {
+                    return Ok(Command::Limit(None));
+                }
+                let n = self.name("a limit name (stack)")?;
+                if n.text != "stack" {
+                    return Err(ParseError::at(
+                        n.span,
+                        format!("unknown limit '{}'; the limits are: stack", n.text),
+                    ));
+                }
+                Ok(Command::Limit(Some((n, self.expr()?))))
+            }
             "backend" => {
                 let n = self.name("'gpu' or 'sim'")?;
                 match n.text.as_str() {
@@ -387,7 +409,35 @@ impl<'a> Parser<'a> {
                 }
             }
             "ptx" => Ok(Command::Ptx(self.kernel_name()?)),
-            "info" => Ok(Command::Info(self.kernel_name()?)),
+            "info" => {
+                let mut gpu = self.gpu_flag()?;
+                let kernel = self.kernel_name()?;
+                if gpu.is_none() {
+                    gpu = self.gpu_flag()?;
+                }
+                Ok(Command::Info { kernel, gpu })
+            }
+            "gpu" => {
+                // The rest of the line, so that `%gpu RTX 4090` works.
+                let mut words: Vec<(String, Span)> = Vec::new();
+                while !self.lx.at_end() {
+                    match self.lx.raw_word() {
+                        Some(w) => words.push(w),
+                        None => break,
+                    }
+                }
+                Ok(Command::Gpu(match (words.first(), words.last()) {
+                    (Some(first), Some(last)) => Some(Name {
+                        text: words
+                            .iter()
+                            .map(|w| w.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        span: Span::new(first.1.start, last.1.end),
+                    }),
+                    _ => None,
+                }))
+            }
             "reset" => Ok(Command::Reset),
             "show" => super::show::parse_show(&mut self.lx).map(Command::Show),
             "time" => super::time::parse_time(&mut self.lx).map(|a| Command::Time(Box::new(a))),
@@ -623,6 +673,23 @@ impl<'a> Parser<'a> {
             gray,
             as_dtype,
         })
+    }
+
+    /// `--gpu MODEL` of `%info` (MODEL one word, or quoted: `--gpu "RTX 4090"`), if next.
+    fn gpu_flag(&mut self) -> Result<Option<Name>, ParseError> {
+        let Some(f) = self.flag()? else {
+            return Ok(None);
+        };
+        match &f.tok {
+            Tok::Flag(s) if s == "--gpu" => match self.lx.raw_word() {
+                Some((text, span)) if !text.is_empty() => Ok(Some(Name { text, span })),
+                _ => Err(ParseError::at(
+                    f.span,
+                    "--gpu needs a GPU model, e.g. --gpu T4 (%gpu lists them)",
+                )),
+            },
+            other => Err(unknown_flag(&f, other, "%info", &["--gpu MODEL"])),
+        }
     }
 
     /// A CUDA kernel name, possibly with template arguments: `scale<float, 4>`.

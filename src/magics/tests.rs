@@ -148,7 +148,9 @@ fn parses_every_command() {
     assert!(matches!(parse("%device 1"), Command::Device(Some(_))));
     assert!(matches!(parse("%backend sim"), Command::Backend(ref n) if n.text == "sim"));
     assert!(matches!(parse("%ptx scale<float>"), Command::Ptx(ref n) if n.text == "scale<float>"));
-    assert!(matches!(parse("%info add"), Command::Info(ref n) if n.text == "add"));
+    assert!(
+        matches!(parse("%info add"), Command::Info { kernel: ref n, gpu: None } if n.text == "add")
+    );
     assert_eq!(parse("%reset  # comment"), Command::Reset);
 }
 

@@ -2,87 +2,9 @@
 //! when there is no GPU): arrays, errors that leave arrays alone, files, completion, inspect, and
 //! CUDA kernels compiled and launched on random data against CPU references.
 
-use super::host;
-use super::{MagicError, Magics};
+use super::test_session::Session;
 use crate::gpu::Dtype;
-use crate::output::{CellOutput, MimeBundle, OutputSink};
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
-
-struct Session {
-    m: Magics,
-    log: Arc<Mutex<Vec<CellOutput>>>,
-    sink: OutputSink,
-    cancel: Arc<AtomicBool>,
-}
-
-impl Session {
-    fn new() -> Session {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let l2 = log.clone();
-        let sink: OutputSink = Arc::new(move |o| {
-            if let Ok(mut v) = l2.lock() {
-                v.push(o)
-            }
-        });
-        Session {
-            m: Magics::new(),
-            log,
-            sink,
-            cancel: Arc::new(AtomicBool::new(false)),
-        }
-    }
-
-    fn run(&mut self, line: &str) -> Result<Option<MimeBundle>, MagicError> {
-        self.m.run_line(line, 1, &self.sink, &self.cancel)
-    }
-
-    fn ok(&mut self, line: &str) {
-        if let Err(e) = self.run(line) {
-            panic!("{line}: {e}");
-        }
-    }
-
-    fn err(&mut self, line: &str) -> MagicError {
-        match self.run(line) {
-            Ok(_) => panic!("{line} should fail"),
-            Err(e) => e,
-        }
-    }
-
-    fn cuda(&mut self, header: &str, body: &str) -> Result<Option<MimeBundle>, MagicError> {
-        self.m.run_cell(header, body, 2, &self.sink, &self.cancel)
-    }
-
-    /// Everything printed since the last call (stdout, stderr, text/plain of displays).
-    fn take(&mut self) -> String {
-        let mut s = String::new();
-        if let Ok(mut v) = self.log.lock() {
-            for o in v.drain(..) {
-                match o {
-                    CellOutput::Stdout(t) | CellOutput::Stderr(t) => s.push_str(&t),
-                    CellOutput::Display { data, .. } => {
-                        if let Some(t) = data.get("text/plain").and_then(|v| v.as_str()) {
-                            s.push_str(t);
-                        }
-                        assert!(data.contains_key("text/html"));
-                    }
-                    other => s.push_str(&format!("{other:?}")),
-                }
-            }
-        }
-        s
-    }
-
-    fn bytes(&self, name: &str) -> Vec<u8> {
-        self.m.dev.read_array(name).expect(name)
-    }
-
-    fn f64s(&self, name: &str) -> Vec<f64> {
-        let info = self.m.dev.array(name).expect(name);
-        host::to_f64_vec(info.dtype, &self.bytes(name))
-    }
-}
+use crate::output::{CellOutput, MimeBundle};
 
 #[test]
 fn arrays_hold_the_constructed_values() {
@@ -113,16 +35,16 @@ fn arrays_hold_the_constructed_values() {
     assert_eq!(s.f64s("f"), (0..10).map(f64::from).collect::<Vec<_>>());
     s.ok("%free c, r3");
     assert!(s.m.dev.array("c").is_none() && s.m.dev.array("r3").is_none());
-    s.take();
+    s.printed();
     s.ok("%arrays");
-    let t = s.take();
+    let t = s.printed();
     assert!(t.contains("name") && t.contains("last writer"), "{t}");
     assert!(
         t.contains("r1") && t.contains("(3, 4)") && t.contains("f32"),
         "{t}"
     );
     s.ok("%print l");
-    let t = s.take();
+    let t = s.printed();
     assert!(
         t.starts_with(
             "l: f32 (5,), 20 B\n[0.0 0.5 1.0 1.5 2.0]\nmin 0.0  max 2.0  mean 1.0  NaN 0"
@@ -130,7 +52,7 @@ fn arrays_hold_the_constructed_values() {
         "{t}"
     );
     s.ok("%set");
-    let t = s.take();
+    let t = s.printed();
     assert!(
         t.contains('n') && t.contains("10") && t.contains("int"),
         "{t}"
@@ -307,9 +229,9 @@ __global__ void oob(float* x, int n) {
 #[test]
 fn cuda_vector_add_matches_cpu_reference() {
     let mut s = Session::new();
-    s.cuda("%%cuda --name vec", VECTOR_CUDA)
+    s.cell("%%cuda --name vec", VECTOR_CUDA)
         .unwrap_or_else(|e| panic!("{e}"));
-    let t = s.take();
+    let t = s.printed();
     assert!(
         t.contains("add(const float* a, const float* b, float* c, int n)"),
         "{t}"
@@ -348,15 +270,15 @@ fn cuda_vector_add_matches_cpu_reference() {
         assert_eq!(*v as f32, (*v0 as f32) * 2.5);
     }
     // printf, in order.
-    s.take();
+    s.printed();
     s.ok("%launch hello[1, 32](40)");
-    assert_eq!(s.take(), "hello 40\nhello 41\nhello 42\n");
+    assert_eq!(s.printed(), "hello 40\nhello 41\nhello 42\n");
 }
 
 #[test]
 fn launch_errors_name_the_argument() {
     let mut s = Session::new();
-    s.cuda("%%cuda", VECTOR_CUDA)
+    s.cell("%%cuda", VECTOR_CUDA)
         .unwrap_or_else(|e| panic!("{e}"));
     s.ok("%array a = rand(64, f32, seed=1)");
     s.ok("%array b = rand(64, f32, seed=2)");
@@ -451,7 +373,7 @@ fn launch_errors_name_the_argument() {
 #[test]
 fn interrupted_launch_is_reported_and_the_state_survives() {
     let mut s = Session::new();
-    s.cuda(
+    s.cell(
         "%%cuda",
         "__global__ void spin(volatile int* x) { while (x[0] == 0) { } }\n",
     )
@@ -475,13 +397,13 @@ fn interrupted_launch_is_reported_and_the_state_survives() {
 #[test]
 fn checker_findings_go_to_stderr() {
     let mut s = Session::new();
-    s.cuda(
+    s.cell(
         "%%cuda",
         "__global__ void racy(float* out) {\n    __shared__ float sh[64];\n    sh[threadIdx.x] = threadIdx.x;\n    out[threadIdx.x] = sh[(threadIdx.x + 32) % 64];\n}\n",
     )
     .unwrap_or_else(|e| panic!("{e}"));
     s.ok("%array out = zeros(64, f32)");
-    s.take();
+    s.printed();
     s.m.run_line("%launch --check racy[1, 64](out)", 4, &s.sink, &s.cancel)
         .unwrap_or_else(|e| panic!("{e}"));
     let log: Vec<CellOutput> = s.log.lock().map(|v| v.clone()).unwrap_or_default();
@@ -500,7 +422,7 @@ fn checker_findings_go_to_stderr() {
 #[test]
 fn upload_and_download_move_data_between_an_array_and_its_host_copy() {
     let mut s = Session::new();
-    s.cuda("%%cuda --name vec", VECTOR_CUDA)
+    s.cell("%%cuda --name vec", VECTOR_CUDA)
         .unwrap_or_else(|e| panic!("{e}"));
     s.ok("%array x = rand(5000, f32, seed=3)");
     let x0 = s.f64s("x");
@@ -532,4 +454,78 @@ fn upload_and_download_move_data_between_an_array_and_its_host_copy() {
     assert!(e.message.contains("nothere"), "{e}");
     let e = s.err("%download");
     assert!(e.message.contains("array name"), "{e}");
+}
+
+/// Recursions for `%limit stack` (compiled with -G: at -O3 NVRTC turns them into loops or
+/// removes them).
+const RECURSION_CUDA: &str = "__device__ int f(int x) { return f(x + 1) + 1; }\n\
+__global__ void runaway(int* out) { out[threadIdx.x] = f(threadIdx.x); }\n\
+__device__ int depth(int n) { return n <= 0 ? 0 : depth(n - 1) + 1; }\n\
+__global__ void deep(int* out, int n) { out[threadIdx.x] = depth(n); }\n";
+
+#[test]
+fn runaway_recursion_is_a_device_fault_and_limit_stack_sets_the_stack() {
+    let mut s = Session::new();
+    s.cell("%%cuda -G", RECURSION_CUDA)
+        .unwrap_or_else(|e| panic!("{e}"));
+    s.printed();
+    s.ok("%limit");
+    let t = s.printed();
+    assert!(
+        t.contains("stack") && t.contains("1024 bytes per thread"),
+        "{t}"
+    );
+    assert!(t.contains(s.m.dev.backend_name()), "{t}");
+    s.ok("%array keep = arange(8, i32)");
+    s.ok("%array out = zeros(32, i32)");
+    let t0 = std::time::Instant::now();
+    let e = s.err("%launch runaway[1, 32](out)");
+    let took = t0.elapsed();
+    assert_eq!(e.ename, "DeviceFault", "{}", e.message);
+    if s.m.dev.backend_name() == "ptxsim" {
+        assert!(took.as_secs_f64() < 1.0, "took {took:?}");
+        let m = &e.message;
+        assert!(
+            m.contains(
+                "call stack overflow: the 1024-byte stack of thread (0,0,0) exceeded at call depth"
+            ),
+            "{m}"
+        );
+        assert!(m.contains("in CUDA kernel `runaway`"), "{m}");
+        assert!(m.contains("thread (0, 0, 0)"), "{m}");
+        assert!(
+            m.contains(": __device__ int f(int x) { return f(x + 1) + 1; }"),
+            "{m}"
+        );
+        assert!(m.contains("%limit stack BYTES"), "{m}");
+    }
+    assert_eq!(s.f64s("keep"), (0..8).map(f64::from).collect::<Vec<_>>());
+    // A bounded recursion: fine at the default, too deep for 256 bytes, fine at 4096.
+    s.ok("%array d = zeros(1, i32)");
+    s.ok("%launch deep[1, 1](d, 20)");
+    assert_eq!(s.f64s("d"), vec![20.0]);
+    s.ok("%limit stack 256");
+    assert!(s.printed().contains("256 bytes per thread"));
+    assert_eq!(s.m.dev.stack_limit(), 256);
+    s.ok("%array d = zeros(1, i32)");
+    let e = s.err("%launch deep[1, 1](d, 20)");
+    assert_eq!(e.ename, "DeviceFault", "{}", e.message);
+    s.ok("%set bytes = 4096");
+    s.ok("%limit stack bytes");
+    s.ok("%array d = zeros(1, i32)");
+    s.ok("%launch deep[1, 1](d, 20)");
+    assert_eq!(s.f64s("d"), vec![20.0]);
+    // Bad sizes are refused by name and change nothing.
+    for (line, value) in [
+        ("%limit stack 0", "0 bytes"),
+        ("%limit stack -16", "-16 bytes"),
+        ("%limit stack 2000000", "2000000 bytes"),
+    ] {
+        let e = s.err(line);
+        assert_eq!(e.ename, "ArgumentError", "{line}: {}", e.message);
+        assert!(e.message.contains(value), "{line}: {}", e.message);
+    }
+    assert!(s.run("%limit stack 1.5").is_err());
+    assert!(s.run("%limit heap 4096").is_err());
+    assert_eq!(s.m.dev.stack_limit(), 4096);
 }

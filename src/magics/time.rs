@@ -331,7 +331,7 @@ pub fn parse_timings(lx: &mut Lexer) -> Result<bool, ParseError> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::show::test_session::{png, text, Session};
+    use super::super::test_session::{png, text, Session};
     use crate::display::progress::set_thread_delay;
     use crate::output::CellOutput;
 

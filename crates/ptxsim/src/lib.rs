@@ -26,6 +26,12 @@
 //! instruction budget) returns `Err(LaunchError::Fault(..))` with the check report and the printf
 //! output produced before the fault; stores that would have faulted are never performed.
 //!
+//! Counters: `LaunchConfig::counters = Some(CounterConfig::new(l2_bytes))` makes the launch
+//! count what NVIDIA's hardware counts (requests, sectors, wavefronts, atomics, instructions
+//! by kind, DRAM bytes through an L2 model) into `LaunchReport::counters`, per launch and per
+//! PTX instruction (`Counters::by_line` folds them by CUDA line, `Counters::ncu_metrics` names
+//! them as Nsight Compute does); see [`counters`].
+//!
 //! Also: `Module::global(name)` gives the address and size of a `__device__`/`__constant__`
 //! variable (module variables are freed with the module); `MAX_SHARED_BYTES` is the shared
 //! memory limit per block.
@@ -67,7 +73,9 @@
 //!   them another way (`PTXSIM_REPLAY=0` turns replays off; `LaunchReport::block_tier_replays`).
 
 mod check;
+pub mod counters;
 mod exec;
+pub mod gpus;
 mod ir;
 mod jit;
 pub use jit::JitMode;
@@ -184,7 +192,40 @@ pub struct LaunchConfig {
     /// CPU has; the environment variable `PTXSIM_CPU` = `baseline`/`avx2` lowers the default).
     /// Results and reports are the same with every build.
     pub host: HostBuild,
+    /// Bytes of call stack per thread (CUDA's `cudaLimitStackSize`; default
+    /// [`DEFAULT_STACK_BYTES`], the GPU's default). Each call of a device function charges the
+    /// calling thread's stack with the callee's frame, and its return gives it back; a call that
+    /// would take a thread past this limit (or past [`MAX_CALL_DEPTH`] calls) stops the launch
+    /// with a [`CheckKind::StackOverflow`] fault, checker on or off, as a GPU faults on a stack
+    /// overflow.
+    ///
+    /// The frame model, a simple stand-in for the frames ptxas lays out: [`FRAME_LINK_BYTES`]
+    /// (return address and frame link) plus the callee's local window, that is its
+    /// parameters, return values, `.local` variables and the argument space of its own calls
+    /// (what ptxsim keeps in the thread's local memory for it). Registers are not charged: PTX
+    /// registers are virtual (optimised PTX declares dozens where ptxas saves a few), and
+    /// charging them would overflow recursions that run on a GPU.
+    ///
+    /// Host memory: a call to a recursive function keeps the callee's window and 8 bytes per
+    /// PTX register it owns until it returns, so a runaway recursion holds at most
+    /// `stack_bytes / FRAME_LINK_BYTES` such frames per thread before it is stopped.
+    pub stack_bytes: u32,
+    /// Collect hardware-like counters ([`counters`]; default `None`, off). A counted launch
+    /// runs every block in the interpreter (no block tier, replays or JIT), with the same
+    /// results and reports; the counts come back in [`LaunchReport::counters`].
+    pub counters: Option<counters::CounterConfig>,
 }
+
+/// The GPU's default call stack per thread (`cudaLimitStackSize`), in bytes.
+pub const DEFAULT_STACK_BYTES: u32 = 1024;
+
+/// What each device-function call charges a thread's stack besides the callee's local window
+/// (return address and frame link); see [`LaunchConfig::stack_bytes`].
+pub const FRAME_LINK_BYTES: u32 = 16;
+
+/// The most nested calls a thread may make, whatever its stack size: a call past it is a
+/// [`CheckKind::StackOverflow`].
+pub const MAX_CALL_DEPTH: u16 = u16::MAX;
 
 /// A cap on the build of the interpreter loop a launch runs: the crate compiles that loop for
 /// baseline x86-64, for x86-64-v3 (AVX2) and for x86-64-v4 (AVX-512), and runs the best one
@@ -244,6 +285,8 @@ impl LaunchConfig {
             threads: 0,
             jit: jit::mode_from_env(),
             host: HostBuild::from_env(),
+            stack_bytes: DEFAULT_STACK_BYTES,
+            counters: None,
         }
     }
 }
@@ -263,6 +306,9 @@ pub enum CheckKind {
     BudgetExceeded,
     /// Anything else the GPU would trap on (`trap`, division by zero is not one of these).
     Trap,
+    /// A device-function call would take the thread's call stack past
+    /// [`LaunchConfig::stack_bytes`] (runaway or too deep recursion).
+    StackOverflow,
 }
 
 /// A CUDA source position recovered from `.loc`/`.file`.
@@ -321,6 +367,8 @@ pub struct LaunchReport {
     /// addresses and their checks) is skipped, and guards on data or `%ctaid` are checked
     /// against the record.
     pub block_tier_replays: u64,
+    /// The launch's counters, when `LaunchConfig::counters` asked for them.
+    pub counters: Option<Box<counters::Counters>>,
 }
 
 /// Errors of parsing and lowering PTX.
@@ -686,7 +734,12 @@ impl Device {
         let view = self.heap().view();
         let nblocks = gx as u64 * gy as u64 * gz as u64;
         let lazy = &module.jit[idx];
-        let jit = lazy.get(prog, nblocks.saturating_mul(nthreads), config.jit);
+        let counted = config.counters.clone().map(counters::Shared::new);
+        // A counted launch runs in the interpreter, where the counters are counted.
+        let jit = match counted {
+            Some(_) => None,
+            None => lazy.get(prog, nblocks.saturating_mul(nthreads), config.jit),
+        };
         let ctx = exec::Ctx {
             jit,
             prog,
@@ -698,15 +751,19 @@ impl Device {
             nthreads: nthreads as u32,
             nwarps: (nthreads as u32).div_ceil(32),
             block_tier: prog.block_tier
+                && counted.is_none()
                 && config.jit != JitMode::Off
                 && config.instruction_budget.is_none()
                 && exec::block::fits_block(prog, config.block)
                 && !matches!(env_choice("PTXSIM_BLOCK").as_str(), "0" | "off"),
             block_replay: !matches!(env_choice("PTXSIM_REPLAY").as_str(), "0" | "off"),
-            split_blocks: config.dynamic_shared_bytes == 0 && prog.warps_independent(),
+            split_blocks: config.dynamic_shared_bytes == 0
+                && prog.warps_independent()
+                && counted.is_none(),
             dyn_shared: config.dynamic_shared_bytes,
             shared_bytes: shared as u32,
             check: config.check,
+            stack_bytes: config.stack_bytes,
             host: config.host,
             cancel: config.cancel.as_deref(),
             abort: AtomicBool::new(false),
@@ -715,8 +772,14 @@ impl Device {
             ganged: AtomicU64::new(0),
             block_tier_blocks: AtomicU64::new(0),
             block_tier_replays: AtomicU64::new(0),
+            counters: counted.as_ref(),
         };
         let out = pool::run(&ctx, nblocks, config.threads);
+        let ganged = ctx.ganged.load(Ordering::Relaxed);
+        let block_tier_blocks = ctx.block_tier_blocks.load(Ordering::Relaxed);
+        let block_tier_replays = ctx.block_tier_replays.load(Ordering::Relaxed);
+        let counters =
+            counted.map(|c| Box::new(counters::finish(c, prog, &module.files, nblocks, nthreads)));
         lazy.ran(out.instructions);
         match out.fault {
             Some(report) => Err(LaunchError::Fault {
@@ -728,13 +791,10 @@ impl Device {
                 reports: out.reports,
                 warp_instructions: out.instructions,
                 jit: jit.is_some(),
-                ganged: ctx.ganged.load(std::sync::atomic::Ordering::Relaxed),
-                block_tier_blocks: ctx
-                    .block_tier_blocks
-                    .load(std::sync::atomic::Ordering::Relaxed),
-                block_tier_replays: ctx
-                    .block_tier_replays
-                    .load(std::sync::atomic::Ordering::Relaxed),
+                ganged,
+                block_tier_blocks,
+                block_tier_replays,
+                counters,
             }),
         }
     }

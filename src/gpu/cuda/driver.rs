@@ -22,6 +22,7 @@ pub const REQUIRED_SYMBOLS: &[&str] = &[
     "cuDevicePrimaryCtxReset_v2",
     "cuCtxSetCurrent",
     "cuCtxSynchronize",
+    "cuCtxSetLimit",
     "cuMemAlloc_v2",
     "cuMemFree_v2",
     "cuMemGetInfo_v2",

@@ -1,4 +1,5 @@
-//! Launches on the GPU: parameters copied into aligned buffers, the default stream's synchronous
+//! Launches on the GPU: the call stack limit (`%limit stack`) set on the context when it
+//! changes, parameters copied into aligned buffers, the default stream's synchronous
 //! path (events around the launch, a wait that watches the interrupt flag, a context
 //! synchronisation that flushes device printf into the capture, sticky faults recorded), and the
 //! asynchronous path of named streams. Part of the GPU backend; no array names or cells here.
@@ -73,6 +74,21 @@ impl CudaBackend {
                     m.dyn_shared.insert(kernel.to_string(), shared);
                 }
             }
+        }
+        // The call stack per thread (`%limit stack`), set on the context when it changes.
+        if self.stack_set != Some(config.stack_bytes) {
+            let bytes = config.stack_bytes;
+            cudarc::driver::result::ctx::set_limit(
+                sys::CUlimit::CU_LIMIT_STACK_SIZE,
+                bytes as usize,
+            )
+            .map_err(|e| {
+                BackendLaunchError::Rejected(format!(
+                    "a call stack of {bytes} bytes per thread (%limit stack): {}",
+                    driver::error_text("cuCtxSetLimit", e)
+                ))
+            })?;
+            self.stack_set = Some(bytes);
         }
         // Parameter values in 8-byte aligned storage; the driver copies each one at launch.
         let mut storage = aligned_params(params);

@@ -534,6 +534,7 @@ impl Backend for RemoteBackend {
             stream: config.stream,
             check: config.check,
             cancellable: config.cancel.is_some(),
+            stack_bytes: config.stack_bytes,
             param_sizes: params.iter().map(|p| p.len()).collect(),
         };
         let payload = params.concat();

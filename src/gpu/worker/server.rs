@@ -296,6 +296,7 @@ fn serve(
             stream,
             check,
             cancellable,
+            stack_bytes,
             param_sizes,
         } => {
             let mut params: Vec<&[u8]> = Vec::with_capacity(param_sizes.len());
@@ -318,6 +319,7 @@ fn serve(
                 stream,
                 check,
                 cancel: cancellable.then(|| cancel.clone()),
+                stack_bytes,
             };
             let answer = match b.launch(module, &kernel, &config, &params) {
                 Ok(r) => Answer::Launched {

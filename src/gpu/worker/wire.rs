@@ -86,6 +86,8 @@ pub enum Request {
         stream: Option<StreamId>,
         check: bool,
         cancellable: bool,
+        /// Bytes of call stack per thread.
+        stack_bytes: u32,
         param_sizes: Vec<usize>,
     },
     CreateStream,
@@ -278,6 +280,7 @@ mod tests {
                 stream: Some(2),
                 check: false,
                 cancellable: true,
+                stack_bytes: 1024,
                 param_sizes: vec![8, 8, 4],
             },
             &[1; 20],

@@ -21,12 +21,15 @@
 //! warp-instructions cost at the interpreter's cheapest (its dispatch floor).
 //! `--tier-costs [ROUNDS]` prints what one instruction of each kind costs a block in the
 //! block tier (`tier_costs`).
+//! `--counters [ROUNDS]` (with `--only`) times launches with the hardware-like counters off,
+//! off again, interpreted and on, alternating, and prints the ratios (`counters`).
 //! The last line printed is
 //! `ptxsim: min_ratio_vs_numba_sim=X max_ratio_vs_native=Y parallel_speedup=Z`.
 //! A benchmark, not a test: it reports what it measures and checks that the outputs agree.
 
 mod block_interp;
 mod cases;
+mod counters;
 #[path = "../../tests/common/rng.rs"]
 #[allow(dead_code)]
 mod rng;
@@ -70,20 +73,16 @@ fn fixture(name: &str) -> Res<String> {
 
 /// One launch on fresh device buffers; returns (seconds of the launch alone, warp-instructions,
 /// checked output, whether it ran compiled regions).
-fn run_sim(
-    dev: &Device,
-    module: &Module,
-    p: &Problem,
-    threads: usize,
-    check: bool,
-) -> Res<(f64, u64, Vec<u8>, Tiers)> {
+/// `p`'s buffers copied to fresh allocations of `dev`, and its parameter bytes: (device
+/// pointers, one byte vector per parameter).
+fn upload(dev: &Device, p: &Problem) -> Res<(Vec<u64>, Vec<Vec<u8>>)> {
     let mut ptrs = Vec::new();
     for b in &p.bufs {
         let ptr = dev.alloc(b.data.len().max(1))?;
         dev.write(ptr, 0, &b.data)?;
         ptrs.push(ptr);
     }
-    let params: Vec<Vec<u8>> = p
+    let params = p
         .args
         .iter()
         .map(|a| match a {
@@ -92,6 +91,17 @@ fn run_sim(
             A::F32(v) => v.to_le_bytes().to_vec(),
         })
         .collect();
+    Ok((ptrs, params))
+}
+
+fn run_sim(
+    dev: &Device,
+    module: &Module,
+    p: &Problem,
+    threads: usize,
+    check: bool,
+) -> Res<(f64, u64, Vec<u8>, Tiers)> {
+    let (ptrs, params) = upload(dev, p)?;
     let refs: Vec<&[u8]> = params.iter().map(|v| v.as_slice()).collect();
     let mut cfg = LaunchConfig::new(p.grid, p.block);
     cfg.dynamic_shared_bytes = p.shmem;
@@ -482,6 +492,10 @@ fn main() -> Res<()> {
     if let Some(i) = args.iter().position(|a| a == "--tier-costs") {
         let rounds = args.get(i + 1).and_then(|t| t.parse().ok()).unwrap_or(6);
         return tier_costs::tier_costs(rounds);
+    }
+    if let Some(i) = args.iter().position(|a| a == "--counters") {
+        let rounds = args.get(i + 1).and_then(|t| t.parse().ok()).unwrap_or(5);
+        return counters::counters(&dev, &every, only.as_deref(), rounds);
     }
     if let Some(i) = args.iter().position(|a| a == "--floor") {
         let threads = args

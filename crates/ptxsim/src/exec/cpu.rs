@@ -61,13 +61,20 @@ impl<'a> Worker<'a> {
         enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
     )]
     fn run_warp_v4(&mut self, w: &mut Warp, fuel: &mut u32, k: Avx512) -> Result<Stop, Fault> {
-        self.run_warp_impl(w, fuel, k)
+        self.run_warp_impl::<_, false>(w, fuel, k)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
     fn run_warp_v3(&mut self, w: &mut Warp, fuel: &mut u32, k: Avx2) -> Result<Stop, Fault> {
-        self.run_warp_impl(w, fuel, k)
+        self.run_warp_impl::<_, false>(w, fuel, k)
+    }
+
+    /// The counting build of the loop (`crate::counters`), for counted launches only: the
+    /// baseline build with the counters' hook before each instruction.
+    #[inline(never)]
+    fn run_warp_counted(&mut self, w: &mut Warp, fuel: &mut u32) -> Result<Stop, Fault> {
+        self.run_warp_impl::<_, true>(w, fuel, Portable)
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -155,6 +162,9 @@ impl<'a> Worker<'a> {
 
     /// Run the warp's current group until it blocks, exits, or uses up `fuel` instructions.
     pub(super) fn run_warp(&mut self, w: &mut Warp, fuel: &mut u32) -> Result<Stop, Fault> {
+        if self.ctx.counters.is_some() {
+            return self.run_warp_counted(w, fuel);
+        }
         match self.build {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: an `Avx512` token exists only where `has_v4()` found every feature that
@@ -163,7 +173,7 @@ impl<'a> Worker<'a> {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above, with `Avx2` and `has_v3()`.
             Build::V3(k) => unsafe { self.run_warp_v3(w, fuel, k) },
-            _ => self.run_warp_impl(w, fuel, Portable),
+            _ => self.run_warp_impl::<_, false>(w, fuel, Portable),
         }
     }
 }

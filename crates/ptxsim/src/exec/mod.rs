@@ -7,6 +7,8 @@
 //! the block has arrived. The hot instruction loop is in `run`; memory access in `memops`;
 //! warp-collective operations in `warpops`; whole blocks of eligible kernels, threads side by
 //! side, in `block` (the block tier, which hands any block it cannot finish back to the warps).
+//! A counted launch (`crate::counters`) runs every block here, in the counting build of `run`'s
+//! loop, which hands each warp instruction to `counters::Acc::count` before executing it.
 //! This module does not parse PTX and does not spawn threads (see `pool`).
 
 pub mod alu;
@@ -68,6 +70,8 @@ pub struct Ctx<'a> {
     /// Static + dynamic shared bytes per block.
     pub shared_bytes: u32,
     pub check: bool,
+    /// Bytes of call stack per thread (`LaunchConfig::stack_bytes`).
+    pub stack_bytes: u32,
     /// The most the interpreter loop's build may use of the host CPU.
     pub host: crate::HostBuild,
     pub cancel: Option<&'a AtomicBool>,
@@ -81,6 +85,9 @@ pub struct Ctx<'a> {
     pub block_tier_blocks: AtomicU64,
     /// Of those, blocks run by replaying a recorded one.
     pub block_tier_replays: AtomicU64,
+    /// The launch's counters, when it counts (`crate::counters`): then every block runs in
+    /// the interpreter loop's counting build.
+    pub counters: Option<&'a crate::counters::Shared>,
 }
 
 /// A fatal finding: the launch stops.
@@ -104,8 +111,11 @@ pub struct Frame {
     site: u32,
     /// The function called (index into `Program::funcs`).
     callee: u32,
-    /// Saved callee registers and local bytes (recursive callees only).
-    saved: Option<Box<(Vec<u64>, Vec<u8>)>>,
+    /// The callee's registers and local bytes were saved on the lane's `saved_regs` and
+    /// `saved_local` (recursive callees only).
+    saved: bool,
+    /// What the call charged the lane's call stack (`calls::frame_bytes`).
+    bytes: u32,
 }
 
 /// One warp's state.
@@ -131,6 +141,13 @@ pub struct Warp {
     /// Lowest PC of waiting lanes at the group's depth (u32::MAX: none).
     pub resched_pc: u32,
     pub frames: Vec<Vec<Frame>>,
+    /// Bytes of each lane's call stack in use (the sum of its frames' `bytes`), checked against
+    /// `Ctx::stack_bytes`.
+    pub stack: [u32; 32],
+    /// Per lane, the registers and local bytes that calls to recursive functions saved, the
+    /// innermost last (one flat stack per lane rather than an allocation per frame).
+    pub saved_regs: Vec<Vec<u64>>,
+    pub saved_local: Vec<Vec<u8>>,
     /// Counter of `bar.warp.sync`s, for the race checker.
     pub wepoch: u32,
     pub idx: u32,
@@ -302,6 +319,8 @@ pub struct Worker<'a> {
     /// Blocks this worker ran in the block tier.
     block_tier_done: u64,
     block_tier_replays: u64,
+    /// This worker's counts, when the launch counts (`crate::counters`).
+    counting: Option<Box<crate::counters::Acc>>,
 }
 
 /// What a register file's constant and special-register rows depend on: the program and the
@@ -384,6 +403,8 @@ impl<'a> Worker<'a> {
                     regs,
                     local,
                     frames: vec![Vec::new(); 32],
+                    saved_regs: vec![Vec::new(); 32],
+                    saved_local: vec![Vec::new(); 32],
                     idx: wi,
                     ..Warp::default()
                 })
@@ -430,6 +451,9 @@ impl<'a> Worker<'a> {
                 .then(|| Box::new(block::BlockTier::new(ctx.block_replay))),
             block_tier_done: 0,
             block_tier_replays: 0,
+            counting: ctx
+                .counters
+                .map(|c| Box::new(crate::counters::Acc::new(ctx.prog, c))),
         }
     }
 
@@ -601,6 +625,9 @@ impl<'a> Worker<'a> {
             (lin / (gx * gy)) as u32,
         );
         let ctaid = [self.block.0, self.block.1, self.block.2];
+        if let Some(c) = &mut self.counting {
+            c.begin_block(lin);
+        }
         if parts == 1 && self.block_tier.is_some() && self.try_block_tier(ctaid) {
             return Ok(());
         }
@@ -645,9 +672,16 @@ impl<'a> Worker<'a> {
             w.sync_wait = 0;
             w.resched_pc = u32::MAX;
             w.depth = [0; 32];
+            w.stack = [0; 32];
             w.done = false;
             for f in &mut w.frames {
                 f.clear();
+            }
+            for r in &mut w.saved_regs {
+                r.clear();
+            }
+            for b in &mut w.saved_local {
+                b.clear();
             }
         }
         self.epoch = self.epoch.wrapping_add(1);
@@ -706,12 +740,15 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    /// Add the instructions not yet counted to the launch's counter and to `total` (at the end
-    /// of a worker's blocks).
+    /// Add the instructions not yet counted to the launch's counter and to `total`, and hand
+    /// in the worker's counters when the launch counts (at the end of a worker's blocks).
     pub fn flush_count(&mut self) {
         self.ctx.executed.fetch_add(self.pending, Ordering::Relaxed);
         self.total += self.pending;
         self.pending = 0;
+        if let (Some(acc), Some(shared)) = (self.counting.take(), self.ctx.counters) {
+            shared.hand_in(*acc);
+        }
     }
 
     fn run_warp_until_stop(&mut self, w: &mut Warp) -> Result<(), Fault> {

@@ -12,9 +12,11 @@ use super::{pred_mask, Fault, Stop, Warp, Worker};
 use crate::ir::*;
 
 impl Worker<'_> {
-    /// The interpreter loop (see `cpu` for the two builds of it).
+    /// The interpreter loop (see `cpu` for its builds). With `COUNT`, each warp instruction
+    /// issued is counted (`crate::counters`) before it runs, and `setp`+`bra` pairs are
+    /// dispatched one by one so that the branch is counted too.
     #[inline(always)]
-    pub(super) fn run_warp_impl<K: LaneMasks>(
+    pub(super) fn run_warp_impl<K: LaneMasks, const COUNT: bool>(
         &mut self,
         w: &mut Warp,
         fuel: &mut u32,
@@ -71,6 +73,11 @@ impl Worker<'_> {
             } else {
                 w.mask & pred_mask(k, &w.regs[i.guard as usize], i.guard_neg)
             };
+            if COUNT {
+                if let (Some(c), Some(s)) = (self.counting.as_deref_mut(), self.ctx.counters) {
+                    c.count(s, i, pc, &w.regs, w.mask, m);
+                }
+            }
             match i.op {
                 Op::Nop => {}
                 Op::Mov => un(&mut w.regs, i, m, |a| a),
@@ -327,7 +334,12 @@ impl Worker<'_> {
                 Op::SetpI { cmp, ty, bop, cneg } => {
                     let t = int_cmp_mask(k, w, i, cmp, ty);
                     write_setp(k, w, i, m, t, (bop, cneg), None);
-                    if let Some((bm, target)) = fused_branch(code, w, i, pc, t, bop, *fuel) {
+                    let fused = if COUNT {
+                        None
+                    } else {
+                        fused_branch(code, w, i, pc, t, bop, *fuel)
+                    };
+                    if let Some((bm, target)) = fused {
                         // The branch that tests this predicate, run here (`fused_branch`).
                         *fuel -= 1;
                         pc = branch(w, pc + 1, bm, target);
@@ -343,7 +355,12 @@ impl Worker<'_> {
                 } => {
                     let t = float_cmp_mask(k, w, i, cmp, ty, ftz);
                     write_setp(k, w, i, m, t, (bop, cneg), None);
-                    if let Some((bm, target)) = fused_branch(code, w, i, pc, t, bop, *fuel) {
+                    let fused = if COUNT {
+                        None
+                    } else {
+                        fused_branch(code, w, i, pc, t, bop, *fuel)
+                    };
+                    if let Some((bm, target)) = fused {
                         *fuel -= 1;
                         pc = branch(w, pc + 1, bm, target);
                         continue;
