@@ -55,6 +55,8 @@ pub struct BackendLaunch {
     pub cancel: Option<Arc<AtomicBool>>,
     /// Bytes of call stack per thread (`%limit stack`; CUDA's `cudaLimitStackSize`).
     pub stack_bytes: u32,
+    /// Count hardware-like counters (ptxsim only; `%profile`). Other backends ignore it.
+    pub counters: Option<ptxsim::counters::CounterConfig>,
 }
 
 /// A launch that completed.
@@ -65,6 +67,8 @@ pub struct BackendReport {
     pub findings: Vec<ptxsim::CheckReport>,
     /// Warp-instructions executed (ptxsim), for `%info`/timing notes.
     pub warp_instructions: Option<u64>,
+    /// The counters of a launch that asked for them (`BackendLaunch::counters`, ptxsim).
+    pub counters: Option<Box<ptxsim::counters::Counters>>,
 }
 
 /// A launch that did not complete.

@@ -21,7 +21,7 @@ pub mod worker;
 
 pub use dtype::Dtype;
 pub(crate) use state::closest;
-pub use state::DeviceState;
+pub use state::{DeviceState, ProfileLine, ProfileOutcome};
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

@@ -186,11 +186,13 @@ impl Backend for SimBackend {
         cfg.check = config.check;
         cfg.cancel = config.cancel.clone();
         cfg.stack_bytes = config.stack_bytes;
+        cfg.counters = config.counters.clone();
         match self.device.launch(m, kernel, &cfg, params) {
             Ok(r) => Ok(BackendReport {
                 printf: r.printf,
                 findings: r.reports,
                 warp_instructions: Some(r.warp_instructions),
+                counters: r.counters,
             }),
             Err(ptxsim::LaunchError::Fault { report, printf }) => Err(BackendLaunchError::Fault {
                 message: report.message.clone(),

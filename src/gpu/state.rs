@@ -25,7 +25,23 @@ use std::time::Instant;
 
 mod copies;
 mod model;
+mod profile;
 mod switch;
+
+pub use profile::{ProfileLine, ProfileOutcome};
+
+/// A launch run on a fresh ptxsim device on copies of its arrays
+/// ([`DeviceState::run_on_sim_copies`]).
+pub(super) struct SimCopyRun {
+    pub sim: SimBackend,
+    /// Array name → its copy's address on `sim`.
+    pub copies: BTreeMap<String, DevPtr>,
+    /// The copies, named as the arrays (for fault reports).
+    pub allocs: Vec<NamedAlloc>,
+    pub packed: args::Packed,
+    pub result: Result<super::backend::BackendReport, BackendLaunchError>,
+    pub elapsed_ms: f64,
+}
 
 /// How many freed arrays are remembered, to name use-after-free addresses.
 const FREED_MEMORY: usize = 32;
@@ -644,6 +660,7 @@ impl DeviceState {
             check: request.check,
             cancel: Some(request.cancel.clone()),
             stack_bytes: self.stack_bytes,
+            counters: None,
         };
         let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
         let t0 = Instant::now();
@@ -718,14 +735,17 @@ impl DeviceState {
         args::pack(&k.user_name, &k.params, &request.args, &lookup, &names)
     }
 
-    /// `--check` away from ptxsim: copy the argument arrays into a fresh ptxsim device, run
-    /// there under the checker, and copy the written arrays back only on success.
-    fn launch_on_checker(
+    /// Runs `request` on a fresh ptxsim device, on copies of its argument arrays (the cell's
+    /// PTX, or its source compiled for ptxsim when the backend is a GPU), with the checker
+    /// `check` and the counters `counters`. Nothing of the session's arrays changes.
+    pub(super) fn run_on_sim_copies(
         &mut self,
         ci: usize,
         k: &LoadedKernel,
         request: &LaunchRequest,
-    ) -> Result<LaunchOutcome, GpuError> {
+        check: bool,
+        counters: Option<ptxsim::counters::CounterConfig>,
+    ) -> Result<SimCopyRun, GpuError> {
         let mut sim = SimBackend::new();
         let module = if self.backend.name() == "ptxsim" {
             sim.load_module(ModuleImage::Ptx(&self.cells[ci].ptx))?.0
@@ -773,22 +793,42 @@ impl DeviceState {
             block: request.block,
             shared_bytes: request.shared_bytes,
             stream: None,
-            check: true,
+            check,
             cancel: Some(request.cancel.clone()),
             stack_bytes: self.stack_bytes,
+            counters,
         };
         let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
         let t0 = Instant::now();
         let result = sim.launch(module, &k.lowered, &config, &params);
         let elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
-        if result.is_ok() {
-            for (name, _, written) in &packed.arrays {
-                let (Some(src), Some(dst)) = (copies.get(name), self.arrays.get(name)) else {
+        Ok(SimCopyRun {
+            sim,
+            copies,
+            allocs,
+            packed,
+            result,
+            elapsed_ms,
+        })
+    }
+
+    /// `--check` away from ptxsim: run on ptxsim on copies under the checker, and copy the
+    /// written arrays back only on success.
+    fn launch_on_checker(
+        &mut self,
+        ci: usize,
+        k: &LoadedKernel,
+        request: &LaunchRequest,
+    ) -> Result<LaunchOutcome, GpuError> {
+        let run = self.run_on_sim_copies(ci, k, request, true, None)?;
+        if run.result.is_ok() {
+            for (name, _, written) in &run.packed.arrays {
+                let (Some(src), Some(dst)) = (run.copies.get(name), self.arrays.get(name)) else {
                     continue;
                 };
                 if *written {
                     let mut buf = vec![0u8; dst.bytes];
-                    sim.dtoh(*src, &mut buf)?;
+                    run.sim.dtoh(*src, &mut buf)?;
                     self.backend.htod(dst.ptr, &buf)?;
                     if let Some(a) = self.arrays.get_mut(name) {
                         a.shadow = None;
@@ -799,10 +839,10 @@ impl DeviceState {
         self.finish(
             ci,
             k,
-            &packed,
-            result,
-            elapsed_ms,
-            &allocs,
+            &run.packed,
+            run.result,
+            run.elapsed_ms,
+            &run.allocs,
             "ptxsim (--check)",
         )
         .map_err(|mut e| {
@@ -860,15 +900,36 @@ impl DeviceState {
                     written,
                 })
             }
-            Err(BackendLaunchError::Rejected(m)) => Err(GpuError::launch(format!(
+            Err(e) => Err(self.launch_error(ci, k, e, allocs, ran_on)),
+        }
+    }
+
+    /// The error of a launch that did not complete: refused, or a fault rendered with the
+    /// cell's source line and the arrays `allocs` (named as the user's arrays).
+    fn launch_error(
+        &self,
+        ci: usize,
+        k: &LoadedKernel,
+        err: BackendLaunchError,
+        allocs: &[NamedAlloc],
+        ran_on: &str,
+    ) -> GpuError {
+        let cell = &self.cells[ci];
+        let text = CellText {
+            source: &cell.source,
+            first_line: cell.first_line,
+            program: &cell.program,
+        };
+        match err {
+            BackendLaunchError::Rejected(m) => GpuError::launch(format!(
                 "{ran_on} refused the launch of `{}`: {m}",
                 k.user_name
-            ))),
-            Err(BackendLaunchError::Fault {
+            )),
+            BackendLaunchError::Fault {
                 report,
                 message,
                 printf,
-            }) => Err(GpuError::fault(match report {
+            } => GpuError::fault(match report {
                 Some(r) => fault::render_fault(&k.user_name, &r, allocs, Some(text), &printf),
                 None => {
                     let mut m = format!("{message} in CUDA kernel `{}`", k.user_name);
@@ -877,7 +938,7 @@ impl DeviceState {
                     }
                     m
                 }
-            })),
+            }),
         }
     }
 

@@ -249,6 +249,19 @@ fn gpu_err(e: crate::gpu::GpuError) -> HostError {
     (e.ename.to_string(), e.message)
 }
 
+impl ArrayHost {
+    /// `e` as the `nb` client gets it, remembered whole for the cell's error reply.
+    fn nb_error(&self, e: MagicError) -> HostError {
+        let e = magic_error(e);
+        let mut errors = lock(&self.errors);
+        if errors.len() >= MAX_NB_ERRORS {
+            errors.remove(0);
+        }
+        errors.push(e.clone());
+        e
+    }
+}
+
 impl NbHost for ArrayHost {
     fn put(
         &self,
@@ -313,19 +326,18 @@ impl NbHost for ArrayHost {
             .unwrap_or_else(|| Arc::new(|_| {}) as OutputSink);
         let result = lock(&self.magics)
             .run_line(line, 1, &sink, &self.cancel)
-            .map_err(magic_error)
-            .inspect_err(|e| {
-                let mut errors = lock(&self.errors);
-                if errors.len() >= MAX_NB_ERRORS {
-                    errors.remove(0);
-                }
-                errors.push(e.clone());
-            })?;
+            .map_err(|e| self.nb_error(e))?;
         Ok(result.and_then(|b| {
             b.get("text/plain")
                 .and_then(|v| v.as_str())
                 .map(str::to_string)
         }))
+    }
+
+    fn profile(&self, launch: &str) -> Result<MimeBundle, HostError> {
+        lock(&self.magics)
+            .profile_metrics(launch)
+            .map_err(|e| self.nb_error(e))
     }
 
     fn free(&self, name: &str) -> Result<(), HostError> {

@@ -31,6 +31,8 @@ pub trait NbHost: Send + Sync + 'static {
     fn get(&self, name: &str) -> Result<(String, Vec<usize>, Vec<u8>), HostError>;
     /// Run a magic line with its output going to the running cell; the text result, if any.
     fn exec(&self, line: &str) -> Result<Option<String>, HostError>;
+    /// `%profile LAUNCH` without a display: its metrics under Nsight Compute's names.
+    fn profile(&self, launch: &str) -> Result<MimeBundle, HostError>;
     fn free(&self, name: &str) -> Result<(), HostError>;
     /// (name, dtype, shape), sorted by name.
     fn list(&self) -> Vec<(String, String, Vec<usize>)>;
@@ -277,6 +279,10 @@ pub fn handle(host: &dyn NbHost, header: &Value, payload: &[u8]) -> (Value, Vec<
                 let result = host.exec(str_of(header, "line")?)?;
                 Ok((json!({"ok": true, "result": result}), Vec::new()))
             }
+            "profile" => {
+                let metrics = host.profile(str_of(header, "launch")?)?;
+                Ok((json!({"ok": true, "metrics": metrics}), Vec::new()))
+            }
             "free" => {
                 host.free(str_of(header, "name")?)?;
                 Ok((json!({"ok": true}), Vec::new()))
@@ -346,6 +352,9 @@ mod tests {
         }
         fn exec(&self, _: &str) -> Result<Option<String>, HostError> {
             Ok(None)
+        }
+        fn profile(&self, _: &str) -> Result<MimeBundle, HostError> {
+            Err(argument("no CUDA kernels".to_string()))
         }
         fn free(&self, _: &str) -> Result<(), HostError> {
             Ok(())

@@ -121,6 +121,18 @@ pub fn complete(m: &mut Magics, line: &str, cursor: usize) -> (Vec<String>, usiz
                 filter(v, prefix)
             }
         }
+        "profile" => {
+            if flag_prefix.starts_with('-') {
+                return flags(&["--gpu", "--lines", "--check"]);
+            }
+            if words.len() >= 2 && words[words.len() - 1 - usize::from(!at_new_word)] == "--gpu" {
+                filter(gpu_names(), prefix)
+            } else if !args.contains('[') && !args.contains("<<<") {
+                filter(m.dev.kernel_names(), prefix)
+            } else {
+                filter(values(m), prefix)
+            }
+        }
         "ptx" => filter(m.dev.kernel_names(), prefix),
         "info" => {
             if flag_prefix.starts_with('-') {

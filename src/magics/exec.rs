@@ -153,6 +153,7 @@ impl Magics {
             Command::Launch(l) => self.launch(ctx, &l, out, cancel)?,
             Command::Show(a) => self.show(ctx, &a, out)?,
             Command::Time(a) => self.time(ctx, &a, out, cancel)?,
+            Command::Profile(a) => self.profile(ctx, &a, out, cancel)?,
             Command::Timings { clear } => self.show_timings(clear, out)?,
             Command::Arrays => {
                 let arrays = self.dev.arrays();

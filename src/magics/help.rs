@@ -119,6 +119,11 @@ pub const MAGICS: &[MagicDoc] = &[
         "Signature and resources of a CUDA kernel (registers, static shared and local memory, max threads per block: on ptxsim, or for another GPU model, read from a CUBIN that NVRTC compiles for the model's sm_XX), and its theoretical occupancy per block size on the modelled GPU (or MODEL): blocks and warps per SM, occupancy and what limits it.",
     ),
     m(
+        "%profile",
+        "%profile [--gpu MODEL] [--lines] [--check] LAUNCH",
+        "Profiles a launch (LAUNCH as for %launch) the way Nsight Compute would: ptxsim counts it on copies of its arrays (nothing changes) as the GPU's counters count (requests and 32-byte sectors per global load/store, shared-memory wavefronts and bank conflicts, atomics, instructions by kind, active threads per instruction, DRAM bytes through an L2 model of the modelled GPU); shows launch, occupancy, memory and compute sections, the likely limiter in one line and the five hottest CUDA source lines, with Nsight Compute's metric names in its application/json. --lines annotates the cell's source line by line. On a GPU it also times the launch on the GPU (on copies).",
+    ),
+    m(
         "%gpu",
         "%gpu [MODEL]",
         "Lists the GPU models ptxsim knows (T4, V100, A100, L4, RTX 3090, RTX 4090, H100, H200: SMs, clocks, bandwidth, L2, per-SM limits), * marking the modelled one; %gpu MODEL models that GPU from now on (default: H200 on ptxsim, the GPU itself on a GPU).",

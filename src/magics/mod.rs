@@ -19,6 +19,8 @@ pub mod host;
 mod launch;
 pub mod lex;
 pub mod parse;
+mod profile;
+mod profile_view;
 pub mod show;
 pub mod table;
 #[cfg(test)]
@@ -29,6 +31,8 @@ mod tests;
 mod tests_device;
 #[cfg(test)]
 mod tests_gpu;
+#[cfg(test)]
+mod tests_profile;
 pub mod time;
 
 use crate::gpu::{DeviceState, GpuError};

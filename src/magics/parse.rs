@@ -147,6 +147,8 @@ pub enum Command {
     Show(super::show::ShowArgs),
     /// `%time [-n RUNS] [--warmup W] [--bytes EXPR] [--flops EXPR] LAUNCH`.
     Time(Box<super::time::TimeArgs>),
+    /// `%profile [--gpu MODEL] [--lines] [--check] LAUNCH`.
+    Profile(Box<super::profile::ProfileArgs>),
     /// `%timings [--clear]`.
     Timings {
         clear: bool,
@@ -441,6 +443,9 @@ impl<'a> Parser<'a> {
             "reset" => Ok(Command::Reset),
             "show" => super::show::parse_show(&mut self.lx).map(Command::Show),
             "time" => super::time::parse_time(&mut self.lx).map(|a| Command::Time(Box::new(a))),
+            "profile" => {
+                super::profile::parse_profile(&mut self.lx).map(|a| Command::Profile(Box::new(a)))
+            }
             "timings" => {
                 super::time::parse_timings(&mut self.lx).map(|clear| Command::Timings { clear })
             }

@@ -322,6 +322,24 @@ pub fn exec(line: &str) -> Result<Option<String>> {
         .map(str::to_string))
 }
 
+/// Profile a launch as `%profile LAUNCH` does (LAUNCH as for `%launch`, e.g.
+/// `"matmul[(16, 16), (16, 16)](a, b, c, n)"`; `"--gpu T4 …"` models another GPU) without
+/// showing it: the metrics under Nsight Compute's names, e.g.
+/// `m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]`. The launch runs on copies of its
+/// arrays; nothing changes.
+pub fn profile(launch: &str) -> Result<std::collections::BTreeMap<String, f64>> {
+    let (reply, _) = request(json!({"op": "profile", "launch": launch}), &[])?;
+    Ok(reply
+        .get("metrics")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x)))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
 /// Free device arrays.
 pub fn free(name: &str) -> Result<()> {
     request(json!({"op": "free", "name": name}), &[]).map(|_| ())

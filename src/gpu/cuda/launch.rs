@@ -207,6 +207,7 @@ impl CudaBackend {
                     printf,
                     findings: Vec::new(),
                     warp_instructions: None,
+                    counters: None,
                 })
             }
             Err((None, _)) => {

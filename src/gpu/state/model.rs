@@ -74,6 +74,51 @@ impl DeviceState {
         out
     }
 
+    /// The resources of kernel `ki` of cell `ci` on `model`: the driver's figures when `model`
+    /// is the GPU the session runs on, else those of a CUBIN that NVRTC compiles for the
+    /// model's `sm_XX` offline (cached). Err: why there are none (NVRTC failed, or the kernel
+    /// is not in the CUBIN).
+    pub(super) fn model_resources(
+        &mut self,
+        ci: usize,
+        ki: usize,
+        model: &GpuModel,
+    ) -> Result<ModelResources, String> {
+        let device = self.device_model();
+        let c = &self.cells[ci];
+        let k = &c.kernels[ki];
+        if device.as_ref().is_some_and(|d| d.name == model.name) {
+            return Ok(ModelResources {
+                registers: k.meta.registers as u32,
+                static_shared_bytes: k.meta.static_shared_bytes as u32,
+                local_bytes: k.meta.local_bytes as u32,
+                max_threads: k.meta.max_threads,
+                cubin: None,
+            });
+        }
+        let exprs = c.kernels.iter().map(|k| name_expression(c, k)).collect();
+        let arch = model.arch();
+        let (res, compiled) = resources::compile_resources(
+            &self.compiler,
+            &c.source,
+            &c.options,
+            c.first_line,
+            exprs,
+            &arch,
+        )
+        .map_err(|e| format!("not available for {arch}: {}", e.message))?;
+        let r = res
+            .kernel(&k.lowered)
+            .ok_or_else(|| format!("{} is not in the {arch} CUBIN", k.lowered))?;
+        Ok(ModelResources {
+            registers: r.registers,
+            static_shared_bytes: r.static_shared_bytes,
+            local_bytes: r.local_bytes,
+            max_threads: r.max_threads,
+            cubin: Some((arch, compiled.compile_ms, compiled.cache_hit)),
+        })
+    }
+
     /// Adds the CUBIN's resources (ptxsim, or another model than the GPU) and the occupancy
     /// table on `gpu` (None: the modelled GPU) to `%info`'s view of kernel `ki` of cell `ci`.
     pub(super) fn with_model(
@@ -84,93 +129,60 @@ impl DeviceState {
         gpu: Option<&GpuModel>,
     ) -> KernelInfoView {
         let model = gpu.cloned().unwrap_or_else(|| self.gpu_model());
-        let device = self.device_model();
-        let driver_figures = device.as_ref().is_some_and(|d| d.name == model.name);
-        let c = &self.cells[ci];
-        let k = &c.kernels[ki];
-        let (registers, shared, max_threads) = if driver_figures {
-            (
-                k.meta.registers as u32,
-                k.meta.static_shared_bytes as u32,
-                k.meta.max_threads,
-            )
-        } else {
-            let exprs = c.kernels.iter().map(|k| name_expression(c, k)).collect();
-            let arch = model.arch();
-            match resources::compile_resources(
-                &self.compiler,
-                &c.source,
-                &c.options,
-                c.first_line,
-                exprs,
-                &arch,
-            ) {
-                Ok((res, compiled)) => match res.kernel(&k.lowered) {
-                    Some(r) => {
-                        let src = format!("{arch} CUBIN, NVRTC");
-                        set_row(
-                            &mut view,
-                            "registers",
-                            "registers per thread",
-                            format!("{} ({src})", r.registers),
-                        );
-                        set_row(
-                            &mut view,
-                            "static shared memory",
-                            "static shared memory",
-                            format!("{} bytes ({src})", r.static_shared_bytes),
-                        );
-                        set_row(
-                            &mut view,
-                            "local memory per thread",
-                            "local memory per thread",
-                            format!(
-                                "{} bytes ({src}{})",
-                                r.local_bytes,
-                                if r.local_bytes > 0 {
-                                    "; stack frame, spills or indexed arrays"
-                                } else {
-                                    ""
-                                }
-                            ),
-                        );
-                        set_row(
-                            &mut view,
-                            "max threads per block",
-                            "max threads per block",
-                            r.max_threads
-                                .unwrap_or(model.max_threads_per_block)
-                                .min(model.max_threads_per_block)
-                                .to_string(),
-                        );
-                        view.rows.push((
-                            "CUBIN compile".into(),
-                            format!(
-                                "{:.0} ms{}",
-                                compiled.compile_ms,
-                                if compiled.cache_hit { " (cached)" } else { "" }
-                            ),
-                        ));
-                        (r.registers, r.static_shared_bytes, r.max_threads)
-                    }
-                    None => {
-                        view.rows.push((
-                            "CUBIN resources".into(),
-                            format!("{} is not in the {arch} CUBIN", k.lowered),
-                        ));
-                        return view;
-                    }
-                },
-                Err(e) => {
-                    view.rows.push((
-                        "CUBIN resources".into(),
-                        format!("not available for {arch}: {}", e.message),
-                    ));
-                    return view;
-                }
+        let r = match self.model_resources(ci, ki, &model) {
+            Ok(r) => r,
+            Err(why) => {
+                view.rows.push(("CUBIN resources".into(), why));
+                return view;
             }
         };
-        let max = max_threads
+        if let Some((arch, compile_ms, cache_hit)) = &r.cubin {
+            let src = format!("{arch} CUBIN, NVRTC");
+            set_row(
+                &mut view,
+                "registers",
+                "registers per thread",
+                format!("{} ({src})", r.registers),
+            );
+            set_row(
+                &mut view,
+                "static shared memory",
+                "static shared memory",
+                format!("{} bytes ({src})", r.static_shared_bytes),
+            );
+            set_row(
+                &mut view,
+                "local memory per thread",
+                "local memory per thread",
+                format!(
+                    "{} bytes ({src}{})",
+                    r.local_bytes,
+                    if r.local_bytes > 0 {
+                        "; stack frame, spills or indexed arrays"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+            set_row(
+                &mut view,
+                "max threads per block",
+                "max threads per block",
+                r.max_threads
+                    .unwrap_or(model.max_threads_per_block)
+                    .min(model.max_threads_per_block)
+                    .to_string(),
+            );
+            view.rows.push((
+                "CUBIN compile".into(),
+                format!(
+                    "{compile_ms:.0} ms{}",
+                    if *cache_hit { " (cached)" } else { "" }
+                ),
+            ));
+        }
+        let max = r
+            .max_threads
             .unwrap_or(model.max_threads_per_block)
             .min(model.max_threads_per_block);
         view.rows.push((
@@ -190,15 +202,29 @@ impl DeviceState {
         view.occupancy = Some(OccupancyTable {
             gpu: model.name.to_string(),
             arch: model.arch(),
-            registers,
-            shared_bytes: shared,
+            registers: r.registers,
+            shared_bytes: r.static_shared_bytes,
             rows: gpus::table_block_sizes(max)
                 .into_iter()
-                .map(|b| gpus::occupancy(&model, registers, shared, b))
+                .map(|b| gpus::occupancy(&model, r.registers, r.static_shared_bytes, b))
                 .collect(),
         });
         view
     }
+}
+
+/// A kernel's resources on one GPU model ([`DeviceState::model_resources`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelResources {
+    pub registers: u32,
+    pub static_shared_bytes: u32,
+    /// Local memory per thread (stack frame, spills, indexed arrays).
+    pub local_bytes: u32,
+    /// `__launch_bounds__`, if any.
+    pub max_threads: Option<u32>,
+    /// `(sm_XX, compile ms, cache hit)` when the figures come from an offline CUBIN; None:
+    /// the driver's figures for the GPU itself.
+    pub cubin: Option<(String, f64, bool)>,
 }
 
 /// Replaces the row whose key starts with `prefix` (`"registers (PTX virtual)"` → …).

@@ -559,6 +559,7 @@ impl Backend for RemoteBackend {
                     printf,
                     findings: Vec::new(),
                     warp_instructions,
+                    counters: None,
                 })
             }
             Ok((Answer::LaunchRejected(m), _)) => Err(BackendLaunchError::Rejected(m)),

@@ -320,6 +320,7 @@ fn serve(
                 check,
                 cancel: cancellable.then(|| cancel.clone()),
                 stack_bytes,
+                counters: None,
             };
             let answer = match b.launch(module, &kernel, &config, &params) {
                 Ok(r) => Answer::Launched {

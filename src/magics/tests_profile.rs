@@ -1,0 +1,215 @@
+//! Tests of `%profile` through [`Magics`] on the real device state (ptxsim and NVRTC): the
+//! counts of kernels with hand-computed coalescing and bank conflicts, the limiter line, the
+//! JSON entry's Nsight Compute names, `--lines`, `--gpu`, and that profiling changes no data.
+
+use super::test_session::{text, Session};
+use crate::output::CellOutput;
+use serde_json::Value;
+
+const KERNELS: &str = r#"
+__global__ void copy(const float* a, float* b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = a[i];
+}
+__global__ void strided(const float* a, float* b, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i * 32 < n) b[i] = a[i * 32];
+}
+__global__ void conflicts(float* out, int pad) {
+    __shared__ float s[32 * 33];
+    int t = threadIdx.x;
+    s[t * (32 + pad)] = t;
+    __syncthreads();
+    out[t] = s[t * (32 + pad)];
+}
+"#;
+
+/// The display of `%profile …` and its application/json entry.
+fn profile(s: &mut Session, line: &str) -> (String, Value) {
+    s.ok(line);
+    let shown: Vec<_> = s
+        .take()
+        .into_iter()
+        .filter_map(|o| match o {
+            CellOutput::Display { data, .. } => Some(data),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown.len(), 1, "{line}: one display");
+    let d = &shown[0];
+    assert!(d.contains_key("text/html"), "{line}: html");
+    let j = d
+        .get("application/json")
+        .cloned()
+        .expect("application/json");
+    (text(d), j)
+}
+
+fn metric(j: &Value, k: &str) -> f64 {
+    j["metrics"][k]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no metric {k}: {j}"))
+}
+
+fn session() -> Session {
+    let mut s = Session::new();
+    if s.m.dev.backend_name() != "ptxsim" {
+        eprintln!("(tests_profile run on the GPU backend: counts still come from ptxsim)");
+    }
+    s.cell("%%cuda", KERNELS).expect("the kernels compile");
+    s.take();
+    s.ok("%set n = 4096");
+    s.ok("%array a = rand(n, f32, seed=3)");
+    s.ok("%array b = zeros(n, f32)");
+    s.ok("%array out = zeros(32, f32)");
+    s
+}
+
+#[test]
+fn profile_counts_coalesced_and_strided_loads_and_changes_no_data() {
+    let mut s = session();
+    let before = s.bytes("b");
+    let (t, j) = profile(&mut s, "%profile copy[n / 256, 256](a, b, n)");
+    // 4096 threads = 128 warps, one load and one store request each, 4 sectors per request.
+    assert_eq!(
+        metric(&j, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"),
+        128.0
+    );
+    assert_eq!(
+        metric(&j, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"),
+        512.0
+    );
+    assert_eq!(
+        metric(&j, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"),
+        512.0
+    );
+    assert_eq!(metric(&j, "launch__block_size"), 256.0);
+    assert_eq!(metric(&j, "launch__thread_count"), 4096.0);
+    assert_eq!(metric(&j, "dram__bytes_read.sum"), 16384.0);
+    assert_eq!(metric(&j, "dram__bytes_write.sum"), 16384.0);
+    assert!(metric(&j, "launch__registers_per_thread") > 0.0);
+    assert_eq!(j["kernel"], "copy");
+    assert_eq!(j["gpu"], "H200");
+    assert_eq!(j["estimated"], true);
+    for section in [
+        "Launch statistics",
+        "Occupancy on H200",
+        "Memory workload",
+        "Compute workload",
+        "limiter: ",
+        "hottest 5 source lines",
+    ] {
+        assert!(t.contains(section), "{section}: {t}");
+    }
+    assert!(t.contains("if (i < n) b[i] = a[i];"), "{t}");
+    assert_eq!(s.bytes("b"), before, "%profile must not write the arrays");
+
+    // a[i * 32]: every lane its own sector, 32 per request; stores stay coalesced.
+    let (t, j) = profile(&mut s, "%profile strided[1, 128](a, b, n)");
+    assert_eq!(
+        metric(
+            &j,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum_per_request"
+        ),
+        32.0
+    );
+    assert_eq!(
+        metric(
+            &j,
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum_per_request"
+        ),
+        4.0
+    );
+    assert!(
+        t.contains("limiter: global loads touch 32.0 sectors per request: 8.0x"),
+        "{t}"
+    );
+    assert_eq!(s.bytes("b"), before);
+}
+
+#[test]
+fn profile_counts_bank_conflicts_and_annotates_lines() {
+    let mut s = session();
+    let (t, j) = profile(&mut s, "%profile --lines conflicts[1, 32](out, 0)");
+    // s[t * 32]: every lane in bank 0, 32 wavefronts for the store and for the load.
+    assert_eq!(
+        metric(&j, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"),
+        32.0
+    );
+    assert_eq!(
+        metric(
+            &j,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+        ),
+        31.0
+    );
+    assert!(t.contains("32-way bank conflicts"), "{t}");
+    assert!(t.contains("shared 32.0 wf/req"), "--lines: {t}");
+    let (t, j) = profile(&mut s, "%profile conflicts[1, 32](out, 1)");
+    assert_eq!(
+        metric(&j, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
+        1.0
+    );
+    assert_eq!(
+        metric(
+            &j,
+            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+        ),
+        0.0
+    );
+    assert!(!t.contains("-way bank conflicts"), "{t}");
+    assert_eq!(s.f64s("out"), vec![0.0; 32], "%profile must not write out");
+}
+
+#[test]
+fn profile_options_and_errors() {
+    let mut s = session();
+    let (t, j) = profile(&mut s, "%profile --gpu T4 copy[16, 256](a, b, n)");
+    assert_eq!(j["gpu"], "T4");
+    assert_eq!(j["arch"], "sm_75");
+    assert!(t.contains("Occupancy on T4 (sm_75)"), "{t}");
+    // T4: 40 SMs; 16 blocks of 8 warps fill 16 SMs' 32 warp slots by a quarter.
+    let achieved = metric(&j, "sm__warps_active.avg.pct_of_peak_sustained_active");
+    assert!(
+        (achieved - 100.0 * 16.0 * 8.0 / (40.0 * 32.0)).abs() < 1e-9,
+        "{achieved}"
+    );
+    let e = s.err("%profile --gpu Z80 copy[16, 256](a, b, n)");
+    assert!(
+        e.message.contains("unknown GPU model 'Z80'"),
+        "{}",
+        e.message
+    );
+    let e = s.err("%profile");
+    assert!(
+        e.message.contains("%profile needs a launch"),
+        "{}",
+        e.message
+    );
+    let e = s.err("%profile --fast copy[16, 256](a, b, n)");
+    assert!(
+        e.message.contains("%profile has no option --fast"),
+        "{}",
+        e.message
+    );
+    let e = s.err("%profile copy[16, 256](a, b)");
+    assert!(
+        e.message.contains("copy takes 3 arguments"),
+        "{}",
+        e.message
+    );
+    let e = s.err("%profile nosuch[1, 1]()");
+    assert!(e.message.contains("nosuch"), "{}", e.message);
+    // nb::profile's path: the metrics alone.
+    let m =
+        s.m.profile_metrics("copy[n / 256, 256](a, b, n)")
+            .expect("metrics");
+    assert_eq!(
+        m["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"].as_f64(),
+        Some(128.0)
+    );
+    assert!(s.m.profile_metrics("copy[1, 1](a)").is_err());
+    assert!(s
+        .ok_text("%help profile")
+        .contains("%profile [--gpu MODEL]"));
+}
