@@ -1,0 +1,213 @@
+"""`%profile` (issue 34) through the real Jupyter kernel, on every tutorial notebook's main CUDA
+kernel at the notebook's ptxsim size.
+
+For each notebook a fresh Jupyter kernel runs the notebook's own set-up (its `%%cuda` cells and
+its magic lines, without `%time`, `%show`, `%%animate` and other displays), saves the launch's
+arrays, runs `%profile LAUNCH`, and saves them again: the profile's `application/json` must
+carry Nsight Compute's metric names, and the arrays must be byte for byte what they were. Then
+the lessons the notebooks teach are checked on the counts: naive matrix multiply touches more
+global sectors per output than the tiled one, notebook 7's `(1, 128)` block shape touches 8x
+the sectors of `(32, 8)`, and the atomics-only reduction serialises on one address. The time
+each `%profile` took is printed as a table (the goal, 3 s, is reported, not asserted).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nbkernel import ROOT, ok, start_kernel, stop_kernel
+
+NOTEBOOKS = ROOT / "notebooks"
+
+# notebook -> [(label, launch, arrays the launch takes)]
+MAIN_KERNELS = {
+    "01-vector-add": [("vadd", "vadd[GRID, BLOCK](a, b, c, N)", ["a", "b", "c"])],
+    "02-matrix-multiply": [
+        ("naive", "matmul_naive[(NB, NB), (16, 16)](A, B, C_naive, N)", ["C_naive"]),
+        ("tiled", "matmul_tiled[(NB, NB), (16, 16)](A, B, C_tiled, N)", ["C_tiled"]),
+    ],
+    "03-reduction": [
+        ("atomic", "sum_atomic[ceil(N / 256), 256](x, s_atomic, N)", ["s_atomic"]),
+        ("tree", "sum_tree[BLOCKS, 256, 256 * 4](x, s_tree, N)", ["s_tree"]),
+    ],
+    "04-gaussian-blur": [
+        (
+            "tiled",
+            "blur_tiled[(ceil(W / 16), ceil(H / 16)), (16, 16)](img, blurred, w, H, W)",
+            ["blurred"],
+        )
+    ],
+    "05-heat-diffusion": [
+        ("step", "heat_step[(ceil(W / 16), ceil(H / 16)), (16, 16)](T, Tn, H, W, A)", ["T", "Tn"])
+    ],
+    "06-particles": [
+        ("bin", "bin_particles[ceil(N / 256), 256](px, py, counts, N, G)", ["counts"])
+    ],
+    "07-launch-configuration": [
+        ("32x8", "affine2d[(ceil(W / 32), ceil(H / 8)), (32, 8)](img, o_32x8, H, W)", ["o_32x8"]),
+        ("1x128", "affine2d[(W, ceil(H / 128)), (1, 128)](img, o_1x128, H, W)", ["o_1x128"]),
+    ],
+    "08-precision": [
+        ("sum32", "long_sum<float>[ceil(N / 256), 256](sum32, K, N)", ["sum32"])
+    ],
+    "09-streams-and-events": [("busy", "busy[ceil(CHUNK / 256), 256](c0, CHUNK, ITERS)", ["c0"])],
+    "10-debugging": [("smooth", "smooth[ceil(N / 256), 256](x, y, N)", ["y"])],
+}
+
+KEYS = [
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "sm__sass_inst_executed_op_shared_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "sm__sass_inst_executed_op_shared_st.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "smsp__inst_executed.sum",
+    "smsp__thread_inst_executed_per_inst_executed.ratio",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "launch__registers_per_thread",
+    "launch__occupancy_limit_blocks",
+    "launch__occupancy_limit_registers",
+    "launch__occupancy_limit_shared_mem",
+    "launch__occupancy_limit_warps",
+    "sm__maximum_warps_per_active_cycle_pct",
+]
+
+SKIPPED = ("%time", "%timings", "%show", "%print", "%arrays", "%info", "%device", "%set\n", "%%animate")
+TIMES: list[tuple[str, str, float]] = []
+PROFILES: dict[tuple[str, str], dict] = {}
+
+
+def setup_cells(name: str) -> list[str]:
+    """The notebook's `%%cuda` cells and magic lines, in order, without displays and timings."""
+    nb = json.loads((NOTEBOOKS / f"{name}.ipynb").read_text())
+    cells = []
+    for c in nb["cells"]:
+        if c["cell_type"] != "code":
+            continue
+        src = "".join(c["source"])
+        if "raises-exception" in c.get("metadata", {}).get("tags", []):
+            continue
+        if src.startswith("%%cuda"):
+            cells.append(src)
+            continue
+        if src.startswith("%%"):
+            continue
+        lines = [
+            l for l in src.splitlines()
+            if l.startswith("%") and not l.startswith(SKIPPED) and l.strip() != "%set"
+        ]
+        lines = [l.replace("data/", str(NOTEBOOKS / "data") + "/") for l in lines]
+        if lines:
+            cells.append("\n".join(lines))
+    return cells
+
+
+def profile_json(ex) -> dict:
+    shown = [m for m in ex.outputs if m["msg_type"] == "display_data"]
+    assert len(shown) == 1, ex.describe()
+    data = shown[0]["content"]["data"]
+    assert "text/html" in data and "limiter: " in data["text/plain"], data["text/plain"]
+    return data["application/json"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def time_table():
+    yield
+    if TIMES:
+        print("\n%profile at each notebook's ptxsim size (goal: <= 3 s each)")
+        print(f"{'notebook':<26} {'launch':<8} {'seconds':>8}")
+        for nb, label, secs in TIMES:
+            print(f"{nb:<26} {label:<8} {secs:>8.2f}")
+
+
+@pytest.mark.parametrize("name", sorted(MAIN_KERNELS))
+def test_profile_of_each_notebooks_main_kernel(name, tmp_path):
+    km, kc = start_kernel()
+    try:
+        ok(kc, "%backend sim")
+        for cell in setup_cells(name):
+            ok(kc, cell, timeout=300)
+        for label, launch, arrays in MAIN_KERNELS[name]:
+            def save(tag):
+                ok(kc, "\n".join(f"%save {a} {tmp_path / f'{a}.{tag}.npy'}" for a in arrays))
+            save("before")
+            t0 = time.monotonic()
+            ex = ok(kc, f"%profile {launch}", timeout=300)
+            TIMES.append((name, label, time.monotonic() - t0))
+            j = profile_json(ex)
+            save("after")
+            for a in arrays:
+                before = np.load(tmp_path / f"{a}.before.npy")
+                after = np.load(tmp_path / f"{a}.after.npy")
+                assert before.tobytes() == after.tobytes(), f"{name}: %profile changed {a}"
+            assert j["backend"] == "ptxsim" and j["gpu"] == "H200" and j["estimated"] is True
+            missing = [k for k in KEYS if k not in j["metrics"]]
+            assert not missing, f"{name} {label}: missing {missing}"
+            m = j["metrics"]
+            assert m["smsp__inst_executed.sum"] > 0
+            assert 0 < m["smsp__thread_inst_executed_per_inst_executed.ratio"] <= 32
+            assert m["launch__registers_per_thread"] > 0
+            PROFILES[(name, label)] = m
+    finally:
+        stop_kernel(km, kc)
+
+
+def sectors(m: dict) -> float:
+    return (
+        m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+        + m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]
+    )
+
+
+def test_the_lessons_show_in_the_counts():
+    need = [("02-matrix-multiply", "naive"), ("02-matrix-multiply", "tiled"),
+            ("07-launch-configuration", "32x8"), ("07-launch-configuration", "1x128"),
+            ("03-reduction", "atomic"), ("03-reduction", "tree")]
+    if any(k not in PROFILES for k in need):
+        pytest.skip("needs the notebook profiles above (run the whole module)")
+    naive, tiled = PROFILES[need[0]], PROFILES[need[1]]
+    # Same outputs (N x N), so sectors per output compare as totals: tiles re-use what they load.
+    assert naive["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] > 4 * tiled[
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+    ], (naive, tiled)
+    assert tiled["sm__sass_inst_executed_op_shared_ld.sum"] > 0
+    assert naive["sm__sass_inst_executed_op_shared_ld.sum"] == 0
+    # (1, 128): each warp's 32 lanes in 32 rows, a sector each; (32, 8): a row of 32 floats.
+    wide, tall = PROFILES[need[2]], PROFILES[need[3]]
+    assert sectors(tall) == 8 * sectors(wide), (tall, wide)
+    assert wide["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum_per_request"] == 4
+    assert tall["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum_per_request"] == 32
+    # Atomics only: every lane of a request adds to the one address.
+    atomic, tree = PROFILES[need[4]], PROFILES[need[5]]
+    assert atomic["l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"] > 100 * tree[
+        "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"
+    ]
+
+
+def test_profile_lines_and_nb_profile():
+    km, kc = start_kernel()
+    try:
+        ok(kc, "%backend sim")
+        for cell in setup_cells("07-launch-configuration"):
+            ok(kc, cell, timeout=300)
+        ex = ok(kc, "%profile --lines affine2d[(W, ceil(H / 128)), (1, 128)](img, o_1x128, H, W)")
+        data = [m for m in ex.outputs if m["msg_type"] == "display_data"][0]["content"]["data"]
+        assert re.search(r"ld 32\.0 sect/req", data["text/plain"]), data["text/plain"]
+        assert "#f9c6c6" in data["text/html"]  # the uncoalesced line is red
+        ex = ok(kc, 'let m = nb::profile("affine2d[(W, ceil(H / 128)), (1, 128)](img, o_1x128, H, W)").unwrap();\n'
+                    'println!("{}", m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum_per_request"]);',
+                timeout=240)
+        assert ex.text().strip().endswith("32"), ex.describe()
+    finally:
+        stop_kernel(km, kc)
