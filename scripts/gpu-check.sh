@@ -19,7 +19,9 @@
 # tests/python/test_gpu.py (every magic on the GPU against ptxsim, a planted illegal address
 # recovered by %reset), then gpu_bench: a table of launch overhead (%launch, DeviceState, raw
 # cudarc), vector-add bandwidth against a device-to-device copy, host↔device copies, compile
-# cache miss/hit, and the tutorial CUDA kernels of crates/ptxsim/kernels on the GPU vs ptxsim.
+# cache miss/hit, and the tutorial CUDA kernels of crates/ptxsim/kernels on the GPU vs ptxsim;
+# then, where ncu is installed, scripts/ncu_compare.py: ncu's counters of the notebooks' main
+# CUDA kernels beside %profile's (ptxsim), ending in `counters: exact=K of N`.
 #
 # glibc: a plain build here needs the glibc this machine has (GLIBC_2.34 as of writing; `pack`
 # prints the newest symbol version the binaries need). When the GPU machine's glibc is older,
@@ -134,6 +136,14 @@ run() {
     PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 150 \
         "$B/venv/bin/python" -u "$ROOT/scripts/run_notebook_magics.py" 2>&1 \
         | tee "$out/notebooks.md" || true
+    echo "==> ptxsim's counters beside ncu's (scripts/ncu_compare.py; last line counters: exact=K of N)"
+    if command -v ncu >/dev/null; then
+        PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 600 \
+            "$B/venv/bin/python" -u "$ROOT/scripts/ncu_compare.py" "$out/ncu" 2>&1 \
+            | tee "$out/ncu-compare.md" || true
+    else
+        echo "no ncu on this machine: skipped"
+    fi
     echo
     echo "gpu-check: tests exit $rc_tests, bench exit $rc_bench, $((SECONDS - t0)) s"
     [ "$rc_tests" -eq 0 ] && [ "$rc_bench" -eq 0 ]
