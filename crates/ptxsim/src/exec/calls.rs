@@ -97,6 +97,7 @@ impl Worker<'_> {
                     }
                 }
                 let lb = prog.local_bytes as usize;
+                w.called = true;
                 alu::each(m, |l| {
                     let f = &prog.funcs[target[l] as usize];
                     if f.recursive {

@@ -148,6 +148,9 @@ pub struct Warp {
     /// innermost last (one flat stack per lane rather than an allocation per frame).
     pub saved_regs: Vec<Vec<u64>>,
     pub saved_local: Vec<Vec<u8>>,
+    /// A lane of this warp made a device-function call since the warp was last reset: only
+    /// then do `frames`, `stack` and the saved stacks need clearing for the next block.
+    pub called: bool,
     /// Counter of `bar.warp.sync`s, for the race checker.
     pub wepoch: u32,
     pub idx: u32,
@@ -672,16 +675,19 @@ impl<'a> Worker<'a> {
             w.sync_wait = 0;
             w.resched_pc = u32::MAX;
             w.depth = [0; 32];
-            w.stack = [0; 32];
             w.done = false;
-            for f in &mut w.frames {
-                f.clear();
-            }
-            for r in &mut w.saved_regs {
-                r.clear();
-            }
-            for b in &mut w.saved_local {
-                b.clear();
+            if w.called {
+                w.called = false;
+                w.stack = [0; 32];
+                for f in &mut w.frames {
+                    f.clear();
+                }
+                for r in &mut w.saved_regs {
+                    r.clear();
+                }
+                for b in &mut w.saved_local {
+                    b.clear();
+                }
             }
         }
         self.epoch = self.epoch.wrapping_add(1);
