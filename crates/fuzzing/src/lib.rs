@@ -25,7 +25,8 @@
 //! - Before each input runs, it is written to `target/fuzz-crash-<target>`; a stack overflow
 //!   aborts the process and leaves the file there (it is removed when a run ends). Crashing
 //!   inputs are saved under `target/fuzz-crashes/`.
-//! - An input that runs longer than `FUZZ_HANG_SECS` (default 20) is reported as a hang.
+//! - An input that runs for more than `FUZZ_HANG_SECS` (default 20) of wall time and of the
+//!   process's CPU time (so that a starved run on a loaded machine is not a hang) is reported as a hang.
 //! - `FUZZ_REPLAY=FILE` runs that one file instead (to reproduce a saved crash);
 //!   `FUZZ_SLOW_MS=N` prints every input that ran N ms or more.
 
@@ -270,6 +271,19 @@ mod abort_note {
     }
 }
 
+/// CPU seconds this process has used (user + system, every thread), from `/proc/self/stat`;
+/// None where there is no such file.
+fn process_cpu_secs() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces), from field 3 (state) on.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i)?.parse::<u64>().ok();
+    // utime and stime are fields 14 and 15 of the line, 11 and 12 after the state; Linux
+    // reports them in USER_HZ = 100 ticks a second.
+    Some((ticks(11)? + ticks(12)?) as f64 / 100.0)
+}
+
 /// The workspace's `target` folder: the test binary lives in `target/<profile>/deps/`.
 pub fn target_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("CARGO_TARGET_DIR") {
@@ -504,12 +518,20 @@ impl Target {
             .stack_size(STACK_BYTES)
             .spawn(move || t.worker(seed, budget, corpus, &cur, &dir, &p))
             .expect("cannot start the fuzzing thread");
-        let (mut last, mut since) = (0, Instant::now());
+        let (mut last, mut since, mut cpu_since) = (0, Instant::now(), process_cpu_secs());
         while !worker.is_finished() {
             std::thread::sleep(Duration::from_millis(20));
             let now = progress.load(Ordering::Relaxed);
+            // An input hangs when it has had `hang` of CPU, not merely of wall time: on a
+            // loaded machine (a niced long run beside a build) it may get little of the CPU.
+            let starved = match (cpu_since, process_cpu_secs()) {
+                (Some(a), Some(b)) => b - a < hang.as_secs_f64(),
+                _ => false,
+            };
             if now != last {
-                (last, since) = (now, Instant::now());
+                (last, since, cpu_since) = (now, Instant::now(), process_cpu_secs());
+            } else if starved {
+                continue;
             } else if since.elapsed() > hang && now % 2 == 1 {
                 panic!(
                     "fuzz target '{}' hangs: input #{} (seed {seed:#x}) has run for more than {} s; it is in {}",

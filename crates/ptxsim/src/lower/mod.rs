@@ -101,14 +101,16 @@ fn decl_align(v: &VarDecl) -> u32 {
         .max(1)
 }
 
-/// Flatten an initialiser into bytes. `addr_of` resolves symbol addresses.
+/// Flatten an initialiser into bytes: the initialised prefix of the variable (the rest of its
+/// memory is zero). `addr_of` resolves symbol addresses.
 pub fn init_bytes(
     v: &VarDecl,
     size: usize,
     addr_of: &dyn Fn(&str) -> Option<u64>,
 ) -> Result<Vec<u8>, ModuleError> {
-    let mut out = vec![0u8; size];
-    let Some(init) = &v.init else { return Ok(out) };
+    let Some(init) = &v.init else {
+        return Ok(Vec::new());
+    };
     let es = scalar_size(&v.ty.scalar).unwrap_or(1) as usize;
     let mut leaves = Vec::new();
     fn flatten<'a>(i: &'a Init, out: &mut Vec<&'a Init>) {
@@ -118,6 +120,9 @@ pub fn init_bytes(
         }
     }
     flatten(init, &mut leaves);
+    // Only the initialised prefix: the variable's memory is zero already (a 14 GB `.b8` array
+    // with a 10-byte initialiser must not cost 14 GB of host memory here).
+    let mut out = vec![0u8; leaves.len().saturating_mul(es).min(size)];
     let is_float = v.ty.scalar.starts_with('f');
     for (k, leaf) in leaves.iter().enumerate() {
         let at = k * es;

@@ -89,6 +89,27 @@ fn absurd_declarations_are_refused() {
 }
 
 #[test]
+fn a_huge_initialised_global_costs_only_its_initialiser() {
+    // 16 GiB declared, 3 bytes initialised (found by fuzzing: the initialiser was expanded to
+    // the whole size in host memory, 20 s of page faults and near an out-of-memory kill).
+    let dev = Device::new();
+    let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.global .align 1 .b8 big[17179869184] = {1, 2, 3};\n.visible .entry k()\n{\nret;\n}\n";
+    let t0 = std::time::Instant::now();
+    match dev.load_module(ptx) {
+        Ok(m) => {
+            let (ptr, size) = m.global("big").expect("big");
+            assert_eq!(size, 1 << 34);
+            let mut head = [9u8; 4];
+            dev.read(ptr, 0, &mut head).unwrap();
+            assert_eq!(head, [1, 2, 3, 0]);
+        }
+        // Where the host refuses 16 GiB even lazily, a clear error.
+        Err(e) => assert!(e.to_string().contains("out of device memory"), "{e}"),
+    }
+    assert!(t0.elapsed().as_secs() < 5, "{:?}", t0.elapsed());
+}
+
+#[test]
 fn printf_with_absurd_width_is_bounded() {
     let (s, _) = crate::printf::format(b"%999999999d|%.99999999f", &mut |_| {
         crate::printf::Val::Int(1)
