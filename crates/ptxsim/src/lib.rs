@@ -78,6 +78,7 @@ mod exec;
 pub mod gpus;
 mod ir;
 mod jit;
+pub mod model;
 pub use jit::JitMode;
 mod lower;
 mod mem;

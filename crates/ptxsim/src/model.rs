@@ -1,0 +1,358 @@
+//! An estimate of how long a launch would take on a real GPU, from its counters
+//! ([`crate::counters`]) and its resources, for a GPU of the model table ([`crate::gpus`]).
+//!
+//! # Inputs
+//!
+//! The launch's [`Counters`] (warp instructions by kind, global requests and sectors, shared
+//! wavefronts, atomics, L2 sectors and DRAM bytes from the L2 model), its grid and block size,
+//! the kernel's registers per thread and shared memory per block (from the CUBIN), and a
+//! [`GpuModel`].
+//!
+//! # Equations
+//!
+//! Let `S` be the GPU's SMs, `f` its boost clock, and `B` the blocks launched. Blocks are
+//! dealt to SMs in waves; the busiest SM runs `⌈B / S⌉` blocks, so per-SM work (issue, the
+//! pipes, L1 and shared memory) is counted for the busiest SM: a quantity `X` of the whole
+//! launch costs `X / B · ⌈B / S⌉` on it. This is also the tail of a last partial wave.
+//!
+//! - **Issue**: `t_issue = inst / B · ⌈B/S⌉ / (4 · f)`: four warp schedulers, one warp
+//!   instruction each per cycle.
+//! - **Pipes**: per kind, warp instructions over the pipe's warp instructions per cycle per SM:
+//!   fp32 `lanes32 / 32` (2 or 4), fp64 `lanes64 / 32` (1 or 2 on V100/A100/H100/H200, 1/16 on
+//!   consumer parts), integer 2, special functions 0.5, loads/stores/shared/atomics 1 (the LSU
+//!   takes one warp instruction a cycle). `t_pipe` is the slowest pipe.
+//! - **L1**: `t_l1 = sectors_global / B · ⌈B/S⌉ / (4 · f)`: the L1TEX data stage moves 4
+//!   sectors (128 bytes) a cycle per SM.
+//! - **Shared memory**: `t_shared = wavefronts / B · ⌈B/S⌉ / f`: one wavefront a cycle per SM.
+//! - **L2**: `t_l2 = 32 · l2_sectors / (32 · S · f)`: 32 bytes a cycle per SM of L2 bandwidth.
+//! - **DRAM**: `t_dram = (dram_read + dram_write) / (0.75 · peak)`: 75% of the datasheet
+//!   bandwidth is what streaming kernels sustain (measured on an H200 by this repository's GPU
+//!   check: vector add 69%, device-to-device copy 83%, benches/results/h200-2026-11-29).
+//! - **Latency**: each warp's global loads are taken as dependent (one in flight per warp),
+//!   each costing `L` = 600 ns from DRAM or 250 ns from L2 (mixed by the L2 model's hit rate).
+//!   With `r` warps resident per SM (the theoretical occupancy's active warps), the warps run
+//!   in `⌈W / (S · r)⌉` rounds, so `t_latency = ⌈W / (S·r)⌉ · (ld_requests / W) · L`. Low
+//!   occupancy means fewer warps to hide the latency behind: this is where it shows.
+//! - **Atomics**: updates of one address are serialised, one a cycle: in the L2 for global
+//!   atomics (across the whole GPU), in the SM for shared ones. The counters give, per
+//!   request, the most lanes that hit one address (`serialised`); `a = serialised / requests`
+//!   is the average, so a request spreads over about `32 / a` addresses, which the GPU serves
+//!   in parallel. Taking the launch's requests to share those hot addresses,
+//!   `t_atomic = serialised_global · a / (32 · f)` (all lanes on one word: one update a cycle
+//!   for the whole launch; all distinct: 32 a cycle), and for shared memory, per SM,
+//!   `serialised_shared / B · ⌈B/S⌉ / f`.
+//! - **Launch**: `t_launch` = 2 µs, a kernel's start and drain (what Nsight Compute's
+//!   `gpu__time_duration` shows for an empty kernel on recent GPUs).
+//!
+//! The estimate is `t_launch + max(t_issue, t_pipe, t_l1, t_shared, t_l2, t_dram, t_latency,
+//! t_atomic)`: the resources overlap, the slowest bounds the launch.
+//!
+//! # What it ignores
+//!
+//! SASS (counts are of PTX instructions), instruction latencies and dependencies within a warp
+//! other than global loads, the L1 cache (every sector goes to L2; DRAM bytes come from the L2
+//! model), bank conflicts' effect beyond wavefronts, clocks below boost, other kernels, and
+//! PCIe. It is deterministic: the same counters give the same estimate everywhere.
+
+use crate::counters::Counters;
+use crate::gpus::{self, GpuModel};
+
+/// Nanoseconds of a kernel's start and drain.
+pub const LAUNCH_NS: f64 = 2000.0;
+/// Sustained fraction of the datasheet DRAM bandwidth.
+pub const DRAM_EFFICIENCY: f64 = 0.75;
+/// Latency of a global load served by DRAM, and by L2, ns.
+pub const DRAM_LATENCY_NS: f64 = 600.0;
+pub const L2_LATENCY_NS: f64 = 250.0;
+/// L2 bytes per cycle per SM.
+pub const L2_BYTES_PER_CLK_PER_SM: f64 = 32.0;
+
+/// What bounds a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    Launch,
+    Issue,
+    Pipe,
+    L1,
+    Shared,
+    L2,
+    Dram,
+    Latency,
+    Atomics,
+}
+
+impl Bound {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bound::Launch => "launch overhead",
+            Bound::Issue => "instruction issue",
+            Bound::Pipe => "a functional unit",
+            Bound::L1 => "L1 throughput",
+            Bound::Shared => "shared memory",
+            Bound::L2 => "L2 bandwidth",
+            Bound::Dram => "DRAM bandwidth",
+            Bound::Latency => "memory latency",
+            Bound::Atomics => "serialised atomics",
+        }
+    }
+    /// A short name for breakdowns ("DRAM 91%").
+    pub fn short(self) -> &'static str {
+        match self {
+            Bound::Launch => "launch",
+            Bound::Issue => "issue",
+            Bound::Pipe => "pipe",
+            Bound::L1 => "L1",
+            Bound::Shared => "shared",
+            Bound::L2 => "L2",
+            Bound::Dram => "DRAM",
+            Bound::Latency => "latency",
+            Bound::Atomics => "atomics",
+        }
+    }
+}
+
+/// The shape and resources of a launch, for the estimate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchShape {
+    pub block_threads: u32,
+    pub registers: u32,
+    /// Static + dynamic shared memory per block.
+    pub shared_bytes: u32,
+}
+
+/// An estimate of one launch on one GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    pub gpu: String,
+    /// The estimated duration, ns.
+    pub ns: f64,
+    /// What bounds it (the largest term).
+    pub bound: Bound,
+    /// Every term, ns (launch first), in the order of [`Bound`].
+    pub terms: Vec<(Bound, f64)>,
+    /// DRAM bytes over the estimated time, GB/s, and that as a share of the datasheet peak.
+    pub dram_gb_s: f64,
+    pub dram_pct_of_peak: f64,
+}
+
+impl Estimate {
+    /// "DRAM 91%, issue 12%, …": each term's share of the estimate, largest first, terms
+    /// under 1% left out.
+    pub fn breakdown(&self) -> String {
+        let mut t: Vec<(Bound, f64)> = self.terms.clone();
+        t.sort_by(|a, b| b.1.total_cmp(&a.1));
+        t.iter()
+            .filter(|(_, ns)| *ns >= 0.01 * self.ns)
+            .map(|(b, ns)| format!("{} {:.0}%", b.short(), 100.0 * ns / self.ns))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Warp instructions per cycle per SM of each pipe: (fp32, fp64, integer, special function,
+/// load/store). fp32 and fp64 lanes per SM from the architecture whitepapers (V100, A100,
+/// H100: 64/32, 64/32, 128/64 fp32/fp64 lanes; Turing T4: 64/2; GA102, AD102, AD104: 128/2).
+fn pipe_rates(g: &GpuModel) -> (f64, f64, f64, f64, f64) {
+    let (fp32_lanes, fp64_lanes) = match g.sm {
+        70 | 80 => (64.0, 32.0),
+        90 => (128.0, 64.0),
+        75 => (64.0, 2.0),
+        _ => (128.0, 2.0),
+    };
+    (fp32_lanes / 32.0, fp64_lanes / 32.0, 2.0, 0.5, 1.0)
+}
+
+/// The estimate of a launch with counters `c` and shape `s` on `g`.
+pub fn estimate(c: &Counters, s: &LaunchShape, g: &GpuModel) -> Estimate {
+    let sms = f64::from(g.sms.max(1));
+    let f = f64::from(g.boost_clock_mhz.max(1)) * 1e-3; // cycles per ns
+    let blocks = c.blocks.max(1) as f64;
+    let busiest = (c.blocks.max(1).div_ceil(u64::from(g.sms.max(1)))) as f64;
+    let per_sm = |x: u64| x as f64 / blocks * busiest;
+    let t = &c.total;
+    let m = &c.mix;
+
+    let issue = per_sm(t.inst_executed) / (4.0 * f);
+    let (r32, r64, rint, rsfu, rlsu) = pipe_rates(g);
+    let lsu = m.load_store + m.shared + m.atomic;
+    let pipe = [
+        per_sm(m.fp32) / r32,
+        per_sm(m.fp64) / r64,
+        per_sm(m.integer) / rint,
+        per_sm(m.sfu) / rsfu,
+        per_sm(lsu) / rlsu,
+    ]
+    .into_iter()
+    .fold(0.0, f64::max)
+        / f;
+    let sectors = t.global_ld_sectors + t.global_st_sectors + t.global_atom_sectors;
+    let l1 = per_sm(sectors) / (4.0 * f);
+    let shared = per_sm(t.shared_ld_wavefronts + t.shared_st_wavefronts) / f;
+    let l2 = c.l2_sectors as f64 * 32.0 / (L2_BYTES_PER_CLK_PER_SM * sms * f);
+    let dram_bytes = (c.dram_read_bytes + c.dram_write_bytes) as f64;
+    let dram = dram_bytes / (DRAM_EFFICIENCY * g.dram_gb_s.max(1.0)); // GB/s = bytes/ns
+    let latency = {
+        let warps = c.warps.max(1) as f64;
+        let occ = gpus::occupancy(g, s.registers, s.shared_bytes, s.block_threads.max(1));
+        let resident = f64::from(occ.active_warps_per_sm.max(1));
+        let rounds = (warps / (sms * resident)).ceil();
+        let hit = if c.l2_sectors > 0 && c.l2_exact {
+            c.l2_hit_sectors as f64 / c.l2_sectors as f64
+        } else {
+            0.0
+        };
+        let l = hit * L2_LATENCY_NS + (1.0 - hit) * DRAM_LATENCY_NS;
+        rounds * (t.global_ld_requests as f64 / warps) * l
+    };
+    let atomics = {
+        let ser = t.global_atom_serialized as f64;
+        let a = ser / (t.global_atom_requests.max(1) as f64);
+        let global = ser * a / (32.0 * f);
+        let shared = per_sm(t.shared_atom_serialized) / f;
+        global.max(shared)
+    };
+    let terms = vec![
+        (Bound::Launch, LAUNCH_NS),
+        (Bound::Issue, issue),
+        (Bound::Pipe, pipe),
+        (Bound::L1, l1),
+        (Bound::Shared, shared),
+        (Bound::L2, l2),
+        (Bound::Dram, dram),
+        (Bound::Latency, latency),
+        (Bound::Atomics, atomics),
+    ];
+    let (bound, worst) = terms[1..]
+        .iter()
+        .copied()
+        .fold((Bound::Launch, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+    let ns = LAUNCH_NS + worst;
+    let bound = if worst < LAUNCH_NS {
+        Bound::Launch
+    } else {
+        bound
+    };
+    let dram_gb_s = dram_bytes / ns;
+    Estimate {
+        gpu: g.name.to_string(),
+        ns,
+        bound,
+        terms,
+        dram_gb_s,
+        dram_pct_of_peak: 100.0 * dram_gb_s / g.dram_gb_s.max(1.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counters::{InstCounts, InstMix};
+
+    fn counters(blocks: u64, warps: u64) -> Counters {
+        Counters {
+            blocks,
+            warps,
+            threads: warps * 32,
+            total: InstCounts::default(),
+            mix: InstMix::default(),
+            l2_sectors: 0,
+            l2_hit_sectors: 0,
+            dram_read_bytes: 0,
+            dram_write_bytes: 0,
+            l2_bytes: 0,
+            l2_exact: true,
+            per_pc: Vec::new(),
+        }
+    }
+
+    fn shape() -> LaunchShape {
+        LaunchShape {
+            block_threads: 256,
+            registers: 32,
+            shared_bytes: 0,
+        }
+    }
+
+    fn h200() -> &'static GpuModel {
+        gpus::find("H200").expect("H200")
+    }
+
+    #[test]
+    fn a_pure_bandwidth_launch_is_bytes_over_sustained_bandwidth_plus_overhead() {
+        let mut c = counters(132 * 8, 132 * 64);
+        c.dram_read_bytes = 600_000_000;
+        c.dram_write_bytes = 300_000_000;
+        let e = estimate(&c, &shape(), h200());
+        let want = LAUNCH_NS + 900_000_000.0 / (0.75 * 4800.0);
+        assert!((e.ns - want).abs() < 1e-6, "{} vs {want}", e.ns);
+        assert_eq!(e.bound, Bound::Dram);
+        assert!((e.dram_pct_of_peak - 100.0 * 900e6 / e.ns / 4800.0).abs() < 1e-9);
+        // Half the bandwidth doubles the DRAM time.
+        let mut slow = h200().clone();
+        slow.dram_gb_s /= 2.0;
+        let e2 = estimate(&c, &shape(), &slow);
+        assert!(((e2.ns - LAUNCH_NS) - 2.0 * (e.ns - LAUNCH_NS)).abs() < 1e-6);
+        assert!(e.breakdown().starts_with("DRAM "), "{}", e.breakdown());
+    }
+
+    #[test]
+    fn an_issue_bound_launch_is_its_instructions_over_the_issue_rate() {
+        // One block per SM, 4e6 warp instructions each: 4e6 / (4 per cycle) / 1.98 GHz.
+        let mut c = counters(132, 132 * 8);
+        c.total.inst_executed = 132 * 4_000_000;
+        let e = estimate(&c, &shape(), h200());
+        let want = LAUNCH_NS + 4_000_000.0 / (4.0 * 1.98);
+        assert!((e.ns - want).abs() < 1e-6, "{} vs {want}", e.ns);
+        assert_eq!(e.bound, Bound::Issue);
+        // 133 blocks: the busiest SM runs two, the last wave's tail doubles the time.
+        let mut c2 = c.clone();
+        c2.blocks = 133;
+        c2.total.inst_executed = 133 * 4_000_000;
+        let e2 = estimate(&c2, &shape(), h200());
+        assert!(((e2.ns - LAUNCH_NS) - 2.0 * (want - LAUNCH_NS)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn occupancy_limits_latency_hiding() {
+        // 132 * 64 * 4 warps of 10 dependent loads each, all from DRAM (no L2 hits).
+        let warps = 132 * 64 * 4;
+        let mut c = counters(warps / 8, warps);
+        c.total.global_ld_requests = warps * 10;
+        c.l2_sectors = 1;
+        let full = estimate(&c, &shape(), h200());
+        // 64 warps resident: 4 rounds of 10 loads of 600 ns.
+        let want = LAUNCH_NS + 4.0 * 10.0 * DRAM_LATENCY_NS;
+        assert!((full.ns - want).abs() < 1e-6, "{} vs {want}", full.ns);
+        assert_eq!(full.bound, Bound::Latency);
+        // 128 registers a thread: 2 blocks of 8 warps resident (16 warps), 16 rounds.
+        let heavy = LaunchShape {
+            registers: 128,
+            ..shape()
+        };
+        let e = estimate(&c, &heavy, h200());
+        let want = LAUNCH_NS + 16.0 * 10.0 * DRAM_LATENCY_NS;
+        assert!((e.ns - want).abs() < 1e-6, "{} vs {want}", e.ns);
+        // Served by L2 instead: the L2 latency.
+        c.l2_hit_sectors = 1;
+        let hit = estimate(&c, &shape(), h200());
+        assert!((hit.ns - (LAUNCH_NS + 40.0 * L2_LATENCY_NS)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn same_address_atomics_serialise_and_distinct_ones_do_not() {
+        let mut one = counters(132, 132 * 8);
+        one.total.global_atom_requests = 1000;
+        one.total.global_atom_lanes = 32_000;
+        one.total.global_atom_serialized = 32_000; // every lane on one word
+        let e = estimate(&one, &shape(), h200());
+        assert!((e.ns - (LAUNCH_NS + 32_000.0 / 1.98)).abs() < 1e-6);
+        assert_eq!(e.bound, Bound::Atomics);
+        let mut spread = one.clone();
+        spread.total.global_atom_serialized = 1000; // all distinct
+        let e2 = estimate(&spread, &shape(), h200());
+        assert!((e2.ns - (LAUNCH_NS + 1000.0 / (32.0 * 1.98))).abs() < 1e-6);
+        // A tiny launch is bound by the launch itself.
+        let e3 = estimate(&counters(1, 1), &shape(), h200());
+        assert_eq!((e3.ns, e3.bound), (LAUNCH_NS, Bound::Launch));
+    }
+}
