@@ -74,9 +74,59 @@ pub struct Timing {
     pub device: String,
     /// Wall time of the CPU simulator rather than GPU time.
     pub simulated: bool,
+    /// On ptxsim: the launch's estimated time on a modelled GPU (`ptxsim::model`).
+    pub estimate: Option<TimeEstimate>,
+}
+
+/// A modelled GPU's estimated time for one launch (`%time` on ptxsim).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimeEstimate {
+    /// The modelled GPU, e.g. `"H200"`.
+    pub gpu: String,
+    pub ms: f64,
+    /// The modelled GPU's peak DRAM bandwidth, GB/s.
+    pub peak_gbs: f64,
+    /// What bounds the estimate, and each resource's share ("DRAM 91%, issue 12%").
+    pub bound: String,
+    pub breakdown: String,
 }
 
 impl Timing {
+    /// The time `%timings` compares: the estimate on ptxsim, the measured median on a GPU.
+    pub fn compare_ms(&self) -> f64 {
+        match (&self.estimate, self.simulated) {
+            (Some(e), true) => e.ms,
+            _ => self.stats.median,
+        }
+    }
+
+    /// What `compare_ms` is: "est. H200" or "measured".
+    pub fn compare_kind(&self) -> String {
+        match (&self.estimate, self.simulated) {
+            (Some(e), true) => format!("est. {}", e.gpu),
+            (None, true) => "simulator wall time".into(),
+            _ => "measured".into(),
+        }
+    }
+
+    /// The `application/json` of `%time`: the GPU time under Nsight Compute's name, in ns,
+    /// and whether it is estimated.
+    pub fn json(&self) -> serde_json::Value {
+        let estimated = self.simulated && self.estimate.is_some();
+        serde_json::json!({
+            "launch": self.label,
+            "backend": self.backend,
+            "estimated": estimated,
+            "gpu": self.estimate.as_ref().map(|e| e.gpu.clone()),
+            "simulator_median_ms": if self.simulated { Some(self.stats.median) } else { None },
+            "metrics": {"gpu__time_duration.sum": if self.simulated && !estimated {
+                serde_json::Value::Null
+            } else {
+                serde_json::json!(self.compare_ms() * 1e6)
+            }},
+        })
+    }
+
     /// Effective bandwidth: bytes / median time.
     pub fn gbs(&self) -> Option<f64> {
         let b = self.bytes?;
@@ -180,6 +230,19 @@ pub fn timing_table(t: &Timing) -> Table {
             format!("{} % of {} GB/s", fmt_sig(p, 3), fmt_sig(peak, 4)),
         ]);
     }
+    if let Some(e) = &t.estimate {
+        let mut v = fmt_ms(e.ms);
+        if let Some(b) = t.bytes {
+            let gbs = b / (e.ms * 1e6);
+            v.push_str(&format!(
+                ", {} GB/s ({}% of peak)",
+                fmt_sig(gbs, 4),
+                fmt_sig(100.0 * gbs / e.peak_gbs.max(1.0), 3)
+            ));
+        }
+        v.push_str(&format!("; bound by {} ({})", e.bound, e.breakdown));
+        tb.row(vec![format!("estimated on {}", e.gpu), v]);
+    }
     tb
 }
 
@@ -187,15 +250,19 @@ pub fn timing_table(t: &Timing) -> Table {
 pub fn timings_table(ts: &[Timing]) -> Table {
     let mut tb = Table::new(&[
         "#", "launch", "backend", "runs", "median", "min", "max", "stdev", "GB/s", "GFLOP/s",
-        "speed-up",
+        "GPU time", "speed-up",
     ])
-    .right(&[0, 3, 4, 5, 6, 7, 8, 9, 10])
-    .caption("every %time so far; speed-up = median of #1 / median");
-    let base = ts.first().map(|t| t.stats.median);
+    .right(&[0, 3, 4, 5, 6, 7, 8, 9, 10, 11])
+    .caption(
+        "every %time so far; GPU time: estimated on the modelled GPU on ptxsim, measured on a \
+         GPU; speed-up = GPU time of #1 / GPU time",
+    );
+    let base = ts.first().map(|t| t.compare_ms());
     for (i, t) in ts.iter().enumerate() {
         let s = &t.stats;
+        let ms = t.compare_ms();
         let speedup = match base {
-            Some(b) if s.median > 0.0 => format!("{}×", fmt_sig_fixed(b / s.median)),
+            Some(b) if ms > 0.0 => format!("{}×", fmt_sig_fixed(b / ms)),
             _ => "-".into(),
         };
         tb.row(vec![
@@ -213,6 +280,7 @@ pub fn timings_table(ts: &[Timing]) -> Table {
             fmt_ms(s.stdev),
             t.gbs_text(),
             t.gflops().map_or("-".into(), |f| fmt_sig(f, 4)),
+            format!("{} ({})", fmt_ms(ms), t.compare_kind()),
             speedup,
         ]);
     }
@@ -229,28 +297,38 @@ fn fmt_sig_fixed(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
-/// A bar per timing: its median time, labelled with the speed-up against the first.
+/// A bar per timing: the time it compares (estimated on ptxsim, measured on a GPU), labelled
+/// with the speed-up against the first.
 pub fn timings_chart(ts: &[Timing]) -> Result<Rendered, String> {
-    let base = ts.first().map(|t| t.stats.median).unwrap_or(0.0);
+    let base = ts.first().map(|t| t.compare_ms()).unwrap_or(0.0);
     let bars: Vec<Bar> = ts
         .iter()
         .enumerate()
-        .map(|(i, t)| Bar {
-            label: format!("#{} {}", i + 1, t.label),
-            value: t.stats.median,
-            note: if t.stats.median > 0.0 && base > 0.0 {
-                format!(
-                    "{} ({}×)",
-                    fmt_ms(t.stats.median),
-                    fmt_sig_fixed(base / t.stats.median)
-                )
-            } else {
-                fmt_ms(t.stats.median)
-            },
+        .map(|(i, t)| {
+            let ms = t.compare_ms();
+            Bar {
+                label: format!("#{} {}", i + 1, t.label),
+                value: ms,
+                note: if ms > 0.0 && base > 0.0 {
+                    format!("{} ({}×)", fmt_ms(ms), fmt_sig_fixed(base / ms))
+                } else {
+                    fmt_ms(ms)
+                },
+            }
         })
         .collect();
-    let summary = format!("bar chart of the median times of {} timings", ts.len());
-    bar_chart(&bars, "median time per launch (shorter is faster)", summary)
+    let what = match ts.first() {
+        Some(t) if t.simulated && t.estimate.is_some() => {
+            format!(
+                "estimated time per launch on {}",
+                t.compare_kind().trim_start_matches("est. ")
+            )
+        }
+        Some(t) if t.simulated => "simulator wall time per launch".to_string(),
+        _ => "median time per launch".to_string(),
+    };
+    let summary = format!("bar chart of the {what} of {} timings", ts.len());
+    bar_chart(&bars, &format!("{what} (shorter is faster)"), summary)
 }
 
 /// The MIME bundle of a table (text/plain + text/html).
@@ -274,6 +352,7 @@ mod tests {
             backend: "cuda".into(),
             device: "Test GPU".into(),
             simulated: false,
+            estimate: None,
         }
     }
 
@@ -372,9 +451,10 @@ mod tests {
         ];
         let tb = timings_table(&ts);
         assert_eq!(tb.rows.len(), 3);
-        assert_eq!(tb.rows[0][10], "1.00×");
-        assert_eq!(tb.rows[1][10], "4.00×");
-        assert_eq!(tb.rows[2][10], "8.00×");
+        assert_eq!(tb.rows[0][11], "1.00×");
+        assert_eq!(tb.rows[1][11], "4.00×");
+        assert_eq!(tb.rows[2][11], "8.00×");
+        assert_eq!(tb.rows[0][10], "4 ms (measured)");
         assert_eq!(tb.rows[0][8], "2 est.");
         assert_eq!(tb.rows[1][8], "8");
         assert_eq!(tb.rows[2][8], "-");
@@ -386,6 +466,24 @@ mod tests {
         let img = image::load_from_memory(&chart.png).expect("png");
         assert_eq!((img.width(), img.height()), (chart.width, chart.height));
         assert!(chart.height >= 3 * 24);
+        // On ptxsim the estimates are compared, not the simulator's wall times.
+        let est = |label: &str, wall: f64, ms: f64| Timing {
+            simulated: true,
+            estimate: Some(TimeEstimate {
+                gpu: "H200".into(),
+                ms,
+                peak_gbs: 4800.0,
+                bound: "DRAM bandwidth".into(),
+                breakdown: "DRAM 100%".into(),
+            }),
+            ..timing(label, &[wall], None, false)
+        };
+        let sim = vec![est("a", 1.0, 0.004), est("b", 2.0, 0.001)];
+        let tb = timings_table(&sim);
+        assert_eq!(tb.rows[1][11], "4.00×");
+        assert_eq!(tb.rows[1][10], "1 µs (est. H200)");
+        assert!(timing_table(&sim[0]).text().contains("estimated on H200"));
+        assert_eq!(sim[1].json()["metrics"]["gpu__time_duration.sum"], 1000.0);
     }
 
     #[test]

@@ -333,6 +333,18 @@ impl Magics {
             Command::Gpu(None) => {
                 out(super::gpu::models_table(&self.dev.gpu_models()).display());
             }
+            Command::GpuCompare(l) => {
+                let request = self.launch_request(ctx, &l, cancel)?;
+                let mut rows = Vec::new();
+                for g in ptxsim::gpus::GPUS.iter() {
+                    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                        return Err(ctx.plain("Interrupted", "%gpu compare was interrupted"));
+                    }
+                    let p = self.dev.profile(&request, g).map_err(|e| ctx.gpu(e))?;
+                    rows.push((g.clone(), p.estimate));
+                }
+                out(super::gpu::compare_table(&l.kernel.text, &rows).display());
+            }
             Command::Gpu(Some(name)) => {
                 let model = super::gpu::find_model(ctx, &name)?;
                 self.dev.set_gpu_model(model);

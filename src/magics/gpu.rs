@@ -110,3 +110,43 @@ pub(crate) fn occupancy_table(o: &OccupancyTable) -> Table {
     }
     t
 }
+
+/// `%gpu compare LAUNCH`: the launch's estimated time on every model, fastest first marked.
+pub(crate) fn compare_table(
+    kernel: &str,
+    rows: &[(GpuModel, Option<ptxsim::model::Estimate>)],
+) -> Table {
+    let mut t = Table::new(&[
+        "GPU",
+        "arch",
+        "estimated",
+        "bound by",
+        "DRAM GB/s",
+        "breakdown",
+    ])
+    .right(&[2, 4])
+    .caption(format!(
+        "%gpu compare {kernel}: estimated on each GPU model (ptxsim's counts, ptxsim::model)"
+    ));
+    for (g, e) in rows {
+        match e {
+            Some(e) => t.row(vec![
+                g.name.to_string(),
+                g.arch(),
+                super::profile_view::micros(e.ns),
+                e.bound.as_str().to_string(),
+                format!("{:.0} ({:.0}%)", e.dram_gb_s, e.dram_pct_of_peak),
+                e.breakdown(),
+            ]),
+            None => t.row(vec![
+                g.name.to_string(),
+                g.arch(),
+                "-".into(),
+                "resources unknown (no CUBIN)".into(),
+                "-".into(),
+                "-".into(),
+            ]),
+        }
+    }
+    t
+}

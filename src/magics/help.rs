@@ -37,8 +37,8 @@ pub const MAGICS: &[MagicDoc] = &[
     ),
     m(
         "%time",
-        "%time [-n RUNS] [--warmup W] [--bytes EXPR] [--flops EXPR] LAUNCH",
-        "Times a launch (LAUNCH as for %launch): runs, median/min/max/stdev, GB/s (bytes: --bytes or the array arguments' sizes, marked est.), GFLOP/s with --flops, % of peak bandwidth; CUDA events on a GPU, wall time (simulated) on ptxsim.",
+        "%time [-n RUNS] [--warmup W] [--bytes EXPR] [--flops EXPR] [--gpu MODEL] LAUNCH",
+        "Times a launch (LAUNCH as for %launch): runs, median/min/max/stdev, GB/s (bytes: --bytes or the array arguments' sizes, marked est.), GFLOP/s with --flops, % of peak bandwidth; CUDA events on a GPU, wall time (simulated) on ptxsim and beside it the modelled GPU's estimated time (ptxsim::model, from one counted run on copies; --gpu MODEL for another than %gpu's).",
     ),
     m(
         "%timings",
@@ -121,12 +121,12 @@ pub const MAGICS: &[MagicDoc] = &[
     m(
         "%profile",
         "%profile [--gpu MODEL] [--lines] [--check] LAUNCH",
-        "Profiles a launch (LAUNCH as for %launch) the way Nsight Compute would: ptxsim counts it on copies of its arrays (nothing changes) as the GPU's counters count (requests and 32-byte sectors per global load/store, shared-memory wavefronts and bank conflicts, atomics, instructions by kind, active threads per instruction, DRAM bytes through an L2 model of the modelled GPU); shows launch, occupancy, memory and compute sections, the likely limiter in one line and the five hottest CUDA source lines, with Nsight Compute's metric names in its application/json. --lines annotates the cell's source line by line. On a GPU it also times the launch on the GPU (on copies).",
+        "Profiles a launch (LAUNCH as for %launch) the way Nsight Compute would: ptxsim counts it on copies of its arrays (nothing changes) as the GPU's counters count (requests and 32-byte sectors per global load/store, shared-memory wavefronts and bank conflicts, atomics, instructions by kind, active threads per instruction, DRAM bytes through an L2 model of the modelled GPU); shows launch, occupancy, memory and compute sections, the likely limiter in one line and the five hottest CUDA source lines, with Nsight Compute's metric names in its application/json. --lines annotates the cell's source line by line. It also shows the launch's estimated time on the modelled GPU and what bounds it (DRAM, L2, issue, latency, atomics: each resource's share). On a GPU it also times the launch on the GPU (on copies).",
     ),
     m(
         "%gpu",
-        "%gpu [MODEL]",
-        "Lists the GPU models ptxsim knows (T4, V100, A100, L4, RTX 3090, RTX 4090, H100, H200: SMs, clocks, bandwidth, L2, per-SM limits), * marking the modelled one; %gpu MODEL models that GPU from now on (default: H200 on ptxsim, the GPU itself on a GPU).",
+        "%gpu [MODEL | compare LAUNCH]",
+        "Lists the GPU models ptxsim knows (T4, V100, A100, L4, RTX 3090, RTX 4090, H100, H200: SMs, clocks, bandwidth, L2, per-SM limits), * marking the modelled one; %gpu MODEL models that GPU from now on (default: H200 on ptxsim, the GPU itself on a GPU); %gpu compare LAUNCH estimates the launch on every model (ptxsim's counts through ptxsim::model) in one table.",
     ),
     m(
         "%reset",

@@ -142,6 +142,8 @@ pub enum Command {
     },
     /// `%gpu` lists the GPU models; `%gpu MODEL` chooses the one ptxsim models.
     Gpu(Option<Name>),
+    /// `%gpu compare LAUNCH`: the launch's estimated time on every GPU model.
+    GpuCompare(Box<Launch>),
     Reset,
     /// `%show NAME... [--cmap MAP] [--vmin V] [--vmax V] [--scale K]`.
     Show(super::show::ShowArgs),
@@ -420,6 +422,12 @@ impl<'a> Parser<'a> {
                 Ok(Command::Info { kernel, gpu })
             }
             "gpu" => {
+                let mut ahead = self.lx.clone();
+                if matches!(ahead.raw_word(), Some((w, _)) if w == "compare") {
+                    self.lx = ahead;
+                    let l = parse_launch(&mut self.lx)?;
+                    return Ok(Command::GpuCompare(Box::new(l)));
+                }
                 // The rest of the line, so that `%gpu RTX 4090` works.
                 let mut words: Vec<(String, Span)> = Vec::new();
                 while !self.lx.at_end() {

@@ -207,8 +207,15 @@ pub fn metrics(p: &ProfileOutcome) -> Map<String, Value> {
             json!(a * 100.0),
         );
     }
-    if let Some(ms) = p.gpu_ms {
-        m.insert("gpu__time_duration.sum".into(), json!(ms * 1e6));
+    // Measured on a GPU; else the model's estimate (the JSON says which: "estimated").
+    match (p.gpu_ms, &p.estimate) {
+        (Some(ms), _) => {
+            m.insert("gpu__time_duration.sum".into(), json!(ms * 1e6));
+        }
+        (None, Some(e)) => {
+            m.insert("gpu__time_duration.sum".into(), json!(e.ns));
+        }
+        _ => {}
     }
     m
 }
@@ -220,8 +227,17 @@ pub fn json_entry(p: &ProfileOutcome) -> Value {
         "backend": p.backend,
         "gpu": p.gpu.name,
         "arch": p.gpu.arch(),
-        // Counts are ptxsim's (exact for the PTX); nothing of them was read from hardware.
+        // Counts are ptxsim's (exact for the PTX); nothing of them was read from hardware, and
+        // the time is the model's unless a GPU measured it.
         "estimated": true,
+        "time_measured": p.gpu_ms.is_some(),
+        "estimate": p.estimate.as_ref().map(|e| json!({
+            "ns": e.ns,
+            "bound": e.bound.as_str(),
+            "breakdown": e.breakdown(),
+            "terms_ns": e.terms.iter().map(|(b, ns)| (b.short().to_string(), json!(ns))).collect::<Map<String, Value>>(),
+            "dram_gb_s": e.dram_gb_s,
+        })),
         "l2_exact": p.counters.l2_exact,
         "limiter": limiter(p),
         "metrics": metrics(p),
@@ -453,6 +469,20 @@ fn sections(p: &ProfileOutcome) -> Vec<Table> {
         .collect();
     row(&mut comp, "mix", mix.join(", "));
     let mut time = section("Time");
+    if let Some(e) = &p.estimate {
+        row(
+            &mut time,
+            &format!("estimated on {}", p.gpu.name),
+            format!(
+                "{}, {:.0} GB/s ({:.0}% of peak); bound by {}",
+                micros(e.ns),
+                e.dram_gb_s,
+                e.dram_pct_of_peak,
+                e.bound.as_str()
+            ),
+        );
+        row(&mut time, "estimate breakdown", e.breakdown());
+    }
     row(
         &mut time,
         "simulator (ptxsim, counted)",
@@ -466,6 +496,15 @@ fn sections(p: &ProfileOutcome) -> Vec<Table> {
         );
     }
     vec![launch, occ, mem, comp, time]
+}
+
+/// Nanoseconds as "12.3 µs" or "1.23 ms".
+pub fn micros(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.1} µs", ns / 1e3)
+    }
 }
 
 fn line_label(l: &ProfileLine) -> String {

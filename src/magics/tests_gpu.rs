@@ -86,7 +86,7 @@ fn gpu_lists_and_selects_models() {
     );
     let t = s.ok_text("%gpu RTX 4090");
     assert!(t.contains("sm_89"), "{t}");
-    assert!(s.ok_text("%help gpu").contains("%gpu [MODEL]"));
+    assert!(s.ok_text("%help gpu").contains("%gpu [MODEL"));
     assert!(s.ok_text("%lsmagic").contains("%gpu"));
 }
 

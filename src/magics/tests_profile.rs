@@ -213,3 +213,50 @@ fn profile_options_and_errors() {
         .ok_text("%help profile")
         .contains("%profile [--gpu MODEL]"));
 }
+
+#[test]
+fn time_on_ptxsim_shows_the_modelled_gpus_estimate() {
+    let mut s = session();
+    s.ok("%time -n 1 copy[n / 256, 256](a, b, n)");
+    let shown: Vec<_> = s
+        .take()
+        .into_iter()
+        .filter_map(|o| match o {
+            CellOutput::Display { data, .. } | CellOutput::UpdateDisplay { data, .. } => Some(data),
+            _ => None,
+        })
+        .collect();
+    let last = shown.last().expect("the %time table");
+    let t = text(last);
+    assert!(t.contains("estimated on H200"), "{t}");
+    assert!(t.contains("bound by launch overhead"), "{t}");
+    let j = last.get("application/json").expect("json");
+    assert_eq!(j["estimated"], true);
+    assert_eq!(j["gpu"], "H200");
+    let ns = j["metrics"]["gpu__time_duration.sum"].as_f64().expect("ns");
+    assert!(ns >= ptxsim::model::LAUNCH_NS, "{ns}");
+    s.ok("%time -n 1 --gpu T4 strided[1, 128](a, b, n)");
+    assert!(s.printed().contains("estimated on T4"));
+    s.ok("%timings");
+    let t: String = s
+        .take()
+        .into_iter()
+        .filter_map(|o| match o {
+            CellOutput::Display { data, .. } => Some(text(&data)),
+            _ => None,
+        })
+        .collect();
+    assert!(t.contains("est. H200") && t.contains("est. T4"), "{t}");
+    assert!(t.contains("estimated time per launch on H200"), "{t}");
+    // Every model in one table; the profile's estimate.
+    let t = s.ok_text("%gpu compare copy[n / 256, 256](a, b, n)");
+    for g in [
+        "T4", "V100", "A100", "L4", "RTX 3090", "RTX 4090", "H100", "H200",
+    ] {
+        assert!(t.contains(g), "{g}: {t}");
+    }
+    let (t, j) = profile(&mut s, "%profile copy[n / 256, 256](a, b, n)");
+    assert!(t.contains("estimated on H200"), "{t}");
+    assert!(j["estimate"]["ns"].as_f64().expect("ns") >= ptxsim::model::LAUNCH_NS);
+    assert_eq!(j["time_measured"], false);
+}

@@ -5,7 +5,10 @@
 //! effective GB/s (bytes: `--bytes`, else the sizes of the array arguments, marked "est."),
 //! GFLOP/s with `--flops`, % of the device's peak bandwidth when known. On a GPU each run's time
 //! is the backend's CUDA-event time (`LaunchOutcome::elapsed_ms`); on ptxsim (or with `--check`)
-//! it is the wall time of the launch, labelled "simulated". Every result is kept for `%timings`.
+//! it is the wall time of the launch, labelled "simulated", and beside it the modelled GPU's
+//! estimated time (`ptxsim::model`, from one counted run on copies of the arrays; `--gpu MODEL`
+//! for another GPU than the session's `%gpu`). Every result is kept for `%timings`, which
+//! compares the estimates on ptxsim and the measured times on a GPU.
 //!
 //! A progress bar appears when the runs take longer than a second and is replaced by the table.
 //! Device printf and checker reports are shown for the first run only.
@@ -16,7 +19,9 @@ use super::parse::{self, Expr, Launch};
 use super::show::{eat_eq, unknown_flag};
 use super::{LineCtx, MagicError, Magics};
 use crate::display::progress::Progress;
-use crate::display::timing::{timing_table, timings_chart, timings_table, Timing, TimingStats};
+use crate::display::timing::{
+    timing_table, timings_chart, timings_table, TimeEstimate, Timing, TimingStats,
+};
 use crate::display::{png_display, timing};
 use crate::gpu::LaunchArg;
 use crate::output::{CellOutput, OutputSink};
@@ -32,6 +37,8 @@ pub struct TimeArgs {
     pub bytes: Option<Expr>,
     pub flops: Option<Expr>,
     pub launch: Launch,
+    /// `--gpu MODEL`: the GPU the estimate on ptxsim models (default: the session's `%gpu`).
+    pub gpu: Option<parse::Name>,
     /// The launch as written (for the table and `%timings`).
     pub label: String,
 }
@@ -39,7 +46,8 @@ pub struct TimeArgs {
 /// Most timed runs and warm-up runs of one `%time`.
 pub const MAX_RUNS: i64 = 100_000;
 
-const TIME_FLAGS: [&str; 6] = [
+const TIME_FLAGS: [&str; 7] = [
+    "--gpu MODEL",
     "-n RUNS",
     "--runs RUNS",
     "--warmup W",
@@ -52,6 +60,7 @@ const TIME_FLAGS: [&str; 6] = [
 pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
     let (mut runs, mut warmup, mut bytes, mut flops) = (None, None, None, None);
     let mut check = false;
+    let mut gpu = None;
     loop {
         let t = lx.peek()?;
         match &t.tok {
@@ -73,6 +82,17 @@ pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
                 lx.next_token()?;
                 match f.as_str() {
                     "--check" => check = true,
+                    "--gpu" => match lx.raw_word() {
+                        Some((text, span)) if !text.is_empty() => {
+                            gpu = Some(parse::Name { text, span })
+                        }
+                        _ => {
+                            return Err(ParseError::at(
+                                t.span,
+                                "--gpu needs a GPU model, e.g. --gpu T4 (%gpu lists them)",
+                            ))
+                        }
+                    },
                     "--runs" | "--warmup" | "--bytes" | "--flops" => {
                         eat_eq(lx)?;
                         let e = Some(parse::parse_expr(lx)?);
@@ -106,6 +126,7 @@ pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
         bytes,
         flops,
         launch,
+        gpu,
         label,
     })
 }
@@ -260,6 +281,19 @@ impl Magics {
             progress.abandon();
             return Err(ctx.plain("LaunchError", "the launch reported no usable time"));
         };
+        // On ptxsim: what the modelled GPU would take, from one counted run on copies.
+        let estimate = if simulated {
+            progress.update(1.0, &format!("%time {}: estimating", a.label));
+            match self.estimate_on(ctx, a.gpu.as_ref(), &request) {
+                Ok(e) => e,
+                Err(e) => {
+                    progress.abandon();
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
         let t = Timing {
             label: a.label.clone(),
             stats,
@@ -275,13 +309,35 @@ impl Magics {
             },
             device: desc.name.clone(),
             simulated,
+            estimate,
         };
-        progress.finish(
-            timing::table_bundle(&timing_table(&t)),
-            serde_json::Map::new(),
-        );
+        let mut bundle = timing::table_bundle(&timing_table(&t));
+        bundle.insert("application/json".into(), t.json());
+        progress.finish(bundle, serde_json::Map::new());
         self.timings.push(t);
         Ok(())
+    }
+
+    /// The estimated time of `request` on `gpu` (None: the session's model), from a counted
+    /// run on copies of its arrays; None when the kernel's resources are unknown.
+    pub(crate) fn estimate_on(
+        &mut self,
+        ctx: &LineCtx,
+        gpu: Option<&parse::Name>,
+        request: &crate::gpu::LaunchRequest,
+    ) -> Result<Option<TimeEstimate>, MagicError> {
+        let model = match gpu {
+            Some(g) => super::gpu::find_model(ctx, g)?.clone(),
+            None => self.dev.gpu_model(),
+        };
+        let p = self.dev.profile(request, &model).map_err(|e| ctx.gpu(e))?;
+        Ok(p.estimate.map(|e| TimeEstimate {
+            gpu: model.name.to_string(),
+            ms: e.ns / 1e6,
+            peak_gbs: model.dram_gb_s,
+            bound: e.bound.as_str().to_string(),
+            breakdown: e.breakdown(),
+        }))
     }
 
     /// `%timings`: every `%time` so far as a table and a bar chart; `--clear` forgets them.

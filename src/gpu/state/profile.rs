@@ -55,6 +55,8 @@ pub struct ProfileOutcome {
     pub sim_ms: f64,
     /// On a GPU: the launch's time on the GPU, by CUDA events.
     pub gpu_ms: Option<f64>,
+    /// The estimated duration on `gpu` (`ptxsim::model`), when the resources are known.
+    pub estimate: Option<ptxsim::model::Estimate>,
     pub printf: String,
     /// Checker findings (`%profile --check`), rendered.
     pub reports: Vec<String>,
@@ -126,6 +128,14 @@ impl DeviceState {
         let achieved_occupancy = occupancy
             .as_ref()
             .map(|o| achieved(o, counters.blocks, gpu.sms));
+        let estimate = resources.as_ref().ok().map(|r| {
+            let shape = ptxsim::model::LaunchShape {
+                block_threads,
+                registers: r.registers,
+                shared_bytes: r.static_shared_bytes + request.shared_bytes,
+            };
+            ptxsim::model::estimate(&counters, &shape, gpu)
+        });
         let cell = &self.cells[ci];
         Ok(ProfileOutcome {
             kernel: k.user_name.clone(),
@@ -143,6 +153,7 @@ impl DeviceState {
             first_line: cell.first_line,
             sim_ms: run.elapsed_ms,
             gpu_ms,
+            estimate,
             printf: report.printf,
             reports,
         })
