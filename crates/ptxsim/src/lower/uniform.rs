@@ -313,9 +313,12 @@ impl Cfg {
     }
 
     /// For each node, the branches it is control dependent on.
-    fn control_dependences(&mut self) -> Vec<Vec<usize>> {
+    /// Per PC, the branches it is control dependent on; None when there would be more than
+    /// [`MAX_CONTROL_DEPENDENCES`] of them in all (then the caller answers conservatively).
+    fn control_dependences(&mut self) -> Option<Vec<Vec<usize>>> {
         let ipdom = self.post_dominators();
         let mut cd = vec![Vec::new(); self.succ.len()];
+        let mut total = 0usize;
         for (b, ss) in self.succ.iter().enumerate() {
             if ss.len() < 2 {
                 continue;
@@ -323,23 +326,49 @@ impl Cfg {
             for &s in ss {
                 let mut v = s;
                 while v != EXIT && v != ipdom[b] {
-                    if !cd[v].contains(&b) {
+                    // Every push while `b` is processed is of `b`: a duplicate is the last one.
+                    if cd[v].last() != Some(&b) {
                         cd[v].push(b);
+                        total += 1;
+                        if total > MAX_CONTROL_DEPENDENCES {
+                            return None;
+                        }
                     }
                     v = ipdom[v];
                 }
             }
         }
-        cd
+        Some(cd)
     }
 }
+
+/// Control dependences the analysis follows at most; a program with more is answered
+/// conservatively (everything divergent).
+pub const MAX_CONTROL_DEPENDENCES: usize = 1 << 22;
 
 /// Analyse `prog` (see the module docs).
 pub fn analyze(prog: &Program) -> Uniformity {
     let n = prog.code.len();
     let end = entry_end(prog);
     let mut cfg = Cfg::new(prog, end);
-    let cd = cfg.control_dependences();
+    let Some(cd) = cfg.control_dependences() else {
+        // Too many branches to analyse in reasonable time (a fuzzed module of 5,000
+        // conditional branches took minutes): everything divergent, which no tier can misuse.
+        return Uniformity {
+            divergent: vec![true; prog.nslots as usize],
+            divergent_control: vec![true; n],
+            after_divergent_exit: vec![Some(0); n],
+        };
+    };
+    // Per branch, the PCs control dependent on it (for the worklist below).
+    let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (pc, bs) in cd.iter().enumerate().take(end) {
+        for &b in bs {
+            if let Some(d) = dependents.get_mut(b) {
+                d.push(pc);
+            }
+        }
+    }
     let mut divergent = vec![false; prog.nslots as usize];
     for &(s, r) in &prog.sregs {
         if sreg_divergent(r) {
@@ -358,19 +387,17 @@ pub fn analyze(prog: &Program) -> Uniformity {
             let i = &prog.code[b];
             i.op == Op::Bra && div(divergent, i.guard)
         };
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for pc in 0..end {
-                if divergent_control[pc] {
-                    continue;
-                }
-                if cd[pc]
-                    .iter()
-                    .any(|&b| splits(b, &divergent) || divergent_control[b])
-                {
+        // An instruction is under divergent control when a branch it depends on splits or is
+        // itself under divergent control: propagate from every such branch (a worklist, so
+        // each dependence is followed once per round).
+        let mut work: Vec<usize> = (0..n.min(prog.code.len()))
+            .filter(|&b| splits(b, &divergent) || divergent_control[b])
+            .collect();
+        while let Some(b) = work.pop() {
+            for &pc in &dependents[b] {
+                if !divergent_control[pc] {
                     divergent_control[pc] = true;
-                    changed = true;
+                    work.push(pc);
                 }
             }
         }
