@@ -152,6 +152,14 @@ def test_estimated_times_keep_the_lessons_order(gpu):
             < estimate_ns(kc, "sum_atomic[ceil(N / 256), 256](x, s_atomic, N)", gpu)
         ),
         "07-launch-configuration": lambda kc: shapes_in_order(kc, gpu),
+        # Privatised (shared-memory) counts under contention: faster where the global version
+        # is bound by its atomics (H200), equal where DRAM bounds both (T4).
+        "06-particles": lambda kc: (
+            (lambda g, s: s < g if gpu == "H200" else s <= g)(
+                estimate_ns(kc, "coarse_global[ceil(MP / 256), 256](bx, by, hist_global, MP)", gpu),
+                estimate_ns(kc, "coarse_shared[ceil(MP / 256), 256](bx, by, hist_shared, MP)", gpu),
+            )
+        ),
     }
     for name, check in checks.items():
         km, kc = start_kernel()
