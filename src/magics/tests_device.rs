@@ -529,3 +529,29 @@ fn runaway_recursion_is_a_device_fault_and_limit_stack_sets_the_stack() {
     assert!(s.run("%limit heap 4096").is_err());
     assert_eq!(s.m.dev.stack_limit(), 4096);
 }
+
+#[test]
+fn warp_size_in_device_code_compiles_and_runs() {
+    // NVRTC emits the PTX constant WARP_SZ for `warpSize`; the whole module used to be refused.
+    let mut s = Session::new();
+    s.cell(
+        "%%cuda",
+        "__global__ void lanes(int* lane, int* warp, int n) {\n\
+         int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+         if (i < n) { lane[i] = threadIdx.x % warpSize; warp[i] = threadIdx.x / warpSize; }\n\
+         }\n",
+    )
+    .expect("a kernel using warpSize compiles and loads");
+    s.printed();
+    assert!(
+        s.ok_text("%ptx lanes").contains("WARP_SZ"),
+        "NVRTC's PTX reads WARP_SZ"
+    );
+    s.ok("%array lane = zeros(300, i32)");
+    s.ok("%array warp = zeros(300, i32)");
+    s.ok("%launch lanes[3, 100](lane, warp, 300)");
+    let want_lane: Vec<f64> = (0..300).map(|i| f64::from((i % 100) % 32)).collect();
+    let want_warp: Vec<f64> = (0..300).map(|i| f64::from((i % 100) / 32)).collect();
+    assert_eq!(s.f64s("lane"), want_lane);
+    assert_eq!(s.f64s("warp"), want_warp);
+}

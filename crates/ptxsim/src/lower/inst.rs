@@ -88,6 +88,10 @@ impl KB<'_> {
         if let Some(&fi) = self.m.fn_index.get(n) {
             return Ok(self.konst(crate::mem::func_addr(fi)));
         }
+        // The PTX predefined constant for the warp size (what NVRTC emits for `warpSize`).
+        if n == "WARP_SZ" {
+            return Ok(self.konst(32));
+        }
         if n.starts_with('%') {
             return Err(perr(line, format!("unknown register `{n}`")));
         }

@@ -76,3 +76,15 @@ fn shuffles_votes_match_reduce() {
         assert_eq!(o[11], want, "bit ops {i}");
     }
 }
+
+#[test]
+fn warp_sz_is_the_warp_size() {
+    // NVRTC writes `warpSize` as the PTX constant WARP_SZ (`i % warpSize`, `i / warpSize`).
+    let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\nld.param.u64 %rd1, [out];\ncvta.to.global.u64 %rd2, %rd1;\nmov.u32 %r1, %tid.x;\nrem.u32 %r2, %r1, WARP_SZ;\nmov.u32 %r3, WARP_SZ;\nadd.u32 %r2, %r2, %r3;\nmul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd3, %rd2, %rd3;\nst.global.u32 [%rd3], %r2;\nret;\n}\n";
+    let dev = Device::new();
+    let m = dev.load_module(ptx).expect("WARP_SZ loads");
+    let out = upload_u32(&dev, &[0; 64]);
+    run(&dev, &m, "k", (1, 1, 1), (64, 1, 1), &[&p64(out)]);
+    let want: Vec<u32> = (0..64).map(|i| i % 32 + 32).collect();
+    assert_eq!(download_u32(&dev, out, 64), want);
+}
