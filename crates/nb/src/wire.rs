@@ -55,8 +55,20 @@ pub fn read_frame(r: &mut impl Read) -> io::Result<(serde_json::Value, Vec<u8>)>
             format!("payload of {plen} bytes is over the {MAX_PAYLOAD}-byte limit"),
         ));
     }
-    let mut payload = vec![0u8; plen as usize];
-    r.read_exact(&mut payload)?;
+    // Grown as the bytes arrive: a frame that announces 8 GiB and sends less reserves only
+    // what it sent.
+    let mut payload = Vec::new();
+    r.by_ref().take(plen).read_to_end(&mut payload)?;
+    if payload.len() as u64 != plen {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!(
+                "payload of {} bytes announced, {} sent",
+                plen,
+                payload.len()
+            ),
+        ));
+    }
     Ok((header, payload))
 }
 
@@ -79,5 +91,12 @@ mod tests {
         let mut bad = Vec::new();
         bad.extend_from_slice(&(u32::MAX).to_le_bytes());
         assert!(read_frame(&mut bad.as_slice()).is_err());
+        // A frame that announces 8 GiB and sends 3 bytes is an error, without reserving 8 GiB.
+        let mut short = Vec::new();
+        write_frame(&mut short, &serde_json::json!({"op": "put"}), &[1, 2, 3]).unwrap();
+        let at = short.len() - 3 - 8;
+        short[at..at + 8].copy_from_slice(&MAX_PAYLOAD.to_le_bytes());
+        let e = read_frame(&mut short.as_slice()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "{e}");
     }
 }
