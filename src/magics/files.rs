@@ -119,12 +119,37 @@ fn load_image(
     gray: bool,
     as_dtype: Option<Dtype>,
 ) -> FileResult<HostArray> {
-    let img = image::ImageReader::new(BufReader::new(file))
+    let mut reader = image::ImageReader::new(BufReader::new(file))
         .with_guessed_format()
-        .map_err(|e| io_err(path, e))?
-        .decode()
         .map_err(|e| io_err(path, e))?;
+    // Checked from the header, before any pixel is decoded: a 347-byte JPEG that declares
+    // 21573 × 20556 pixels made the decoder allocate and fill 443 MB, and the conversion 1.3 GB.
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_IMAGE_SIDE);
+    limits.max_image_height = Some(MAX_IMAGE_SIDE);
+    limits.max_alloc = Some(MAX_IMAGE_DECODE_BYTES);
+    reader.limits(limits);
+    let img = reader.decode().map_err(|e| match e {
+        image::ImageError::Limits(_) => io_err(
+            path,
+            format!(
+                "the image is too large to load: %load takes images of at most \
+                 {MAX_IMAGE_SIDE} × {MAX_IMAGE_SIDE} pixels ({} MiB decoded)",
+                MAX_IMAGE_DECODE_BYTES >> 20
+            ),
+        ),
+        e => io_err(path, e),
+    })?;
     let (w, h) = (img.width() as usize, img.height() as usize);
+    if w * h > MAX_IMAGE_PIXELS {
+        return Err(io_err(
+            path,
+            format!(
+                "the image is too large to load: {w} × {h} pixels; %load takes at most \
+                 {MAX_IMAGE_PIXELS} pixels (8192 × 8192)"
+            ),
+        ));
+    }
     let (shape, data) = if gray {
         (vec![h, w], img.to_luma8().into_raw())
     } else if img.color().has_alpha() {
@@ -264,6 +289,15 @@ fn load_npy(path: &str, file: StopAt<File>) -> FileResult<HostArray> {
 
 /// numpy's own limit on a `.npy` header (`max_header_size` of `numpy.lib.format`).
 pub const NPY_MAX_HEADER_BYTES: usize = 10_000;
+
+/// The widest and tallest image `%load` takes, in pixels.
+pub const MAX_IMAGE_SIDE: u32 = 16384;
+
+/// The most pixels an image `%load` takes may have (8192 × 8192).
+pub const MAX_IMAGE_PIXELS: usize = 1 << 26;
+
+/// The most memory an image's decoder may use (the image crate's `Limits::max_alloc`).
+pub const MAX_IMAGE_DECODE_BYTES: u64 = 512 << 20;
 
 /// The deepest nesting of brackets a `.npy` header may have: the dict, a structured dtype's
 /// list of fields, a field's tuple and its shape tuple.

@@ -1151,3 +1151,20 @@ fn a_blocked_file_operation_returns_at_the_interrupt() {
     let quiet = std::sync::atomic::AtomicBool::new(false);
     assert_eq!(files::interruptible(&quiet, |_| Ok(7)), Ok(7));
 }
+
+#[test]
+fn an_image_that_declares_huge_dimensions_is_refused_before_decoding() {
+    // Found by fuzzing: 347 bytes of JPEG declaring 21573 × 20556 pixels took 20 s and 1.7 GB.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("huge.jpg");
+    std::fs::write(
+        &path,
+        include_bytes!("../../fuzz/corpus/image/declares-21573x20556.jpg"),
+    )
+    .expect("write");
+    let t0 = std::time::Instant::now();
+    let (ename, msg) = files::load(&path.to_string_lossy(), false, None).expect_err("refused");
+    assert_eq!(ename, "IOError");
+    assert!(msg.contains("the image is too large to load"), "{msg}");
+    assert!(t0.elapsed().as_secs_f64() < 1.0, "{:?}", t0.elapsed());
+}
