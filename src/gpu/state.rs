@@ -633,35 +633,14 @@ impl DeviceState {
     }
 
     pub fn launch(&mut self, request: &LaunchRequest) -> Result<LaunchOutcome, GpuError> {
-        self.recover_if_needed()?;
-        let (ci, ki) = self.resolve(&request.kernel)?;
-        let k = self.cells[ci].kernels[ki].clone();
+        let (ci, _, k, packed) = self.checked_request(request)?;
         let module = self.cells[ci].module;
-        let no_copies = BTreeMap::new();
-        let packed = self.pack_args(&k, request, &no_copies)?;
-        args::check_config(
-            &k.user_name,
-            request.grid,
-            request.block,
-            request.shared_bytes,
-            &self.backend.limits(),
-            &k.meta,
-        )?;
         if request.check && self.check_on_copy {
             return self.launch_on_checker(ci, &k, request);
         }
         let stream = self.stream_id(request.stream.as_deref())?;
         // On ptxsim `--check` is this path with the checker on.
-        let config = BackendLaunch {
-            grid: request.grid,
-            block: request.block,
-            shared_bytes: request.shared_bytes,
-            stream,
-            check: request.check,
-            cancel: Some(request.cancel.clone()),
-            stack_bytes: self.stack_bytes,
-            counters: None,
-        };
+        let config = self.backend_launch(request, stream, request.check, None);
         let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
         let t0 = Instant::now();
         let result = self.backend.launch(module, &k.lowered, &config, &params);
@@ -677,6 +656,47 @@ impl DeviceState {
                 Err(e)
             }
             other => other,
+        }
+    }
+
+    /// The loaded CUDA kernel of `request` with its arguments packed and its configuration
+    /// checked against the device: (cell, kernel index, kernel, packed arguments).
+    pub(super) fn checked_request(
+        &mut self,
+        request: &LaunchRequest,
+    ) -> Result<(usize, usize, LoadedKernel, args::Packed), GpuError> {
+        self.recover_if_needed()?;
+        let (ci, ki) = self.resolve(&request.kernel)?;
+        let k = self.cells[ci].kernels[ki].clone();
+        let packed = self.pack_args(&k, request, &BTreeMap::new())?;
+        args::check_config(
+            &k.user_name,
+            request.grid,
+            request.block,
+            request.shared_bytes,
+            &self.backend.limits(),
+            &k.meta,
+        )?;
+        Ok((ci, ki, k, packed))
+    }
+
+    /// What the backend is told about `request`: its shape, stream, the session's stack limit.
+    pub(super) fn backend_launch(
+        &self,
+        request: &LaunchRequest,
+        stream: Option<super::backend::StreamId>,
+        check: bool,
+        counters: Option<ptxsim::counters::CounterConfig>,
+    ) -> BackendLaunch {
+        BackendLaunch {
+            grid: request.grid,
+            block: request.block,
+            shared_bytes: request.shared_bytes,
+            stream,
+            check,
+            cancel: Some(request.cancel.clone()),
+            stack_bytes: self.stack_bytes,
+            counters,
         }
     }
 
@@ -788,16 +808,7 @@ impl DeviceState {
             });
         }
         let packed = self.pack_args(k, request, &copies)?;
-        let config = BackendLaunch {
-            grid: request.grid,
-            block: request.block,
-            shared_bytes: request.shared_bytes,
-            stream: None,
-            check,
-            cancel: Some(request.cancel.clone()),
-            stack_bytes: self.stack_bytes,
-            counters,
-        };
+        let config = self.backend_launch(request, None, check, counters);
         let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
         let t0 = Instant::now();
         let result = sim.launch(module, &k.lowered, &config, &params);

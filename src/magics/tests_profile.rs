@@ -27,22 +27,13 @@ __global__ void conflicts(float* out, int pad) {
 /// The display of `%profile …` and its application/json entry.
 fn profile(s: &mut Session, line: &str) -> (String, Value) {
     s.ok(line);
-    let shown: Vec<_> = s
-        .take()
-        .into_iter()
-        .filter_map(|o| match o {
-            CellOutput::Display { data, .. } => Some(data),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(shown.len(), 1, "{line}: one display");
-    let d = &shown[0];
+    let d = s.display();
     assert!(d.contains_key("text/html"), "{line}: html");
     let j = d
         .get("application/json")
         .cloned()
         .expect("application/json");
-    (text(d), j)
+    (text(&d), j)
 }
 
 fn metric(j: &Value, k: &str) -> f64 {

@@ -70,19 +70,7 @@ impl DeviceState {
         request: &LaunchRequest,
         gpu: &GpuModel,
     ) -> Result<ProfileOutcome, GpuError> {
-        self.recover_if_needed()?;
-        let (ci, ki) = self.resolve(&request.kernel)?;
-        let k = self.cells[ci].kernels[ki].clone();
-        let no_copies = BTreeMap::new();
-        self.pack_args(&k, request, &no_copies)?;
-        args::check_config(
-            &k.user_name,
-            request.grid,
-            request.block,
-            request.shared_bytes,
-            &self.backend.limits(),
-            &k.meta,
-        )?;
+        let (ci, ki, k, _) = self.checked_request(request)?;
         let counters = CounterConfig::new(gpu.l2_bytes);
         let run = self.run_on_sim_copies(ci, &k, request, request.check, Some(counters))?;
         let report = match run.result {
@@ -196,16 +184,7 @@ impl DeviceState {
         if result.is_ok() {
             result = (|| {
                 let packed = self.pack_args(k, request, &copies)?;
-                let config = BackendLaunch {
-                    grid: request.grid,
-                    block: request.block,
-                    shared_bytes: request.shared_bytes,
-                    stream: None,
-                    check: false,
-                    cancel: Some(request.cancel.clone()),
-                    stack_bytes: self.stack_bytes,
-                    counters: None,
-                };
+                let config = self.backend_launch(request, None, false, None);
                 let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
                 let module = self.cells[ci].module;
                 match self.backend.launch(module, &k.lowered, &config, &params) {
