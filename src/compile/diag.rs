@@ -119,7 +119,17 @@ pub fn render(diags: &[Diagnostic], program: &str, source: &str, first_line: usi
                 (Some(o), None) => o.to_string(),
                 (None, None) => String::new(),
             };
+            // NVRTC often names the line after the mistake (a missing `;`): show the two
+            // lines above an error too, each with its cell line number.
             let gutter = format!("{cell_line}");
+            if d.is_error() {
+                for above in d.line.saturating_sub(2).max(1)..d.line {
+                    if let Some(text) = src_lines.get(above - 1) {
+                        let n = first_line + above - 1;
+                        out.push_str(&format!("{n:>w$} | {text}\n", w = gutter.len()));
+                    }
+                }
+            }
             out.push_str(&format!("{gutter} | {shown}\n"));
             if let Some(col) = d.caret {
                 out.push_str(&format!(
@@ -201,12 +211,24 @@ __nv_name_map(3): error: identifier "scale" is undefined
             lines[0],
             "cell line 12: error: identifier \"undefined_thing\" is undefined"
         );
+        // The two lines above the error, then the line NVRTC names, then the caret.
         assert_eq!(
             lines[1],
+            "10 | __global__ void add(const float* a, const float* b, float* c, int n) {"
+        );
+        assert_eq!(lines[2], "11 |   int i = 0;");
+        assert_eq!(
+            lines[3],
             "12 |   if (i < n) c[i] = a[i] + b[i] + undefined_thing;"
         );
-        let caret = lines[2].find('^').unwrap_or(0);
-        assert_eq!(&lines[1][caret..caret + 9], "undefined");
+        let caret = lines[4].find('^').unwrap_or(0);
+        assert_eq!(&lines[3][caret..caret + 9], "undefined");
+        // A warning shows its own line only.
+        let w = lines
+            .iter()
+            .position(|l| l.starts_with("cell line 14"))
+            .unwrap_or(0);
+        assert_eq!(lines[w + 1], "14 |   #warning hello");
         assert!(text.contains("cell line 14: warning #1105-D"), "{text}");
         assert!(
             text.contains("in the instantiation `scale<double>`"),

@@ -20,6 +20,7 @@ pub mod nvrtc;
 pub mod ptx;
 pub mod resources;
 pub mod scan;
+pub mod structs;
 
 use crate::gpu::{CudaOptions, GpuError};
 use std::path::PathBuf;

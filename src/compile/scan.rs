@@ -7,6 +7,7 @@
 //! token. Anything it cannot classify becomes [`ParamKind::Other`]. It must never panic on user
 //! text, and it never decides whether the code compiles (NVRTC does).
 
+use super::structs::{Member, StructDef};
 use crate::gpu::{Dtype, KernelParam, ParamKind};
 
 /// One token with the 1-based source line it starts on.
@@ -46,6 +47,8 @@ pub struct KernelDecl {
     pub line: usize,
     /// Another `__global__` of the same name with a different parameter list exists.
     pub overloaded: bool,
+    /// The cell's struct definitions, for parameters passed by value.
+    pub structs: Vec<StructDef>,
 }
 
 /// Everything the scanner found.
@@ -55,6 +58,24 @@ pub struct ScanResult {
     /// Instantiations named in the source (`template __global__ void scale<float>(…);` or an
     /// explicit specialisation), as user names (`scale<float>`).
     pub instantiations: Vec<String>,
+    /// Module-scope `__constant__` and `__device__` variables (not `extern`, not `__shared__`).
+    pub variables: Vec<DeviceVariable>,
+}
+
+/// A `__constant__ float taps[5];` or `__device__ int counter;` of the cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceVariable {
+    /// The C name, which becomes the array's name.
+    pub name: String,
+    /// With its namespaces, for the name expression `&ns::name`.
+    pub qualified: String,
+    /// `"__constant__"` or `"__device__"`.
+    pub space: &'static str,
+    /// The element type as written (`float`, `unsigned int`, `float2`).
+    pub type_tokens: Vec<String>,
+    /// Array dimensions as written (None where not an integer literal); empty for a scalar.
+    pub dims: Vec<Option<usize>>,
+    pub line: usize,
 }
 
 impl ScanResult {
@@ -67,6 +88,7 @@ impl ScanResult {
 pub fn scan(source: &str) -> ScanResult {
     let toks = tokenize(source);
     let mut result = ScanResult::default();
+    let mut structs: Vec<StructDef> = Vec::new();
     let mut ns: Vec<Option<String>> = Vec::new(); // None: transparent scope (extern "C" { })
     let mut stmt_start = 0usize;
     let mut i = 0usize;
@@ -74,6 +96,7 @@ pub fn scan(source: &str) -> ScanResult {
         let t = toks[i].text.as_str();
         match t {
             ";" => {
+                parse_variables(&toks[stmt_start..i], &ns, &mut result.variables);
                 i += 1;
                 stmt_start = i;
             }
@@ -102,8 +125,25 @@ pub fn scan(source: &str) -> ScanResult {
                 } else if head.len() == 2 && head[0] == "extern" && head[1].starts_with('"') {
                     ns.push(None);
                     i += 1;
-                } else {
+                } else if let Some(eq) = head.iter().position(|w| *w == "=") {
+                    // `__constant__ float lut[4] = { … };`: a variable with an initializer.
+                    parse_variables(
+                        &toks[stmt_start..stmt_start + eq],
+                        &ns,
+                        &mut result.variables,
+                    );
                     i = skip_balanced(&toks, i);
+                    while i < toks.len() && toks[i].text != ";" {
+                        i += 1;
+                    }
+                } else {
+                    let end = skip_balanced(&toks, i);
+                    if let Some(def) =
+                        parse_struct(&toks[stmt_start..i], &toks[i + 1..end - 1], &toks[end..])
+                    {
+                        structs.push(def);
+                    }
+                    i = end;
                 }
                 stmt_start = i;
             }
@@ -131,7 +171,179 @@ pub fn scan(source: &str) -> ScanResult {
             _ => i += 1,
         }
     }
+    for k in &mut result.kernels {
+        k.structs = structs.clone();
+    }
     result
+}
+
+/// The variables of one top-level declaration (up to `;` or its `=`), if it declares
+/// `__constant__`/`__device__` variables: `__constant__ float a[4], b;`.
+fn parse_variables(decl: &[Tok], ns: &[Option<String>], out: &mut Vec<DeviceVariable>) {
+    let words: Vec<&str> = decl.iter().map(|t| t.text.as_str()).collect();
+    let space = if words.contains(&"__constant__") {
+        "__constant__"
+    } else if words.contains(&"__device__") || words.contains(&"__managed__") {
+        "__device__"
+    } else {
+        return;
+    };
+    if words.iter().any(|w| {
+        matches!(
+            *w,
+            "(" | "extern" | "__shared__" | "template" | "typedef" | "<"
+        )
+    }) {
+        return; // a function, a declaration without storage, shared memory, a template
+    }
+    // Drop an initializer of a later declarator: `a = 1, b = 2` keeps `a`, `b`.
+    let qualifiers = [
+        "__constant__",
+        "__device__",
+        "__managed__",
+        "static",
+        "const",
+        "volatile",
+        "constexpr",
+        "inline",
+    ];
+    let parts: Vec<&[&str]> = words.split(|w| *w == ",").collect();
+    let mut ty: Vec<String> = Vec::new();
+    let prefix: Vec<String> = ns.iter().flatten().cloned().collect();
+    for (k, part) in parts.iter().enumerate() {
+        let part: Vec<&str> = part
+            .iter()
+            .copied()
+            .take_while(|w| *w != "=")
+            .filter(|w| !qualifiers.contains(w))
+            .collect();
+        let name_at = part.iter().position(|w| *w == "[").unwrap_or(part.len());
+        if name_at == 0 {
+            return;
+        }
+        let name = part[name_at - 1];
+        if !is_identifier(name) || part[..name_at - 1].contains(&"*") || part.contains(&"&") {
+            return; // a pointer variable: not an array of numbers
+        }
+        if k == 0 {
+            ty = part[..name_at - 1].iter().map(|w| w.to_string()).collect();
+            if ty.is_empty() {
+                return;
+            }
+        }
+        let mut dims = Vec::new();
+        let mut j = name_at;
+        while j < part.len() {
+            match (part.get(j), part.get(j + 1), part.get(j + 2)) {
+                (Some(&"["), Some(n), Some(&"]")) => {
+                    dims.push(n.parse::<usize>().ok());
+                    j += 3;
+                }
+                (Some(&"["), _, _) => {
+                    dims.push(None);
+                    j = part[j..]
+                        .iter()
+                        .position(|w| *w == "]")
+                        .map_or(part.len(), |e| j + e + 1);
+                }
+                _ => return,
+            }
+        }
+        let mut qualified = prefix.clone();
+        qualified.push(name.to_string());
+        out.push(DeviceVariable {
+            name: name.to_string(),
+            qualified: qualified.join("::"),
+            space,
+            type_tokens: ty.clone(),
+            dims,
+            line: decl.first().map_or(0, |t| t.line),
+        });
+    }
+}
+
+/// A struct definition: `head` is what comes before `{` (`struct NAME`, `typedef struct`, with
+/// an optional `__align__(N)`/`alignas(N)`), `body` the members, `after` what follows `}` (a
+/// typedef's name). None for anything else (a class with methods, a union, a function body).
+fn parse_struct(head: &[Tok], body: &[Tok], after: &[Tok]) -> Option<StructDef> {
+    let words: Vec<&str> = head.iter().map(|t| t.text.as_str()).collect();
+    let typedef = words.first() == Some(&"typedef");
+    let rest = if typedef { &words[1..] } else { &words[..] };
+    if rest.first() != Some(&"struct") {
+        return None;
+    }
+    let mut align = None;
+    let mut name = None;
+    let mut j = 1;
+    while j < rest.len() {
+        match rest[j] {
+            "__align__" | "alignas" if rest.get(j + 1) == Some(&"(") => {
+                align = rest.get(j + 2).and_then(|n| n.parse::<usize>().ok());
+                if rest.get(j + 3) != Some(&")") || align.is_none_or(|a| !a.is_power_of_two()) {
+                    return None;
+                }
+                j += 4;
+            }
+            w if is_identifier(w) && name.is_none() => {
+                name = Some(w.to_string());
+                j += 1;
+            }
+            _ => return None,
+        }
+    }
+    if typedef {
+        // `typedef struct [tag] { … } NAME;`
+        match after {
+            [n, semi, ..] if is_identifier(&n.text) && semi.text == ";" => {
+                name = Some(n.text.clone())
+            }
+            _ => return None,
+        }
+    }
+    let mut members = Vec::new();
+    for decl in body.split(|t| t.text == ";") {
+        if decl.is_empty() {
+            continue;
+        }
+        let d: Vec<&str> = decl.iter().map(|t| t.text.as_str()).collect();
+        if d.iter()
+            .any(|w| matches!(*w, "(" | "{" | "}" | ":" | "static" | "=" | "union"))
+        {
+            return None;
+        }
+        // `TYPE a, b[3], c` → the type is what precedes the first declarator.
+        let parts: Vec<&[&str]> = d.split(|w| *w == ",").collect();
+        let first = parts[0];
+        let first_name = first
+            .iter()
+            .rposition(|w| is_identifier(w) && *w != "const")?;
+        let first_dims = &first[first_name..];
+        let ty: Vec<String> = first[..first_name].iter().map(|w| w.to_string()).collect();
+        if ty.is_empty() {
+            return None;
+        }
+        let declarators = std::iter::once(first_dims).chain(parts[1..].iter().copied());
+        for dcl in declarators {
+            let (mname, count) = match dcl {
+                [n] => (*n, None),
+                [n, "[", len, "]"] => (*n, Some(len.parse::<usize>().ok().filter(|c| *c > 0)?)),
+                _ => return None,
+            };
+            if !is_identifier(mname) {
+                return None;
+            }
+            members.push(Member {
+                type_tokens: ty.clone(),
+                name: mname.to_string(),
+                count,
+            });
+        }
+    }
+    Some(StructDef {
+        name: name?,
+        members,
+        align,
+    })
 }
 
 fn add_kernel(result: &mut ScanResult, k: KernelDecl) {
@@ -314,6 +526,7 @@ fn parse_declaration(decl: &[Tok], ns: &[Option<String>]) -> Option<Found> {
         params,
         line: name_tok.line,
         overloaded: false,
+        structs: Vec::new(),
     }))
 }
 
@@ -519,7 +732,7 @@ impl KernelDecl {
                 KernelParam {
                     name: p.name.clone().unwrap_or_else(|| format!("arg{}", i + 1)),
                     c_type: join_tokens(&ty),
-                    kind: classify(&ty),
+                    kind: classify(&ty, &self.structs),
                 }
             })
             .collect()
@@ -547,8 +760,9 @@ impl KernelDecl {
     }
 }
 
-/// What a parameter type (tokens, without the name) accepts.
-pub fn classify(ty: &[String]) -> ParamKind {
+/// What a parameter type (tokens, without the name) accepts; `structs` are the cell's struct
+/// definitions, for structs passed by value.
+pub fn classify(ty: &[String], structs: &[StructDef]) -> ParamKind {
     if ty.iter().any(|w| w == "&" || w == "&&" || w == "(") {
         return ParamKind::Other;
     }
@@ -563,7 +777,10 @@ pub fn classify(ty: &[String]) -> ParamKind {
     match stars {
         0 => match elem {
             Some(d) => ParamKind::Scalar(d),
-            None => ParamKind::Other,
+            None => match super::structs::layout(&base, structs) {
+                Some(a) => ParamKind::Aggregate(a),
+                None => ParamKind::Other,
+            },
         },
         1 => ParamKind::Pointer {
             elem,
@@ -577,7 +794,7 @@ pub fn classify(ty: &[String]) -> ParamKind {
 }
 
 /// The dtype of a base type (without cv-qualifiers), e.g. `["unsigned", "long", "long"]`.
-fn base_dtype(words: &[&str]) -> Option<Dtype> {
+pub(crate) fn base_dtype(words: &[&str]) -> Option<Dtype> {
     if words.is_empty() {
         return None;
     }

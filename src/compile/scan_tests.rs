@@ -97,7 +97,23 @@ __global__ void refs(const float& r, uint8_t u8, uint64_t u64) {}
             ptr(Some(Dtype::F64), false),
             ParamKind::Scalar(Dtype::I64),
             ParamKind::Scalar(Dtype::U64),
-            ParamKind::Other,
+            // `float2` by value: a tuple of x, y.
+            ParamKind::Aggregate(crate::gpu::Aggregate {
+                fields: vec![
+                    crate::gpu::AggregateField {
+                        name: "x".into(),
+                        dtype: Dtype::F32,
+                        offset: 0
+                    },
+                    crate::gpu::AggregateField {
+                        name: "y".into(),
+                        dtype: Dtype::F32,
+                        offset: 4
+                    },
+                ],
+                size: 8,
+                align: 8
+            }),
             ptr(Some(Dtype::F32), true),
             ParamKind::Scalar(Dtype::I8),
             ParamKind::Scalar(Dtype::U8),
@@ -212,4 +228,53 @@ fn scan_names_and_overloads() {
     ] {
         let _ = scan(src);
     }
+}
+
+#[test]
+fn scan_finds_structs_and_module_variables() {
+    let src = "struct __align__(16) P { float a; int b[2]; };\n\
+               typedef struct { double d; char c; } Q;\n\
+               struct Bad { float* p; };\n\
+               __constant__ float taps[5], gain = 2.0f;\n\
+               static __device__ unsigned int hits;\n\
+               __constant__ float2 lut[3] = {{1, 2}, {3, 4}, {5, 6}};\n\
+               namespace ns { __device__ int t[N][2]; }\n\
+               extern __constant__ float other[4];\n\
+               __device__ float helper(float x) { return x; }\n\
+               __shared__ float s[4];\n\
+               __global__ void k(P p, Q q, Bad b, float4 v) {}\n";
+    let r = scan(src);
+    let vars: Vec<(String, String, &str, Vec<Option<usize>>)> = r
+        .variables
+        .iter()
+        .map(|v| (v.name.clone(), v.qualified.clone(), v.space, v.dims.clone()))
+        .collect();
+    assert_eq!(
+        vars,
+        vec![
+            ("taps".into(), "taps".into(), "__constant__", vec![Some(5)]),
+            ("gain".into(), "gain".into(), "__constant__", vec![]),
+            ("hits".into(), "hits".into(), "__device__", vec![]),
+            ("lut".into(), "lut".into(), "__constant__", vec![Some(3)]),
+            (
+                "t".into(),
+                "ns::t".into(),
+                "__device__",
+                vec![None, Some(2)]
+            ),
+        ]
+    );
+    let params = r.kernels[0].params_for(&[]);
+    let layout = |i: usize| match &params[i].kind {
+        ParamKind::Aggregate(a) => Some((a.size, a.align, a.fields.len())),
+        _ => None,
+    };
+    assert_eq!(
+        layout(0),
+        Some((16, 16, 3)),
+        "P: a, b[0], b[1], aligned to 16"
+    );
+    assert_eq!(layout(1), Some((16, 8, 2)), "Q: d, c");
+    assert_eq!(layout(2), None, "a struct with a pointer cannot be passed");
+    assert_eq!(layout(3), Some((16, 16, 4)), "float4");
 }

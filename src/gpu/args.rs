@@ -13,6 +13,8 @@ use super::{DeviceLimits, Dim3, Dtype, GpuError, KernelParam, LaunchArg, ParamKi
 pub struct ArrayRef {
     pub dtype: Dtype,
     pub ptr: DevPtr,
+    /// Number of elements.
+    pub len: usize,
 }
 
 /// Packed parameters and which arrays the launch uses.
@@ -40,8 +42,11 @@ fn label(kernel: &str, i: usize, p: &KernelParam) -> String {
 fn describe_arg(a: &LaunchArg) -> String {
     match a {
         LaunchArg::Array(n) => format!("array `{n}`"),
+        LaunchArg::ArrayAt(n, off) => format!("`{n} + {off}`"),
+        LaunchArg::Null => "null".into(),
         LaunchArg::Int(v) => format!("the number {v}"),
         LaunchArg::Float(v) => format!("the number {v}"),
+        LaunchArg::Fields(f) => format!("a tuple of {}", f.len()),
     }
 }
 
@@ -73,7 +78,16 @@ pub fn pack(
                     p.c_type
                 )))
             }
-            (ParamKind::Pointer { elem, is_const }, LaunchArg::Array(name)) => {
+            (ParamKind::Pointer { .. }, LaunchArg::Null) => vec![0u8; 8],
+            (
+                ParamKind::Pointer { elem, is_const },
+                a @ (LaunchArg::Array(_) | LaunchArg::ArrayAt(..)),
+            ) => {
+                let (name, offset) = match a {
+                    LaunchArg::ArrayAt(n, off) => (n, *off),
+                    LaunchArg::Array(n) => (n, 0),
+                    _ => unreachable!("matched above"),
+                };
                 let Some(arr) = lookup(name) else {
                     let names = array_names();
                     let hint = match crate::gpu::closest(name, &names) {
@@ -100,8 +114,59 @@ pub fn pack(
                         )));
                     }
                 }
+                if offset > arr.len {
+                    return Err(GpuError::argument(format!(
+                        "{}: `{name} + {offset}` points past the end of array `{name}` ({} \
+                         elements)",
+                        label(kernel, i, p),
+                        arr.len
+                    )));
+                }
                 out.arrays.push((name.clone(), i, !is_const));
-                arr.ptr.to_le_bytes().to_vec()
+                let ptr = arr.ptr + (offset * arr.dtype.size()) as u64;
+                ptr.to_le_bytes().to_vec()
+            }
+            (ParamKind::Aggregate(layout), LaunchArg::Fields(values)) => {
+                if values.len() != layout.fields.len() {
+                    return Err(GpuError::argument(format!(
+                        "{} is `{}`, {} numbers ({}), but got {}",
+                        label(kernel, i, p),
+                        p.c_type,
+                        layout.fields.len(),
+                        field_names(layout),
+                        values.len()
+                    )));
+                }
+                let mut bytes = vec![0u8; layout.size];
+                for (f, v) in layout.fields.iter().zip(values) {
+                    let c_type = f.dtype.c_names()[0];
+                    let b = match v {
+                        LaunchArg::Int(x) => scalar_from_int(f.dtype, *x, c_type)
+                            .map_err(|range| format!("{range}, but got {x}")),
+                        LaunchArg::Float(x) => scalar_from_float(f.dtype, *x, c_type)
+                            .map_err(|why| format!("got {x}: {why}")),
+                        other => Err(format!("got {}", describe_arg(other))),
+                    }
+                    .map_err(|why| {
+                        GpuError::argument(format!(
+                            "{}: field `{}` is `{c_type}` ({why})",
+                            label(kernel, i, p),
+                            f.name
+                        ))
+                    })?;
+                    bytes[f.offset..f.offset + b.len()].copy_from_slice(&b);
+                }
+                bytes
+            }
+            (ParamKind::Aggregate(layout), other) => {
+                return Err(GpuError::argument(format!(
+                    "{} is `{}` by value: pass a tuple of {} numbers ({}), not {}",
+                    label(kernel, i, p),
+                    p.c_type,
+                    layout.fields.len(),
+                    field_names(layout),
+                    describe_arg(other)
+                )))
             }
             (ParamKind::Pointer { .. }, other) => {
                 return Err(GpuError::argument(format!(
@@ -111,11 +176,18 @@ pub fn pack(
                     describe_arg(other)
                 )))
             }
-            (ParamKind::Scalar(_), LaunchArg::Array(name)) => {
+            (
+                ParamKind::Scalar(_),
+                other @ (LaunchArg::Array(_)
+                | LaunchArg::ArrayAt(..)
+                | LaunchArg::Null
+                | LaunchArg::Fields(_)),
+            ) => {
                 return Err(GpuError::argument(format!(
-                    "{} is the scalar `{}`, but got array `{name}`: pass a number",
+                    "{} is the scalar `{}`, but got {}: pass a number",
                     label(kernel, i, p),
-                    p.c_type
+                    p.c_type,
+                    describe_arg(other)
                 )))
             }
             (ParamKind::Scalar(d), LaunchArg::Int(v)) => scalar_from_int(*d, *v, &p.c_type)
@@ -138,6 +210,18 @@ pub fn pack(
         out.params.push(bytes);
     }
     Ok(out)
+}
+
+/// `x, y` or `a, b, n` (the first few, for messages).
+fn field_names(layout: &crate::gpu::Aggregate) -> String {
+    let names: Vec<&str> = layout
+        .fields
+        .iter()
+        .take(8)
+        .map(|f| f.name.as_str())
+        .collect();
+    let more = if layout.fields.len() > 8 { ", …" } else { "" };
+    format!("{}{more}", names.join(", "))
 }
 
 /// The bytes of integer `v` as dtype `d`, or the valid range as text.

@@ -117,6 +117,11 @@ pub trait Backend: Send {
         image: ModuleImage<'_>,
     ) -> Result<(ModuleId, Vec<KernelMeta>), GpuError>;
     fn unload_module(&mut self, module: ModuleId);
+    /// The device address and size of the module-scope variable `name` (its PTX name: a
+    /// `__constant__` or `__device__` variable) of `module`, like `cuModuleGetGlobal`; None when
+    /// the module has no variable of that name. Read and write it with `dtoh`/`htod`.
+    fn symbol(&mut self, module: ModuleId, name: &str)
+        -> Result<Option<(DevPtr, usize)>, GpuError>;
     /// Launches `kernel` (lowered name) of `module`; `params` holds one little-endian byte slice
     /// per parameter, each exactly the parameter's size.
     fn launch(

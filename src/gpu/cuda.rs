@@ -714,6 +714,29 @@ impl Backend for CudaBackend {
         }
     }
 
+    fn symbol(
+        &mut self,
+        module: ModuleId,
+        name: &str,
+    ) -> Result<Option<(DevPtr, usize)>, GpuError> {
+        self.usable()?;
+        let Some(m) = self.modules.get(&module) else {
+            return Ok(None);
+        };
+        let Ok(c) = CString::new(name) else {
+            return Ok(None);
+        };
+        let mut ptr: sys::CUdeviceptr = 0;
+        let mut bytes: usize = 0;
+        // SAFETY: a loaded module of this context and a NUL-terminated name; the driver writes
+        // the two out-parameters.
+        match drv(unsafe { sys::cuModuleGetGlobal_v2(&mut ptr, &mut bytes, m.raw, c.as_ptr()) }) {
+            Ok(()) => Ok(Some((ptr, bytes))),
+            Err(e) if is_sticky(e.0) => Err(self.fail("cuModuleGetGlobal", e)),
+            Err(_) => Ok(None),
+        }
+    }
+
     fn create_stream(&mut self) -> Result<StreamId, GpuError> {
         self.usable()?;
         let mut s: sys::CUstream = std::ptr::null_mut();

@@ -2,13 +2,16 @@
 //! so far), load it on the backend, and pair every kernel's lowered name with the C signature
 //! scanned from the source, checked against the PTX parameter list.
 //!
+//! Each module-scope `__constant__`/`__device__` variable of numbers becomes a [`CellSymbol`]:
+//! its device address in the loaded module, dtype and shape (`state.rs` lists it as an array).
+//!
 //! This module does not decide which cells replace which (that is `state.rs`) and never touches
 //! arrays.
 
 use super::args::signature;
-use super::backend::{Backend, KernelMeta, ModuleId, ModuleImage};
-use super::{CudaOptions, GpuError, KernelParam, KernelSummary, ParamKind};
-use crate::compile::scan::{self, KernelDecl, ScanResult};
+use super::backend::{Backend, DevPtr, KernelMeta, ModuleId, ModuleImage};
+use super::{CudaOptions, Dtype, GpuError, KernelParam, KernelSummary, ParamKind};
+use crate::compile::scan::{self, DeviceVariable, KernelDecl, ScanResult};
 use crate::compile::{self, CompileInput, Compiled, Compiler};
 
 /// A launchable CUDA kernel of a loaded cell.
@@ -21,6 +24,21 @@ pub struct LoadedKernel {
     pub lowered: String,
     pub params: Vec<KernelParam>,
     pub meta: KernelMeta,
+}
+
+/// A `__constant__`/`__device__` variable of a loaded cell: memory of its module.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellSymbol {
+    pub name: String,
+    /// `"__constant__"` or `"__device__"`.
+    pub space: &'static str,
+    pub dtype: Dtype,
+    /// As declared; a scalar is `[1]`, an array of `float2` gets a last dimension of 2.
+    pub shape: Vec<usize>,
+    pub ptr: DevPtr,
+    pub bytes: usize,
+    /// The PTX name (`taps`, `_ZN2ns4tapsE`).
+    pub lowered: String,
 }
 
 /// A compiled and loaded `%%cuda` cell.
@@ -38,6 +56,8 @@ pub struct Cell {
     pub ptx: String,
     pub module: ModuleId,
     pub kernels: Vec<LoadedKernel>,
+    /// Its `__constant__`/`__device__` variables of numbers.
+    pub symbols: Vec<CellSymbol>,
     /// The backend that loaded it (`"ptxsim"` counts PTX virtual registers).
     pub backend: &'static str,
 }
@@ -112,7 +132,8 @@ fn expected_size(kind: &ParamKind) -> Option<usize> {
     match kind {
         ParamKind::Pointer { .. } => Some(8),
         ParamKind::Scalar(d) => Some(d.size()),
-        ParamKind::Other => None,
+        // Checked below: a layout that disagrees with the PTX is not used.
+        ParamKind::Aggregate(_) | ParamKind::Other => None,
     }
 }
 
@@ -178,11 +199,16 @@ pub fn build_cell(
         }
     }
     let target = backend.compile_target(options);
+    let var_expr = |v: &DeviceVariable| format!("&{}", v.qualified);
     let compiled = compiler.compile(&CompileInput {
         source,
         options,
         first_line,
-        name_expressions: wanted.iter().map(|w| w.3.clone()).collect(),
+        name_expressions: wanted
+            .iter()
+            .map(|w| w.3.clone())
+            .chain(scanned.variables.iter().map(var_expr))
+            .collect(),
         target,
     })?;
     for (expr, why) in &compiled.dropped {
@@ -214,7 +240,7 @@ pub fn build_cell(
             continue;
         };
         let d = &scanned.kernels[*decl];
-        let params = d.params_for(args);
+        let mut params = d.params_for(args);
         let ptx_params = compile::ptx::entry_params(&compiled.ptx, lowered).unwrap_or_default();
         let sizes_ok = ptx_params.len() == params.len()
             && params
@@ -230,6 +256,13 @@ pub fn build_cell(
                 signature(user, &params),
                 ptx_params.iter().map(|p| p.size).collect::<Vec<_>>()
             )));
+        }
+        // A vector or struct whose C layout (as nbcuda computes it) is not the PTX parameter's
+        // size cannot be packed: %launch refuses it instead of passing wrong bytes.
+        for (p, q) in params.iter_mut().zip(&ptx_params) {
+            if matches!(&p.kind, ParamKind::Aggregate(a) if a.size != q.size) {
+                p.kind = ParamKind::Other;
+            }
         }
         let meta = metas
             .iter()
@@ -251,6 +284,31 @@ pub fn build_cell(
             meta,
         });
     }
+    let mut symbols = Vec::new();
+    for v in &scanned.variables {
+        let expr = var_expr(v);
+        let Some((_, lowered)) = compiled.lowered.iter().find(|(e, _)| *e == expr) else {
+            continue; // not compiled (inside #if?) or not a variable NVRTC can name
+        };
+        let Some((ptr, bytes)) = backend.symbol(module, lowered)? else {
+            continue;
+        };
+        match symbol_layout(v, bytes) {
+            Ok((dtype, shape)) => symbols.push(CellSymbol {
+                name: v.name.clone(),
+                space: v.space,
+                dtype,
+                shape,
+                ptr,
+                bytes,
+                lowered: lowered.clone(),
+            }),
+            Err(why) => notes.push(format!(
+                "note: {} `{}` is not shown as an array: {why}",
+                v.space, v.name
+            )),
+        }
+    }
     let cell = Cell {
         name: options.name.clone(),
         source: source.to_string(),
@@ -262,7 +320,55 @@ pub fn build_cell(
         ptx: compiled.ptx.clone(),
         module,
         kernels,
+        symbols,
         backend: backend.name(),
     };
     Ok((cell, compiled, notes))
+}
+
+/// The dtype and shape of a module variable of `bytes` bytes, from its declaration: numbers or
+/// CUDA vector types (`float2 lut[16]` is f32 of shape (16, 2)); the dimensions as written when
+/// they agree with the size, else one dimension from the size.
+fn symbol_layout(v: &DeviceVariable, bytes: usize) -> Result<(Dtype, Vec<usize>), String> {
+    let words: Vec<&str> = v
+        .type_tokens
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !matches!(*w, "const" | "volatile" | "struct"))
+        .collect();
+    let (dtype, lanes) = match scan::base_dtype(&words) {
+        Some(d) => (d, 1),
+        None => match words.as_slice() {
+            [one] => crate::compile::structs::vector_type(one)
+                .ok_or_else(|| format!("its type `{one}` is not a number or a CUDA vector type"))?,
+            _ => {
+                return Err(format!(
+                    "its type `{}` is not a number or a CUDA vector type",
+                    v.type_tokens.join(" ")
+                ))
+            }
+        },
+    };
+    let elem = dtype.size() * lanes;
+    if bytes == 0 || !bytes.is_multiple_of(elem) {
+        return Err(format!(
+            "its {bytes} bytes are not a whole number of elements"
+        ));
+    }
+    let mut shape: Vec<usize> = if v.dims.is_empty() {
+        vec![1]
+    } else {
+        v.dims.iter().map(|d| d.unwrap_or(0)).collect()
+    };
+    if shape.iter().product::<usize>() * elem != bytes {
+        shape = vec![bytes / elem];
+    }
+    if lanes > 1 {
+        if v.dims.is_empty() {
+            shape = vec![lanes]; // one `float2`: shape (2,)
+        } else {
+            shape.push(lanes);
+        }
+    }
+    Ok((dtype, shape))
 }

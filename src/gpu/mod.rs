@@ -73,6 +73,8 @@ pub struct ArrayInfo {
     pub backend: &'static str,
     /// The CUDA kernel that last wrote it (passed it as a non-const pointer), if any.
     pub last_writer: Option<String>,
+    /// `Some("__constant__")`/`Some("__device__")` for a variable of a loaded `%%cuda` cell.
+    pub symbol: Option<&'static str>,
 }
 
 /// Launch limits of the active device.
@@ -115,8 +117,24 @@ pub struct DeviceDescription {
 pub enum LaunchArg {
     /// A named device array, passed as a device pointer.
     Array(String),
+    /// A pointer `offset` elements into a named array (`a + 256`).
+    ArrayAt(String, usize),
+    /// A null pointer (`null`).
+    Null,
     Int(i64),
     Float(f64),
+    /// A vector or struct by value: one number (`Int`/`Float`) per field.
+    Fields(Vec<LaunchArg>),
+}
+
+impl LaunchArg {
+    /// The array this argument points into, if any.
+    pub fn array_name(&self) -> Option<&str> {
+        match self {
+            LaunchArg::Array(n) | LaunchArg::ArrayAt(n, _) => Some(n),
+            _ => None,
+        }
+    }
 }
 
 /// One `%launch`.
@@ -202,8 +220,28 @@ pub enum ParamKind {
         is_const: bool,
     },
     Scalar(Dtype),
-    /// Anything else (`float2`, a struct by value, a reference): cannot be passed from a magic.
+    /// A vector type (`float2`) or a struct of numbers by value, passed as a tuple.
+    Aggregate(Aggregate),
+    /// Anything else (a reference, a struct nbcuda cannot lay out): cannot be passed from a
+    /// magic.
     Other,
+}
+
+/// The C layout of a by-value vector or struct parameter (`compile::structs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Aggregate {
+    /// Every number of it in declaration order (nested members flattened).
+    pub fields: Vec<AggregateField>,
+    pub size: usize,
+    pub align: usize,
+}
+
+/// One number of an aggregate: `x`, `pos.y`, `taps[2]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggregateField {
+    pub name: String,
+    pub dtype: Dtype,
+    pub offset: usize,
 }
 
 /// What `%info` shows.

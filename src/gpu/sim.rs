@@ -143,11 +143,10 @@ impl Backend for SimBackend {
                 ))
             }
         };
-        let module = self.device.load_module(ptx).map_err(|e| {
-            GpuError::compile(format!(
-                "ptxsim cannot load the PTX NVRTC produced: {e} (see %ptx)"
-            ))
-        })?;
+        let module = self
+            .device
+            .load_module(ptx)
+            .map_err(|e| GpuError::compile(module_error(ptx, &e)))?;
         let metas = module
             .kernels()
             .iter()
@@ -167,6 +166,14 @@ impl Backend for SimBackend {
 
     fn unload_module(&mut self, module: ModuleId) {
         self.modules.remove(&module);
+    }
+
+    fn symbol(
+        &mut self,
+        module: ModuleId,
+        name: &str,
+    ) -> Result<Option<(DevPtr, usize)>, GpuError> {
+        Ok(self.modules.get(&module).and_then(|m| m.global(name)))
     }
 
     fn launch(
@@ -294,6 +301,28 @@ fn sm80_blocks_per_sm(block_threads: u32, shared_bytes: usize) -> u32 {
     by_threads.min(32).min(by_shared)
 }
 
+/// Why ptxsim refused a module, with the PTX lines around the one it names: the module did not
+/// load, so `%ptx` has nothing to show.
+fn module_error(ptx: &str, e: &ptxsim::ModuleError) -> String {
+    let line = match e {
+        ptxsim::ModuleError::Parse { line, .. } | ptxsim::ModuleError::Unsupported { line, .. } => {
+            *line
+        }
+    };
+    let lines: Vec<&str> = ptx.lines().collect();
+    let mut out = format!("ptxsim cannot load the PTX NVRTC produced: {e}");
+    if line >= 1 && line <= lines.len() {
+        let from = line.saturating_sub(2).max(1);
+        let to = (line + 1).min(lines.len());
+        out.push_str("\nPTX:");
+        for n in from..=to {
+            let mark = if n == line { ">" } else { " " };
+            out.push_str(&format!("\n{mark} {n:>5} | {}", lines[n - 1].trim_end()));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod occupancy_tests {
     use super::sm80_blocks_per_sm;
@@ -306,5 +335,26 @@ mod occupancy_tests {
         assert_eq!(sm80_blocks_per_sm(1024, 0), 2);
         assert_eq!(sm80_blocks_per_sm(128, 48 * 1024), 3); // shared: 164 / 49
         assert_eq!(sm80_blocks_per_sm(0, 0), 0);
+    }
+}
+
+#[cfg(test)]
+mod load_error_tests {
+    use super::*;
+
+    #[test]
+    fn a_module_that_fails_to_load_shows_its_ptx_lines() {
+        let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\n\tfrobnicate.u32 %r1;\n\tret;\n}\n";
+        let mut b = SimBackend::new();
+        let e = match b.load_module(ModuleImage::Ptx(ptx)) {
+            Err(e) => e.message,
+            Ok(_) => panic!("an unknown instruction must not load"),
+        };
+        assert!(!e.contains("see %ptx"), "{e}");
+        assert!(e.contains(">     6 | \tfrobnicate.u32 %r1;"), "{e}");
+        assert!(
+            e.contains("      5 | {") && e.contains("      7 | \tret;"),
+            "{e}"
+        );
     }
 }

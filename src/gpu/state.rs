@@ -12,7 +12,9 @@
 //! host copies that recovery restores arrays from).
 
 use super::args::{self, ArrayRef};
-use super::backend::{Backend, BackendLaunch, BackendLaunchError, DevPtr, ModuleImage, StreamId};
+use super::backend::{
+    Backend, BackendLaunch, BackendLaunchError, DevPtr, ModuleId, ModuleImage, StreamId,
+};
 use super::fault::{self, CellText, NamedAlloc};
 use super::kernels::{self, Cell, LoadedKernel};
 use super::sim::SimBackend;
@@ -27,15 +29,13 @@ mod copies;
 mod model;
 mod profile;
 mod switch;
+mod symbols;
 
 pub use profile::{ProfileLine, ProfileOutcome};
 
 /// A launch run on a fresh ptxsim device on copies of its arrays
 /// ([`DeviceState::run_on_sim_copies`]).
 pub(super) struct SimCopyRun {
-    pub sim: SimBackend,
-    /// Array name → its copy's address on `sim`.
-    pub copies: BTreeMap<String, DevPtr>,
     /// The copies, named as the arrays (for fault reports).
     pub allocs: Vec<NamedAlloc>,
     pub packed: args::Packed,
@@ -58,6 +58,17 @@ struct Array {
     /// The array's host copy for `%upload`/`%download`: the data it was made from or what the
     /// last `%download` fetched (shares its bytes with `shadow` while both exist).
     host: Option<Arc<Vec<u8>>>,
+    /// Set when the array is a `__constant__`/`__device__` variable of a loaded cell: its
+    /// memory belongs to that module (never allocated or freed here).
+    symbol: Option<SymbolOf>,
+}
+
+/// Which module's variable an array is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct SymbolOf {
+    module: ModuleId,
+    /// `"__constant__"` or `"__device__"`.
+    space: &'static str,
 }
 
 /// The kernel process's device: arrays, modules, kernels.
@@ -69,9 +80,6 @@ pub struct DeviceState {
     /// Oldest first.
     cells: Vec<Cell>,
     streams: HashMap<String, StreamId>,
-    /// `--check` runs on a separate ptxsim device on copies of the arguments (every backend but
-    /// ptxsim itself, where it is the normal path with the checker on).
-    check_on_copy: bool,
     /// Why ptxsim runs instead of a GPU (None on a GPU).
     backend_note: Option<String>,
     /// A recovery report not yet shown (see `take_notice`).
@@ -96,10 +104,11 @@ impl Default for DeviceState {
     }
 }
 
-/// The closest of `names` to `name`, for "did you mean" hints.
+/// The closest of `names` to `name`, for "did you mean" hints (never `name` itself).
 pub(crate) fn closest(name: &str, names: &[String]) -> Option<String> {
     names
         .iter()
+        .filter(|n| n.as_str() != name)
         .map(|n| (strsim::jaro_winkler(name, n), n))
         .filter(|(s, _)| *s >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
@@ -138,7 +147,6 @@ impl DeviceState {
 
     /// A device state on a given backend (tests, benchmarks: e.g. ptxsim in a worker process).
     pub fn with_backend(backend: Box<dyn Backend>, cache_dir: Option<PathBuf>) -> DeviceState {
-        let check_on_copy = backend.name() != "ptxsim";
         DeviceState {
             backend,
             compiler: Compiler::new(cache_dir),
@@ -146,7 +154,6 @@ impl DeviceState {
             freed: Vec::new(),
             cells: Vec::new(),
             streams: HashMap::new(),
-            check_on_copy,
             backend_note: None,
             notice: None,
             lost: BTreeMap::new(),
@@ -159,12 +166,6 @@ impl DeviceState {
     /// The GPU worker process holding the device, if any.
     pub fn worker_pid(&self) -> Option<u32> {
         self.backend.worker_pid()
-    }
-
-    /// Test hook: run `--check` launches on copies even on ptxsim (the path GPU backends take).
-    #[cfg(test)]
-    pub(crate) fn set_check_on_copy(&mut self, on: bool) {
-        self.check_on_copy = on;
     }
 
     pub fn describe(&self) -> DeviceDescription {
@@ -277,6 +278,21 @@ impl DeviceState {
             return Err(GpuError::argument("an array needs a name"));
         }
         self.recover_if_needed()?;
+        if let Some(v) = self.arrays.get(name).filter(|a| a.symbol.is_some()) {
+            // A module variable keeps its memory: same dtype and size write it in place.
+            let count: usize = shape.iter().product();
+            let have: usize = v.shape.iter().product();
+            if v.dtype == dtype && count == have && data.len() == v.bytes {
+                return self.write_array(name, data);
+            }
+            return Err(GpuError::argument(format!(
+                "`{name}` is the {} variable of a %%cuda cell, {} of {have} element(s): it can \
+                 only be written with the same dtype and number of elements, not {dtype} of \
+                 {count}",
+                v.symbol.map_or("", |s| s.space),
+                v.dtype
+            )));
+        }
         if shape.is_empty() || shape.contains(&0) {
             return Err(GpuError::argument(format!(
                 "array `{name}`: shape {} has no elements (every dimension must be at least 1)",
@@ -319,6 +335,7 @@ impl DeviceState {
             last_writer: None,
             shadow,
             host,
+            symbol: None,
         };
         self.lost.remove(name);
         if let Some(old) = self.arrays.insert(name.to_string(), new) {
@@ -328,6 +345,9 @@ impl DeviceState {
     }
 
     fn release(&mut self, name: &str, a: Array) {
+        if a.symbol.is_some() {
+            return; // the module's memory
+        }
         if self.backend.free(a.ptr).is_ok() {
             self.freed.push(NamedAlloc {
                 name: name.to_string(),
@@ -351,6 +371,7 @@ impl DeviceState {
             bytes: a.bytes,
             backend: self.backend.name(),
             last_writer: a.last_writer.clone(),
+            symbol: a.symbol.map(|s| s.space),
         }
     }
 
@@ -401,6 +422,7 @@ impl DeviceState {
 
     pub fn free_array(&mut self, name: &str) -> Result<(), GpuError> {
         self.recover_if_needed()?;
+        self.not_a_symbol(name, "free")?;
         let a = self
             .arrays
             .remove(name)
@@ -416,6 +438,8 @@ impl DeviceState {
         if !self.arrays.contains_key(b) {
             return Err(self.no_array(b));
         }
+        self.not_a_symbol(a, "swap")?;
+        self.not_a_symbol(b, "swap")?;
         if a != b {
             if let (Some(x), Some(y)) = (self.arrays.remove(a), self.arrays.remove(b)) {
                 self.arrays.insert(a.to_string(), y);
@@ -478,15 +502,17 @@ impl DeviceState {
                 None,
             );
         }
-        let (cell, compiled, notes) = built?;
+        let (cell, compiled, mut notes) = built?;
         for i in replaced.into_iter().rev() {
             let old = self.cells.remove(i);
+            self.drop_symbols_of(old.module);
             self.backend.unload_module(old.module);
         }
         let summaries = cell.summaries();
         if cell.scan.kernels.is_empty() && cell.name.is_none() {
             self.backend.unload_module(cell.module);
         } else {
+            notes.extend(self.add_symbols(&cell));
             self.cells.push(cell);
         }
         let mut log = compiled.log.clone();
@@ -540,7 +566,7 @@ impl DeviceState {
                 "no CUDA kernel named `{name}`: compile one in a %%cuda cell first"
             ));
         }
-        let hint = match closest(name, &names) {
+        let hint = match closest(&scan::normalize_kernel_name(name), &names) {
             Some(c) => format!("did you mean `{c}`?"),
             None => format!("CUDA kernels: {}", names.join(", ")),
         };
@@ -635,12 +661,12 @@ impl DeviceState {
     pub fn launch(&mut self, request: &LaunchRequest) -> Result<LaunchOutcome, GpuError> {
         let (ci, _, k, packed) = self.checked_request(request)?;
         let module = self.cells[ci].module;
-        if request.check && self.check_on_copy {
+        if request.check {
             return self.launch_on_checker(ci, &k, request);
         }
         let stream = self.stream_id(request.stream.as_deref())?;
-        // On ptxsim `--check` is this path with the checker on.
-        let config = self.backend_launch(request, stream, request.check, None);
+        // A plain launch on ptxsim runs under the checker too (bounds, races, barriers).
+        let config = self.backend_launch(request, stream, false, None);
         let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
         let t0 = Instant::now();
         let result = self.backend.launch(module, &k.lowered, &config, &params);
@@ -749,6 +775,7 @@ impl DeviceState {
             arrays.get(n).map(|a| ArrayRef {
                 dtype: a.dtype,
                 ptr: copies.get(n).copied().unwrap_or(a.ptr),
+                len: a.shape.iter().product(),
             })
         };
         let names = || arrays.keys().cloned().collect::<Vec<_>>();
@@ -785,8 +812,26 @@ impl DeviceState {
         };
         let mut copies: BTreeMap<String, DevPtr> = BTreeMap::new();
         let mut allocs: Vec<NamedAlloc> = Vec::new();
+        // The cell's __constant__/__device__ variables hold what the session wrote into them.
+        for v in &self.cells[ci].symbols {
+            if let Some((p, bytes)) = sim.symbol(module, &v.lowered)? {
+                if bytes == v.bytes {
+                    let mut buf = vec![0u8; bytes];
+                    self.backend.dtoh(v.ptr, &mut buf)?;
+                    sim.htod(p, &buf)?;
+                    allocs.push(NamedAlloc {
+                        name: v.name.clone(),
+                        dtype: v.dtype,
+                        shape: v.shape.clone(),
+                        ptr: p,
+                        bytes,
+                        freed: false,
+                    });
+                }
+            }
+        }
         for a in &request.args {
-            let LaunchArg::Array(n) = a else { continue };
+            let Some(n) = a.array_name() else { continue };
             let Some(arr) = self.arrays.get(n) else {
                 continue;
             };
@@ -797,9 +842,9 @@ impl DeviceState {
             self.backend.dtoh(arr.ptr, &mut buf)?;
             let p = sim.alloc(arr.bytes)?;
             sim.htod(p, &buf)?;
-            copies.insert(n.clone(), p);
+            copies.insert(n.to_string(), p);
             allocs.push(NamedAlloc {
-                name: n.clone(),
+                name: n.to_string(),
                 dtype: arr.dtype,
                 shape: arr.shape.clone(),
                 ptr: p,
@@ -814,8 +859,6 @@ impl DeviceState {
         let result = sim.launch(module, &k.lowered, &config, &params);
         let elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
         Ok(SimCopyRun {
-            sim,
-            copies,
             allocs,
             packed,
             result,
@@ -823,8 +866,8 @@ impl DeviceState {
         })
     }
 
-    /// `--check` away from ptxsim: run on ptxsim on copies under the checker, and copy the
-    /// written arrays back only on success.
+    /// `--check`, a diagnostic: run on a fresh ptxsim on copies of the arrays under the checker,
+    /// whatever the backend; the session's arrays never change.
     fn launch_on_checker(
         &mut self,
         ci: usize,
@@ -832,25 +875,15 @@ impl DeviceState {
         request: &LaunchRequest,
     ) -> Result<LaunchOutcome, GpuError> {
         let run = self.run_on_sim_copies(ci, k, request, true, None)?;
-        if run.result.is_ok() {
-            for (name, _, written) in &run.packed.arrays {
-                let (Some(src), Some(dst)) = (run.copies.get(name), self.arrays.get(name)) else {
-                    continue;
-                };
-                if *written {
-                    let mut buf = vec![0u8; dst.bytes];
-                    run.sim.dtoh(*src, &mut buf)?;
-                    self.backend.htod(dst.ptr, &buf)?;
-                    if let Some(a) = self.arrays.get_mut(name) {
-                        a.shadow = None;
-                    }
-                }
-            }
+        let mut packed = run.packed.clone();
+        // Nothing was written: the copies are dropped with the simulator.
+        for a in &mut packed.arrays {
+            a.2 = false;
         }
         self.finish(
             ci,
             k,
-            &run.packed,
+            &packed,
             run.result,
             run.elapsed_ms,
             &run.allocs,
@@ -859,8 +892,8 @@ impl DeviceState {
         .map_err(|mut e| {
             if e.ename == "DeviceFault" {
                 e.message.push_str(
-                    "\n(--check ran this launch on ptxsim on copies of its arrays; nothing \
-                         was copied back)",
+                    "\n(--check ran this launch on ptxsim on copies of its arrays; every array \
+                     is unchanged)",
                 );
             }
             e

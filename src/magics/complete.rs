@@ -151,7 +151,7 @@ pub fn complete(m: &mut Magics, line: &str, cursor: usize) -> (Vec<String>, usiz
             }
             filter(arrays(), prefix)
         }
-        "free" | "swap" | "upload" | "download" => filter(arrays(), prefix),
+        "free" | "swap" | "copy" | "upload" | "download" => filter(arrays(), prefix),
         "backend" => filter(["gpu".to_string(), "sim".to_string()], prefix),
         "help" => {
             let p = &before[flag_start..];
@@ -334,6 +334,7 @@ pub fn inspect(m: &mut Magics, line: &str, cursor: usize) -> Option<MimeBundle> 
                             ParamKind::Pointer { elem: Some(d), .. } => format!("array of {d}"),
                             ParamKind::Pointer { elem: None, .. } => "pointer".into(),
                             ParamKind::Scalar(d) => format!("{d} scalar"),
+                            ParamKind::Aggregate(a) => format!("tuple of {}", a.fields.len()),
                             ParamKind::Other => "not passable from %launch".into(),
                         };
                         format!("    {} {}    ({kind})", p.c_type, p.name)

@@ -169,7 +169,11 @@ impl Magics {
                             a.dtype.to_string(),
                             host::fmt_shape(&a.shape),
                             host::human_bytes(a.bytes),
-                            a.backend.to_string(),
+                            match a.symbol {
+                                // A cell's variable: say which kind, beside where it lives.
+                                Some(space) => format!("{}, {space}", a.backend),
+                                None => a.backend.to_string(),
+                            },
                             a.last_writer.unwrap_or_else(|| "-".into()),
                         ]);
                     }
@@ -210,6 +214,13 @@ impl Magics {
                 self.need_array(ctx, &b, "")?;
                 self.dev
                     .swap_arrays(&a.text, &b.text)
+                    .map_err(|e| ctx.gpu(e))?;
+            }
+            Command::Copy { dst, src } => {
+                self.need_array(ctx, &src, "")?;
+                self.need_array(ctx, &dst, "")?;
+                self.dev
+                    .copy_array(&dst.text, &src.text)
                     .map_err(|e| ctx.gpu(e))?;
             }
             Command::Sync(stream) => {

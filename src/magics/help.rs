@@ -68,7 +68,7 @@ pub const MAGICS: &[MagicDoc] = &[
     m(
         "%launch",
         "%launch [--check] KERNEL[GRID, BLOCK(, SHMEM(, STREAM))](ARGS) | KERNEL<<<GRID, BLOCK(, SHMEM(, STREAM))>>>(ARGS) | KERNEL[auto](ARGS)",
-        "Launches a CUDA kernel: GRID and BLOCK are integers or tuples of up to 3; ARGS are array names and numbers or expressions, checked against the C signature; [auto] uses blocks of 256 over the first array; --check runs it on the simulator with the memory and race checker.",
+        "Launches a CUDA kernel: GRID and BLOCK are integers or tuples of up to 3; ARGS are array names and numbers or expressions, checked against the C signature; [auto] uses blocks of 256 over the first array; --check runs it on the simulator with the memory and race checker, on copies of its arrays: a diagnostic that leaves every array unchanged.",
     ),
     m(
         "%arrays",
@@ -82,6 +82,11 @@ pub const MAGICS: &[MagicDoc] = &[
     ),
     m("%free", "%free NAME...", "Frees device arrays."),
     m("%swap", "%swap A B", "Swaps the contents of two arrays (by name, no copy)."),
+    m(
+        "%copy",
+        "%copy DST = SRC",
+        "Copies array SRC's contents into array DST on the device (same dtype and number of elements; shapes may differ). Fills a %%cuda cell's __constant__/__device__ variable, which is an array of its C name.",
+    ),
     m(
         "%sync",
         "%sync [STREAM]",
@@ -158,7 +163,8 @@ pub fn find(name: &str) -> Option<&'static MagicDoc> {
 /// The candidate closest to `word` if it is close enough to be a plausible typo.
 pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let mut best: Option<(f64, &str)> = None;
-    for c in candidates {
+    // Never suggest what was written: "did you mean X?" for X itself leads nowhere.
+    for c in candidates.into_iter().filter(|c| *c != word) {
         let score = strsim::jaro_winkler(word, c);
         let close = strsim::damerau_levenshtein(word, c) <= (c.len().max(word.len()) / 3).max(1)
             || score >= 0.85

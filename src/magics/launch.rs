@@ -92,12 +92,11 @@ impl Magics {
             let which = format!("argument {} of %launch ({})", i + 1, describe(p));
             match &p.kind {
                 ParamKind::Pointer { elem, .. } => {
-                    let ExprKind::Name(n) = &a.kind else {
-                        return Err(argerr(ParseError::at(
-                            a.span,
-                            format!("{which} must be an array name"),
-                        )));
+                    let Some((n, offset)) = self.pointer_arg(a, &which).map_err(argerr)? else {
+                        args.push(LaunchArg::Null);
+                        continue;
                     };
+                    let n = &n;
                     let Some(info) = self.dev.array(n) else {
                         let names: Vec<String> =
                             self.dev.arrays().into_iter().map(|x| x.name).collect();
@@ -124,10 +123,58 @@ impl Magics {
                             )));
                         }
                     }
-                    if first_array.is_none() {
-                        first_array = Some((n.clone(), info.shape.iter().product()));
+                    let len: usize = info.shape.iter().product();
+                    if offset > len {
+                        return Err(argerr(ParseError::at(
+                            a.span,
+                            format!(
+                                "`{n} + {offset}` in {which} points past the end of array \
+                                 '{n}' ({len} elements)"
+                            ),
+                        )));
                     }
-                    args.push(LaunchArg::Array(n.clone()));
+                    if first_array.is_none() {
+                        first_array = Some((n.clone(), len - offset));
+                    }
+                    args.push(if offset == 0 {
+                        LaunchArg::Array(n.clone())
+                    } else {
+                        LaunchArg::ArrayAt(n.clone(), offset)
+                    });
+                }
+                ParamKind::Aggregate(layout) => {
+                    let mut leaves = Vec::new();
+                    flatten_tuple(a, &mut leaves);
+                    if leaves.len() != layout.fields.len() {
+                        let names: Vec<&str> =
+                            layout.fields.iter().map(|f| f.name.as_str()).collect();
+                        return Err(argerr(ParseError::at(
+                            a.span,
+                            format!(
+                                "{which} is passed by value: a tuple of {} number{} ({}), got {}",
+                                names.len(),
+                                if names.len() == 1 { "" } else { "s" },
+                                names.join(", "),
+                                if leaves.len() == 1 {
+                                    "one value".to_string()
+                                } else {
+                                    format!("{} values", leaves.len())
+                                }
+                            ),
+                        )));
+                    }
+                    let mut fields = Vec::with_capacity(leaves.len());
+                    for (e, f) in leaves.iter().zip(&layout.fields) {
+                        let what = format!("field `{}` of {which}", f.name);
+                        let v = eval::eval(e, &self.env()).map_err(|err| {
+                            argerr(ParseError {
+                                message: format!("{} in {what}", err.message),
+                                span: err.span,
+                            })
+                        })?;
+                        fields.push(scalar_arg(v, f.dtype, &what, e.span).map_err(argerr)?);
+                    }
+                    args.push(LaunchArg::Fields(fields));
                 }
                 ParamKind::Scalar(d) => {
                     let v = eval::eval(a, &self.env()).map_err(|e| {
@@ -210,6 +257,68 @@ impl Magics {
             check: l.check,
             cancel: cancel.clone(),
         })
+    }
+}
+
+/// The numbers of a tuple argument, nested tuples flattened: `((1.0, 2.0), 3)` → 1.0, 2.0, 3.
+fn flatten_tuple<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    // An iterative walk: a deeply nested tuple must not overflow the stack.
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match &e.kind {
+            ExprKind::Tuple(items) => stack.extend(items.iter().rev()),
+            _ => out.push(e),
+        }
+    }
+}
+
+impl Magics {
+    /// The array and element offset a pointer argument names: `a`, `a + 256`, `a + N - 1`;
+    /// None for `null` (also `NULL`, `nullptr`, `0`), unless an array of that name exists.
+    fn pointer_arg(&self, a: &Expr, which: &str) -> Result<Option<(String, usize)>, ParseError> {
+        let usage = || {
+            ParseError::at(
+                a.span,
+                format!("{which} must be an array name, `array + offset` or null"),
+            )
+        };
+        match &a.kind {
+            ExprKind::Name(n)
+                if matches!(n.as_str(), "null" | "NULL" | "nullptr")
+                    && self.dev.array(n).is_none() =>
+            {
+                Ok(None)
+            }
+            ExprKind::Int(0) => Ok(None),
+            ExprKind::Name(n) => Ok(Some((n.clone(), 0))),
+            ExprKind::Chain(base, ops) => {
+                let ExprKind::Name(n) = &base.kind else {
+                    return Err(usage());
+                };
+                let env = self.env();
+                let mut offset: i128 = 0;
+                for (op, term) in ops {
+                    let v = eval::eval_int(term, &env, "a pointer offset")? as i128;
+                    offset += match op {
+                        super::parse::BinOp::Add => v,
+                        super::parse::BinOp::Sub => -v,
+                        _ => return Err(usage()),
+                    };
+                }
+                if offset < 0 {
+                    return Err(ParseError::at(
+                        a.span,
+                        format!(
+                            "`{n} - {}` in {which} points before the start of array '{n}'",
+                            -offset
+                        ),
+                    ));
+                }
+                let offset = usize::try_from(offset).map_err(|_| usage())?;
+                Ok(Some((n.clone(), offset)))
+            }
+            _ => Err(usage()),
+        }
     }
 }
 

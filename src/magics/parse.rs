@@ -123,6 +123,11 @@ pub enum Command {
     },
     Free(Vec<Name>),
     Swap(Name, Name),
+    /// `%copy DST = SRC`.
+    Copy {
+        dst: Name,
+        src: Name,
+    },
     Sync(Option<Name>),
     /// `%upload NAME [STREAM]`: the array's host copy to the device, asynchronously.
     Upload(Name, Option<Name>),
@@ -363,6 +368,12 @@ impl<'a> Parser<'a> {
                 self.eat_sym(",")?;
                 let b = self.name("a second array name")?;
                 Ok(Command::Swap(a, b))
+            }
+            "copy" => {
+                let dst = self.name("a destination array name")?;
+                self.expect_sym("=", "after the destination array (%copy DST = SRC)")?;
+                let src = self.name("a source array name")?;
+                Ok(Command::Copy { dst, src })
             }
             "upload" | "download" => {
                 let name = self.name("an array name")?;

@@ -23,7 +23,6 @@ use crate::display::timing::{
     timing_table, timings_chart, timings_table, TimeEstimate, Timing, TimingStats,
 };
 use crate::display::{png_display, timing};
-use crate::gpu::LaunchArg;
 use crate::output::{CellOutput, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -200,8 +199,8 @@ impl Magics {
             let mut seen: Vec<&str> = Vec::new();
             let mut sum = 0usize;
             for arg in &request.args {
-                if let LaunchArg::Array(n) = arg {
-                    if !seen.contains(&n.as_str()) {
+                if let Some(n) = arg.array_name() {
+                    if !seen.contains(&n) {
                         seen.push(n);
                         sum += self.dev.array(n).map_or(0, |i| i.bytes);
                     }

@@ -90,13 +90,14 @@ fn glob_match(pattern: &str, text: &str) -> bool {
     let (mut pi, mut ti) = (0usize, 0usize);
     let (mut star, mut mark) = (None::<usize>, 0usize);
     while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        // `*` first: it is a wildcard even where the text has a `*` (`6 *` finds `6 * 7`).
+        if pi < p.len() && p[pi] == '*' {
             star = Some(pi);
             mark = ti;
             pi += 1;
+        } else if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
         } else if let Some(s) = star {
             pi = s + 1;
             mark += 1;
@@ -137,5 +138,10 @@ mod tests {
         assert_eq!(s.len(), 2);
         assert!(glob_match("*print*", "println!(\"hi\")"));
         assert!(!glob_match("b*", "a"));
+        // A `*` in the entry does not stop the pattern's `*` from being a wildcard.
+        assert!(glob_match("6 *", "6 * 7"));
+        assert!(glob_match("6 * ?", "6 * 7"));
+        assert!(!glob_match("6 *", "16 * 2"));
+        assert!(glob_match("*\\*", "a*b\\*"));
     }
 }

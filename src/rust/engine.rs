@@ -446,8 +446,22 @@ impl Worker {
                         matches.push(completion.code);
                     }
                 }
-                let start = found.start_offset.min(code.len());
-                let end = found.end_offset.clamp(start, code.len());
+                let mut start = found.start_offset.min(code.len());
+                let mut end = found.end_offset.clamp(start, code.len());
+                // Names bound earlier in this very cell (evcxr only knows evaluated cells).
+                if let Some(word) = text::identifier_at(code, cursor).filter(|r| r.end == cursor) {
+                    let prefix = &code[word.clone()];
+                    let own = text::names_bound_before(code, word.start, prefix);
+                    if !own.is_empty() && (matches.is_empty() || start == word.start) {
+                        start = word.start;
+                        end = cursor;
+                        for n in own {
+                            if !matches.contains(&n) {
+                                matches.push(n);
+                            }
+                        }
+                    }
+                }
                 RustCompletions {
                     matches,
                     cursor_start: text::floor_char_boundary(code, start),
@@ -456,9 +470,9 @@ impl Worker {
             }
             Ok(Err(error)) => {
                 tracing::debug!("completion failed: {error}");
-                RustCompletions::empty(cursor)
+                own_names(code, cursor)
             }
-            Err(_) => RustCompletions::empty(cursor),
+            Err(_) => own_names(code, cursor),
         }
     }
 
@@ -637,4 +651,16 @@ fn user_error(stderr_lines: &[String]) -> Option<(String, Vec<String>)> {
         None => "the cell returned an error".into(),
     };
     Some((message, before.to_vec()))
+}
+
+/// Completions from the names bound earlier in the cell alone (when evcxr's analysis fails).
+fn own_names(code: &str, cursor: usize) -> RustCompletions {
+    let Some(word) = text::identifier_at(code, cursor).filter(|r| r.end == cursor) else {
+        return RustCompletions::empty(cursor);
+    };
+    RustCompletions {
+        matches: text::names_bound_before(code, word.start, &code[word.clone()]),
+        cursor_start: word.start,
+        cursor_end: cursor,
+    }
 }

@@ -228,9 +228,56 @@ pub(crate) fn identifier_at(code: &str, cursor: usize) -> Option<std::ops::Range
     }
 }
 
+/// Names the cell binds before `cursor` (`let [mut] x`, `fn f`, `struct S`, `enum E`, `const C`,
+/// `static S`, `type T`, `mod m`) that start with `prefix` and are longer: what completion offers
+/// from the cell being typed, which evcxr has not evaluated yet. A lexical scan (comments and
+/// strings are not told apart), so it may offer a name from a comment; never one that is not
+/// in the text.
+pub(crate) fn names_bound_before(code: &str, cursor: usize, prefix: &str) -> Vec<String> {
+    let cursor = floor_char_boundary(code, cursor);
+    let words: Vec<&str> = code[..cursor]
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for pair in words.windows(2).chain(words.windows(3)) {
+        let name = match pair {
+            ["let", "mut", n] => *n,
+            ["let" | "fn" | "struct" | "enum" | "const" | "static" | "type" | "mod", n] => *n,
+            _ => continue,
+        };
+        let is_name = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && name != "mut";
+        if is_name
+            && name.starts_with(prefix)
+            && name.len() > prefix.len()
+            && !out.iter().any(|o| o == name)
+        {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_bound_earlier_in_the_cell() {
+        let code = "let total_count = 42;\nlet mut total_sum = 0;\nfn total_fn() {}\ntotal_c";
+        let at = code.len();
+        assert_eq!(names_bound_before(code, at, "total_c"), vec!["total_count"]);
+        let mut all = names_bound_before(code, at, "total_");
+        all.sort();
+        assert_eq!(all, vec!["total_count", "total_fn", "total_sum"]);
+        // Names bound after the cursor, and the prefix itself, are not offered.
+        assert!(names_bound_before("tot\nlet total = 1;", 3, "tot").is_empty());
+        assert!(names_bound_before("let tot = 1; tot", 16, "tot").is_empty());
+    }
 
     fn lines(text: &str) -> Vec<String> {
         text.lines().map(str::to_owned).collect()

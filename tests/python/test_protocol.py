@@ -146,6 +146,28 @@ def test_history_tail_range_search(kc):
     assert history(kc, hist_access_type="search", pattern="no_such_cell_xyz*", raw=True, output=False) == []
 
 
+def test_history_search_follows_ipython_globs_unique_and_n(kc):
+    cells = ["6 * 7", "6 * 8", "6 * 7", "16 * 2"]
+    for code in cells:
+        assert execute(kc, code).status == "ok"
+    found = [h[2] for h in history(kc, hist_access_type="search", pattern="6 *", raw=True, output=False)]
+    # The whole entry is matched: `6 *` finds `6 * 7` and `6 * 8`, not `16 * 2`.
+    assert found[-3:] == ["6 * 7", "6 * 8", "6 * 7"] and "16 * 2" not in found, found
+    one = [h[2] for h in history(kc, hist_access_type="search", pattern="6 * ?", raw=True, output=False, n=1)]
+    assert one == ["6 * 7"], one
+    uniq = [h[2] for h in history(kc, hist_access_type="search", pattern="6 ** ?", unique=True, raw=True, output=False)]
+    assert uniq[-2:] == ["6 * 8", "6 * 7"] and uniq.count("6 * 7") == 1, uniq
+    assert [h[2] for h in history(kc, hist_access_type="search", pattern="?6 *", raw=True, output=False)][-1:] == ["16 * 2"]
+
+
+def test_completion_sees_names_bound_earlier_in_the_same_cell(kc):
+    code = "let total_count = 42;\nlet total_sum = 1;\ntotal_c"
+    reply = kc.complete(code, len(code), reply=True, timeout=30)["content"]
+    assert reply["status"] == "ok", reply
+    assert "total_count" in reply["matches"], reply
+    assert code[reply["cursor_start"] : reply["cursor_end"]] == "total_c", reply
+
+
 def test_silent_and_no_history_cells_are_not_recorded(kc):
     marker = "let not_recorded_cell = 5;"
     ex = execute(kc, marker, store_history=False)

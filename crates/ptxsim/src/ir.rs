@@ -12,6 +12,13 @@ pub type Slot = u32;
 /// "No slot" (no guard predicate, no second destination, …).
 pub const NONE: Slot = u32::MAX;
 
+/// Bytes of shared memory reserved for the system at the start of each block's shared memory
+/// when a kernel reads `%reserved_smem_offset_*` (1 KiB, as on sm_80 and later GPUs).
+pub const RESERVED_SMEM: u32 = 1024;
+/// `%reserved_smem_offset_1`: where cooperative groups' multi-warp scratch starts in it (the
+/// scratch takes at most 32 + 8 bytes a warp: 288 bytes for 1,024 threads).
+pub const RESERVED_SMEM_CG: u32 = 512;
+
 /// Comparison operators of `setp`/`set` (integer `lo/ls/hi/hs` become `Lt/Le/Gt/Ge` on an
 /// unsigned type).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -594,6 +601,8 @@ pub struct Program {
     pub sregs: Vec<(Slot, SReg)>,
     pub local_bytes: u32,
     pub static_shared: u32,
+    /// The kernel reads the grid workspace of a cooperative launch (`%envreg1`/`%envreg2`).
+    pub reads_grid_workspace: bool,
     /// Alignment of the dynamic shared area (placed after the static one).
     pub dyn_shared_align: u32,
     pub params: Vec<ParamInfo>,

@@ -37,6 +37,7 @@ pub const REQUIRED_SYMBOLS: &[&str] = &[
     "cuModuleLoadDataEx",
     "cuModuleUnload",
     "cuModuleGetFunction",
+    "cuModuleGetGlobal_v2",
     "cuFuncGetAttribute",
     "cuFuncSetAttribute",
     "cuOccupancyMaxActiveBlocksPerMultiprocessor",

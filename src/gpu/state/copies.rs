@@ -1,6 +1,7 @@
-//! `%upload NAME [STREAM]` and `%download NAME [STREAM]`: asynchronous copies between an array
-//! and its host copy on a stream (pinned memory on a GPU; immediate on ptxsim). A download's
-//! bytes become the array's host copy when its stream (or the device) is synchronised.
+//! `%copy DST = SRC` (device to device), and `%upload NAME [STREAM]` and `%download NAME
+//! [STREAM]`: asynchronous copies between an array and its host copy on a stream (pinned memory
+//! on a GPU; immediate on ptxsim). A download's bytes become the array's host copy when its
+//! stream (or the device) is synchronised.
 
 use super::*;
 use std::sync::Arc;
@@ -26,6 +27,37 @@ impl DeviceState {
         let id = self.backend.create_stream()?;
         self.streams.insert(s.to_string(), id);
         Ok(Some(id))
+    }
+
+    /// Copies the content of array `src` into array `dst` (same dtype and number of elements;
+    /// shapes may differ): `%copy DST = SRC`.
+    pub fn copy_array(&mut self, dst: &str, src: &str) -> Result<(), GpuError> {
+        self.recover_if_needed()?;
+        let s = self.arrays.get(src).ok_or_else(|| self.no_array(src))?;
+        let d = self.arrays.get(dst).ok_or_else(|| self.no_array(dst))?;
+        let count = |a: &Array| a.shape.iter().product::<usize>();
+        if s.dtype != d.dtype || count(s) != count(d) {
+            return Err(GpuError::argument(format!(
+                "cannot copy `{src}` ({}, {} elements) into `{dst}` ({}, {} elements): the \
+                 dtype and the number of elements must be the same",
+                s.dtype,
+                count(s),
+                d.dtype,
+                count(d)
+            )));
+        }
+        let (sp, dp, bytes) = (s.ptr, d.ptr, s.bytes);
+        let src_shadow = s.shadow.clone();
+        if sp != dp {
+            self.backend.dtod(dp, sp, bytes)?;
+        }
+        if let Some(a) = self.arrays.get_mut(dst) {
+            a.last_writer = None;
+            // The copy came from the host where the source's content did.
+            a.shadow = src_shadow;
+            a.host = None;
+        }
+        Ok(())
     }
 
     /// `%upload`: the array's host copy to the device on `stream`. Returns a one-line summary.

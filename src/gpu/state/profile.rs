@@ -159,7 +159,7 @@ impl DeviceState {
         let mut copies: BTreeMap<String, DevPtr> = BTreeMap::new();
         let mut result = Ok(None);
         for a in &request.args {
-            let LaunchArg::Array(n) = a else { continue };
+            let Some(n) = a.array_name() else { continue };
             let Some(arr) = self.arrays.get(n) else {
                 continue;
             };
@@ -169,7 +169,7 @@ impl DeviceState {
             let (src, bytes) = (arr.ptr, arr.bytes);
             match self.backend.alloc(bytes) {
                 Ok(p) => {
-                    copies.insert(n.clone(), p);
+                    copies.insert(n.to_string(), p);
                     if let Err(e) = self.backend.dtod(p, src, bytes) {
                         result = Err(e);
                         break;

@@ -214,7 +214,30 @@ impl DeviceState {
         }
         let mut restored = Vec::new();
         let mut lost = Vec::new();
+        let mut reset_vars = Vec::new();
+        let symbols = symbols_by_name(&self.cells);
         for (name, mut a) in std::mem::take(&mut self.arrays) {
+            if a.symbol.is_some() {
+                // A module variable: the reloaded module has it anew, at its initial value.
+                let Some((module, v)) = symbols.get(&name) else {
+                    lost.push(name);
+                    continue;
+                };
+                a.ptr = v.ptr;
+                a.symbol = Some(super::SymbolOf {
+                    module: *module,
+                    space: v.space,
+                });
+                match a.shadow.as_ref().map(|d| self.backend.htod(v.ptr, d)) {
+                    Some(Ok(())) => restored.push(name.clone()),
+                    _ => {
+                        a.shadow = None;
+                        reset_vars.push(name.clone());
+                    }
+                }
+                self.arrays.insert(name, a);
+                continue;
+            }
             let Some(data) = a.shadow.take() else {
                 self.lost.insert(name.clone(), why.clone());
                 lost.push(name);
@@ -246,6 +269,12 @@ impl DeviceState {
             names(&lost),
             self.kernel_names().len()
         );
+        if !reset_vars.is_empty() {
+            msg.push_str(&format!(
+                "; __constant__/__device__ variables back at their initial values: {}",
+                names(&reset_vars)
+            ));
+        }
         if !reload_failed.is_empty() {
             msg.push_str(&format!(
                 "; cells that could not be reloaded (run them again): {}",
@@ -286,8 +315,39 @@ impl DeviceState {
         let mut moved: Vec<(String, u64, Vec<u8>)> = Vec::new();
         let mut bytes = 0usize;
         let mut failure: Option<GpuError> = None;
+        let new_symbols = symbols_by_name(&cells);
         for (name, a) in &self.arrays {
             let mut buf = vec![0u8; a.bytes];
+            if a.symbol.is_some() {
+                // A module variable: its content goes into the new module's variable.
+                let step =
+                    self.backend
+                        .dtoh(a.ptr, &mut buf)
+                        .and_then(|_| match new_symbols.get(name) {
+                            Some((_, v)) if v.bytes == a.bytes => {
+                                new.htod(v.ptr, &buf).map(|_| v.ptr)
+                            }
+                            _ => Err(GpuError::argument(format!(
+                                "the moved cell has no variable `{name}` of {} bytes",
+                                a.bytes
+                            ))),
+                        });
+                match step {
+                    Ok(p) => moved.push((name.clone(), p, buf)),
+                    Err(e) => {
+                        failure = Some(GpuError::new(
+                            e.ename,
+                            format!(
+                                "cannot move variable `{name}` to {}: {}; nothing was moved",
+                                new.name(),
+                                e.message
+                            ),
+                        ));
+                        break;
+                    }
+                }
+                continue;
+            }
             let step = self
                 .backend
                 .dtoh(a.ptr, &mut buf)
@@ -318,8 +378,10 @@ impl DeviceState {
             }
         }
         if let Some(e) = failure {
-            for (_, p, _) in moved {
-                let _ = new.free(p);
+            for (name, p, _) in moved {
+                if self.arrays.get(&name).is_some_and(|a| a.symbol.is_none()) {
+                    let _ = new.free(p);
+                }
             }
             for c in cells {
                 new.unload_module(c.module);
@@ -332,14 +394,13 @@ impl DeviceState {
         for c in std::mem::take(&mut self.cells) {
             self.backend.unload_module(c.module);
         }
-        for a in self.arrays.values() {
+        for a in self.arrays.values().filter(|a| a.symbol.is_none()) {
             let _ = self.backend.free(a.ptr);
         }
         let from = self.backend.name();
         self.backend = new;
         self.cells = cells;
         self.freed.clear();
-        self.check_on_copy = self.backend.name() != "ptxsim";
         let count = moved.len();
         for (name, p, buf) in moved {
             let host = self.host_copy_of(&buf, Some(&name));
@@ -348,6 +409,9 @@ impl DeviceState {
                 a.ptr = p;
                 a.shadow = shadow;
                 a.host = host;
+                if let (Some(s), Some((module, _))) = (a.symbol.as_mut(), new_symbols.get(&name)) {
+                    s.module = *module;
+                }
             }
         }
         self.backend_note = None;
@@ -405,6 +469,20 @@ impl DeviceState {
             .map_err(|why| GpuError::argument(format!("cannot use GPU {ordinal}: {why}")))?;
         self.move_to(gpu)
     }
+}
+
+/// The cells' variables by name, with their module (the newest cell's where two share a name).
+fn symbols_by_name(
+    cells: &[kernels::Cell],
+) -> std::collections::HashMap<String, (super::ModuleId, kernels::CellSymbol)> {
+    cells
+        .iter()
+        .flat_map(|c| {
+            c.symbols
+                .iter()
+                .map(|v| (v.name.clone(), (c.module, v.clone())))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -683,6 +683,21 @@ impl Backend for RemoteBackend {
         }
     }
 
+    fn symbol(
+        &mut self,
+        module: ModuleId,
+        name: &str,
+    ) -> Result<Option<(DevPtr, usize)>, GpuError> {
+        let request = Request::Symbol {
+            module,
+            name: name.to_string(),
+        };
+        match self.simple(request)? {
+            Answer::Symbol(s) => Ok(s),
+            other => Err(unexpected(&other)),
+        }
+    }
+
     fn suggest_block(
         &mut self,
         module: ModuleId,

@@ -372,6 +372,10 @@ fn serve(
             Answer::Occupancy(b.occupancy(module, &kernel, &block_sizes, dynamic_shared)),
             none,
         ),
+        Request::Symbol { module, name } => (
+            b.symbol(module, &name).map_or_else(error, Answer::Symbol),
+            none,
+        ),
         Request::SuggestBlock {
             module,
             kernel,

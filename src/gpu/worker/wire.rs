@@ -76,6 +76,11 @@ pub enum Request {
         cubin: bool,
     },
     UnloadModule(ModuleId),
+    /// Answer: `Symbol`.
+    Symbol {
+        module: ModuleId,
+        name: String,
+    },
     /// Payload: the parameters, concatenated; `param_sizes` splits them.
     Launch {
         module: ModuleId,
@@ -137,6 +142,8 @@ pub enum Answer {
     Description(Description),
     Target(Target),
     Module(ModuleId, Vec<KernelMeta>),
+    /// A module variable's address and size.
+    Symbol(Option<(DevPtr, usize)>),
     /// Payload: the bytes read.
     Bytes,
     Launched {

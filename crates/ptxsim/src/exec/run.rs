@@ -590,7 +590,7 @@ impl Worker<'_> {
                             0,
                             "",
                             None,
-                            "trap instruction executed".into(),
+                            trap_message(prog),
                         )));
                     }
                 }
@@ -706,4 +706,17 @@ fn branch(w: &mut Warp, pc: u32, m: u32, target: u32) -> u32 {
     });
     w.pick();
     w.pc
+}
+
+/// What a `trap` report says: cooperative groups trap when `this_grid().sync()` finds no grid
+/// workspace, which only a cooperative launch provides.
+fn trap_message(prog: &Program) -> String {
+    if prog.reads_grid_workspace {
+        "trap instruction executed: cooperative_groups::this_grid().sync() (grid-wide \
+         synchronisation) needs a cooperative launch, which ptxsim does not model; split the \
+         CUDA kernel into two launches at the grid sync"
+            .into()
+    } else {
+        "trap instruction executed".into()
+    }
 }

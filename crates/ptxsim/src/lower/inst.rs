@@ -53,9 +53,59 @@ fn parse_sreg(n: &str) -> Option<SReg> {
         "%lanemask_gt" => SReg::LaneMaskGt,
         "%lanemask_ge" => SReg::LaneMaskGe,
         "%dynamic_smem_size" => SReg::DynSmem,
-        "%total_smem_size" => SReg::TotalSmem,
+        "%total_smem_size" | "%aggr_smem_size" => SReg::TotalSmem,
         _ => return None,
     })
+}
+
+/// Special registers whose value is fixed for every thread of a launch on the simulator.
+///
+/// - `%reserved_smem_offset_*`: the block's reserved shared memory (cooperative groups keep
+///   their multi-warp scratch there, through `%reserved_smem_offset_1`); see [`RESERVED_SMEM`].
+/// - `%envreg0`..`%envreg31`: written by the driver at launch. ptxsim has no driver, so they
+///   read 0; cooperative groups read the grid workspace of a cooperative launch from
+///   `%envreg1`/`%envreg2`, find it null and trap (the trap report says why).
+/// - `%pm0`..`%pm7`, `%pm0_64`..`%pm7_64`: performance-monitor counters, 0.
+/// - `%cluster_ctaid`/`%cluster_nctaid` (each `.x/.y/.z`), `%cluster_ctarank`,
+///   `%cluster_nctarank`, `%is_explicit_cluster`: a launch without clusters is one block per
+///   cluster (the PTX ISA's implicit 1x1x1 cluster).
+/// - `%current_graph_exec`: 0, no CUDA graph is running.
+pub(super) fn fixed_sreg(n: &str) -> Option<u64> {
+    use crate::ir::{RESERVED_SMEM, RESERVED_SMEM_CG};
+    let numbered = |prefix: &str, suffix: &str, max: u32| {
+        n.strip_prefix(prefix)
+            .and_then(|r| r.strip_suffix(suffix))
+            .and_then(|d| d.parse::<u32>().ok())
+            .is_some_and(|d| d <= max)
+    };
+    Some(match n {
+        "%reserved_smem_offset_begin" | "%reserved_smem_offset_0" => 0,
+        "%reserved_smem_offset_1" => RESERVED_SMEM_CG as u64,
+        "%reserved_smem_offset_end" | "%reserved_smem_offset_cap" => RESERVED_SMEM as u64,
+        "%cluster_ctaid.x" | "%cluster_ctaid.y" | "%cluster_ctaid.z" => 0,
+        "%cluster_nctaid.x" | "%cluster_nctaid.y" | "%cluster_nctaid.z" => 1,
+        "%cluster_ctarank" | "%is_explicit_cluster" | "%current_graph_exec" => 0,
+        "%cluster_nctarank" => 1,
+        _ if numbered("%envreg", "", 31) => 0,
+        _ if numbered("%pm", "", 7) || numbered("%pm", "_64", 7) => 0,
+        _ => return None,
+    })
+}
+
+/// Cluster registers that equal a grid register when every cluster is one block.
+fn cluster_sreg(n: &str) -> Option<SReg> {
+    let (head, c) = n.split_once('.')?;
+    let d = match c {
+        "x" => 0u8,
+        "y" => 1,
+        "z" => 2,
+        _ => return None,
+    };
+    match head {
+        "%clusterid" => Some(SReg::Ctaid(d)),
+        "%nclusterid" => Some(SReg::Nctaid(d)),
+        _ => None,
+    }
 }
 
 fn f32_bits_to(ty: Ty, v: f64) -> u64 {
@@ -91,6 +141,15 @@ impl KB<'_> {
         // The PTX predefined constant for the warp size (what NVRTC emits for `warpSize`).
         if n == "WARP_SZ" {
             return Ok(self.konst(32));
+        }
+        if let Some(v) = fixed_sreg(n) {
+            if n == "%envreg1" || n == "%envreg2" {
+                self.reads_grid_workspace = true;
+            }
+            return Ok(self.konst(v));
+        }
+        if let Some(r) = cluster_sreg(n) {
+            return Ok(self.sreg(r));
         }
         if n.starts_with('%') {
             return Err(perr(line, format!("unknown register `{n}`")));

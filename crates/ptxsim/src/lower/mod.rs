@@ -17,7 +17,9 @@ pub mod uniform;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use crate::ir::{CallSite, Callee, FuncInfo, Inst, Loc, Op, Program, SReg, Slot, NONE};
+use crate::ir::{
+    CallSite, Callee, FuncInfo, Inst, Loc, Op, Program, SReg, Slot, NONE, RESERVED_SMEM,
+};
 use crate::parse::{Ast, Function, Init, Space, Stmt, VarDecl};
 use crate::{ModuleError, ParamInfo, PtxType};
 pub use types::Ty;
@@ -296,6 +298,9 @@ pub struct KB<'a> {
     declared_regs: usize,
     /// The kernel calls through function pointers.
     pub indirect: bool,
+    /// The kernel reads `%envreg1`/`%envreg2`, where a cooperative launch passes the grid
+    /// workspace (`cooperative_groups::this_grid()`).
+    pub reads_grid_workspace: bool,
     pub sink: Slot,
     pub cc: Slot,
     // Per-function state.
@@ -333,6 +338,7 @@ impl<'a> KB<'a> {
             loc_idx: HashMap::new(),
             declared_regs: 0,
             indirect: false,
+            reads_grid_workspace: false,
             sink: 0,
             cc: 1,
             scopes: Vec::new(),
@@ -388,6 +394,7 @@ impl<'a> KB<'a> {
         let mut todo = vec![entry];
         let mut names: Vec<&VarDecl> = Vec::new();
         let mut externs: Vec<&VarDecl> = Vec::new();
+        let mut reserved = false;
         seen.insert(entry.name.clone());
         while let Some(f) = todo.pop() {
             for st in f.body.as_deref().unwrap_or(&[]) {
@@ -395,6 +402,7 @@ impl<'a> KB<'a> {
                     Stmt::Var(v) if v.space == Space::Shared => names.push(v),
                     Stmt::Inst(i) => {
                         let mut visit = |n: &str| {
+                            reserved |= n.starts_with("%reserved_smem_offset");
                             if let Some(v) = self.m.shared.get(n) {
                                 if v.is_extern || v.dims.first() == Some(&None) {
                                     externs.push(v);
@@ -415,6 +423,10 @@ impl<'a> KB<'a> {
                     _ => {}
                 }
             }
+        }
+        if reserved {
+            // The reserved area comes first, as on sm_80 and later GPUs.
+            self.shared_end = self.shared_end.max(RESERVED_SMEM);
         }
         for v in names {
             if self.shared_off.contains_key(&v.name) {
@@ -758,6 +770,7 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
     let mut prog = Program {
         name: f.name.clone(),
         has_barriers: kb.code.iter().any(|i| matches!(i.op, Op::Bar(_))),
+        reads_grid_workspace: kb.reads_grid_workspace,
         code: kb.code,
         nslots: kb.nslots,
         consts: kb.const_list,

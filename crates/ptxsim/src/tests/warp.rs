@@ -88,3 +88,78 @@ fn warp_sz_is_the_warp_size() {
     let want: Vec<u32> = (0..64).map(|i| i % 32 + 32).collect();
     assert_eq!(download_u32(&dev, out, 64), want);
 }
+
+/// Hand PTX: warp 0 of each block spins on a shared flag until warp `w` of the block sets it
+/// (`atom.or` / `ld.acquire`, as cooperative groups' multi-warp barriers do).
+fn spin_ptx(setter_warp: u32) -> String {
+    format!(
+        ".version 8.0\n.target sm_80\n.address_size 64\n\
+         .visible .entry spin(.param .u64 out)\n{{\n\
+         .reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<6>;\n\
+         .shared .align 4 .u32 flag;\n\
+         ld.param.u64 %rd1, [out];\ncvta.to.global.u64 %rd2, %rd1;\n\
+         mov.u32 %r1, %tid.x;\n\
+         setp.ne.u32 %p1, %r1, 0;\n@%p1 bra INIT_DONE;\nst.shared.u32 [flag], 0;\n\
+         INIT_DONE:\nbar.sync 0;\n\
+         mov.u64 %rd3, flag;\ncvta.shared.u64 %rd3, %rd3;\n\
+         setp.ne.u32 %p2, %r1, {set};\n@%p2 bra NOT_SETTER;\n\
+         atom.or.acq_rel.cta.b32 %r2, [%rd3], 7;\n\
+         NOT_SETTER:\nsetp.ge.u32 %p3, %r1, 32;\n@%p3 bra DONE;\n\
+         SPIN:\nld.acquire.cta.u32 %r3, [%rd3];\nsetp.eq.u32 %p1, %r3, 0;\n@%p1 bra SPIN;\n\
+         mul.wide.u32 %rd4, %r1, 4;\nadd.s64 %rd5, %rd2, %rd4;\nst.global.u32 [%rd5], %r3;\n\
+         DONE:\nret;\n}}\n",
+        set = setter_warp * 32 + 5
+    )
+}
+
+#[test]
+fn a_warp_spinning_on_shared_memory_lets_the_other_warps_of_its_block_run() {
+    let dev = Device::new();
+    for setter in [1u32, 3, 7] {
+        let m = dev.load_module(&spin_ptx(setter)).expect("spin loads");
+        let out = upload_u32(&dev, &[0; 32]);
+        run(&dev, &m, "spin", (2, 1, 1), (256, 1, 1), &[&p64(out)]);
+        assert_eq!(
+            download_u32(&dev, out, 32),
+            vec![7u32; 32],
+            "setter warp {setter}"
+        );
+    }
+}
+
+#[test]
+fn fixed_special_registers_of_a_launch_without_a_driver() {
+    // Reserved shared memory (cooperative groups' scratch), cluster registers of a launch
+    // without clusters, driver registers (0 without a driver), and performance counters.
+    let regs = [
+        ("%reserved_smem_offset_begin", 0u32),
+        ("%reserved_smem_offset_end", crate::ir::RESERVED_SMEM),
+        ("%reserved_smem_offset_cap", crate::ir::RESERVED_SMEM),
+        ("%reserved_smem_offset_1", crate::ir::RESERVED_SMEM_CG),
+        ("%cluster_ctarank", 0),
+        ("%cluster_nctarank", 1),
+        ("%cluster_nctaid.x", 1),
+        ("%clusterid.x", 3),
+        ("%nclusterid.x", 4),
+        ("%envreg3", 0),
+        ("%pm2", 0),
+    ];
+    let movs: String = regs
+        .iter()
+        .enumerate()
+        .map(|(i, (r, _))| format!("mov.u32 %r1, {r};\nst.global.u32 [%rd2+{}], %r1;\n", i * 4))
+        .collect();
+    let ptx = format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n\
+         .visible .entry k(.param .u64 out)\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
+         .reg .pred %p<2>;\n\
+         ld.param.u64 %rd1, [out];\ncvta.to.global.u64 %rd2, %rd1;\n\
+         mov.u32 %r2, %ctaid.x;\nsetp.ne.u32 %p1, %r2, 3;\n@%p1 bra END;\n{movs}END:\nret;\n}}\n"
+    );
+    let dev = Device::new();
+    let m = dev.load_module(&ptx).expect("special registers load");
+    let out = upload_u32(&dev, &vec![99; regs.len()]);
+    run(&dev, &m, "k", (4, 1, 1), (32, 1, 1), &[&p64(out)]);
+    let want: Vec<u32> = regs.iter().map(|r| r.1).collect();
+    assert_eq!(download_u32(&dev, out, regs.len()), want);
+}

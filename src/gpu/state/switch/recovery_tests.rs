@@ -74,6 +74,14 @@ impl Backend for FaultyGpu {
         self.check()?;
         self.inner.dtod(dst, src, bytes)
     }
+    fn symbol(
+        &mut self,
+        module: ModuleId,
+        name: &str,
+    ) -> Result<Option<(DevPtr, usize)>, GpuError> {
+        self.check()?;
+        self.inner.symbol(module, name)
+    }
     fn load_module(
         &mut self,
         image: ModuleImage<'_>,
@@ -202,7 +210,6 @@ fn on_faulty_gpu() -> Option<DeviceState> {
         lost: None,
         resets: 0,
     });
-    s.check_on_copy = true;
     s.backend_note = None;
     if let Err(e) = s.compile_cuda(CELL, &CudaOptions::default(), 1) {
         panic!("{e}");
