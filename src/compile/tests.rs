@@ -102,13 +102,16 @@ fn compile_error_maps_to_cell_line_with_caret() {
         "{}",
         err.message
     );
+    // The two lines above, then the line NVRTC names, then the caret.
+    assert_eq!(lines[1], "5 | __global__ void k(float* x, int n) {");
+    assert_eq!(lines[2], "6 |     int i = threadIdx.x;");
     assert_eq!(
-        lines[1],
+        lines[3],
         "7 |     if (i < n) x[i] = undefined_thing * 2.0f;"
     );
-    let caret = lines[2].find('^').unwrap_or(0);
+    let caret = lines[4].find('^').unwrap_or(0);
     assert!(
-        lines[1][caret..].starts_with("undefined_thing"),
+        lines[3][caret..].starts_with("undefined_thing"),
         "{}",
         err.message
     );
