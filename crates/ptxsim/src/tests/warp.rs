@@ -163,3 +163,79 @@ fn fixed_special_registers_of_a_launch_without_a_driver() {
     let want: Vec<u32> = regs.iter().map(|r| r.1).collect();
     assert_eq!(download_u32(&dev, out, regs.len()), want);
 }
+
+#[test]
+fn every_special_register_of_the_ptx_isa_loads() {
+    // PTX ISA 8.5, chapter 10 (special registers), with the width `mov` reads each at.
+    let mut regs: Vec<(String, &str)> = Vec::new();
+    for r in [
+        "%tid",
+        "%ntid",
+        "%ctaid",
+        "%nctaid",
+        "%clusterid",
+        "%nclusterid",
+    ] {
+        for d in ["x", "y", "z"] {
+            regs.push((format!("{r}.{d}"), "u32"));
+        }
+    }
+    for r in ["%cluster_ctaid", "%cluster_nctaid"] {
+        for d in ["x", "y", "z"] {
+            regs.push((format!("{r}.{d}"), "u32"));
+        }
+    }
+    for r in [
+        "%laneid",
+        "%warpid",
+        "%nwarpid",
+        "%smid",
+        "%nsmid",
+        "%cluster_ctarank",
+        "%cluster_nctarank",
+        "%lanemask_eq",
+        "%lanemask_le",
+        "%lanemask_lt",
+        "%lanemask_ge",
+        "%lanemask_gt",
+        "%clock",
+        "%clock_hi",
+        "%globaltimer_lo",
+        "%globaltimer_hi",
+        "%reserved_smem_offset_begin",
+        "%reserved_smem_offset_end",
+        "%reserved_smem_offset_cap",
+        "%reserved_smem_offset_0",
+        "%reserved_smem_offset_1",
+        "%total_smem_size",
+        "%aggr_smem_size",
+        "%dynamic_smem_size",
+    ] {
+        regs.push((r.to_string(), "u32"));
+    }
+    for i in 0..8 {
+        regs.push((format!("%pm{i}"), "u32"));
+        regs.push((format!("%pm{i}_64"), "u64"));
+    }
+    for i in 0..32 {
+        regs.push((format!("%envreg{i}"), "u32"));
+    }
+    for r in ["%clock64", "%globaltimer", "%gridid", "%current_graph_exec"] {
+        regs.push((r.to_string(), "u64"));
+    }
+    regs.push(("%is_explicit_cluster".into(), "pred"));
+    let dev = Device::new();
+    for (r, ty) in &regs {
+        let (decl, dst) = match *ty {
+            "u64" => (".reg .b64 %rd<2>;", "%rd1"),
+            "pred" => (".reg .pred %p<2>;", "%p1"),
+            _ => (".reg .b32 %r<2>;", "%r1"),
+        };
+        let ptx = format!(
+            ".version 8.5\n.target sm_90\n.address_size 64\n.visible .entry k()\n{{\n{decl}\n\
+             mov.{ty} {dst}, {r};\nret;\n}}\n"
+        );
+        let m = dev.load_module(&ptx).unwrap_or_else(|e| panic!("{r}: {e}"));
+        run(&dev, &m, "k", (1, 1, 1), (32, 1, 1), &[]);
+    }
+}
