@@ -1,7 +1,8 @@
 """The conformance corpus (issue 36): public CUDA kernels, device code as written, in
 `tests/corpus/` (origin and licence at the top of each file; `tests/corpus/extract.py` makes them
 from NVIDIA's cuda-samples, BSD-3-Clause). Each file is one `%%cuda` cell; each CUDA kernel runs
-through the real Jupyter kernel on ptxsim, launched the way the sample's host code launches it
+through the real Jupyter kernel on ptxsim (and on the GPU backend where a GPU is present),
+launched the way the sample's host code launches it
 (its `cudaMemcpyToSymbol` is `%copy`, its `d_data + 256` is `a + 256`), and its result is compared
 with a NumPy reference on random input. That a cell loads at all means ptxsim knew every name
 and special register NVRTC wrote into its PTX.
@@ -14,22 +15,29 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nbkernel import ok, start_kernel, stop_kernel
+from nbkernel import has_cuda_device, ok, start_kernel, stop_kernel
 from test_magics import fetch, put
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 RAN: list[str] = []
 
 
-@pytest.fixture(scope="module")
-def kc():
+@pytest.fixture(scope="module", params=["sim", "gpu"])
+def kc(request):
+    """A Jupyter kernel on ptxsim, and one on the GPU backend where a GPU is present."""
+    if request.param == "gpu" and not has_cuda_device():
+        pytest.skip("no CUDA GPU on this machine: the corpus on the GPU backend is skipped")
     km, client = start_kernel()
+    RAN.clear()
     try:
-        ok(client, "%backend sim")
+        ok(client, f"%backend {request.param}")
         yield client
     finally:
         stop_kernel(km, client)
-        print(f"\ncorpus: {len(RAN)} CUDA kernels matched their references: {', '.join(RAN)}")
+        print(
+            f"\ncorpus on {request.param}: {len(RAN)} CUDA kernels matched their references: "
+            + ", ".join(RAN)
+        )
 
 
 @pytest.fixture
