@@ -127,6 +127,7 @@ pub(super) fn worker_main(
     shared: Arc<Shared>,
     jobs: mpsc::Receiver<Job>,
 ) {
+    let t0 = Instant::now();
     let started = catch_unwind(|| start_context(env)).unwrap_or_else(|_| {
         Err("evcxr panicked while starting (see the Jupyter kernel's log)".to_owned())
     });
@@ -142,18 +143,40 @@ pub(super) fn worker_main(
     };
     lock(&shared.kill).child = Some(ctx.process_handle());
     let flusher = Forwarder::spawn(outputs.stdout, outputs.stderr, shared.clone());
+    let t_context = t0.elapsed();
     let mut notice = run_prelude(&mut ctx, &prelude, &flusher);
-    warm_up(&mut ctx);
     store_variables(&ctx, &shared);
     *lock(&shared.status) = Status::Ready;
-    tracing::info!("evcxr is ready");
+    tracing::info!(
+        "evcxr is ready after {:?} (its context took {t_context:?})",
+        t0.elapsed()
+    );
 
     let mut worker = Worker {
         ctx,
         shared: shared.clone(),
         flusher,
     };
-    while let Ok(job) = jobs.recv() {
+    // rust-analyzer's first completion loads the standard library's sources (seconds): it is
+    // done once the worker is idle, so that a cell sent right after start does not wait for it.
+    let mut warmed = false;
+    loop {
+        let job = if warmed {
+            match jobs.recv() {
+                Ok(job) => job,
+                Err(_) => break,
+            }
+        } else {
+            match jobs.try_recv() {
+                Ok(job) => job,
+                Err(mpsc::TryRecvError::Empty) => {
+                    warm_up(&mut worker.ctx);
+                    warmed = true;
+                    continue;
+                }
+                Err(mpsc::TryRecvError::Disconnected) => break,
+            }
+        };
         match job {
             Job::Execute {
                 code,

@@ -26,6 +26,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// What a Rust cell sent while evcxr is still starting shows first (on stderr).
+pub const STARTING_NOTE: &str = "starting the Rust runtime (evcxr)…\n";
+
 /// How long `complete` waits for rust-analyzer.
 const COMPLETE_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long `inspect` waits for rust-analyzer.
@@ -183,6 +186,10 @@ impl RustEngine {
     ) -> Result<Option<MimeBundle>, RustCellError> {
         if let Some(message) = self.startup_error() {
             return Err(RustCellError::Unavailable { message });
+        }
+        if matches!(*lock(&self.shared.status), Status::Starting) {
+            // The Jupyter kernel has just started: say why this first cell takes seconds.
+            out(CellOutput::Stderr(STARTING_NOTE.into()));
         }
         let epoch = self.shared.interrupt_epoch.load(Ordering::SeqCst);
         let cancelled = Arc::new(AtomicBool::new(false));
