@@ -68,7 +68,7 @@ pub const MAGICS: &[MagicDoc] = &[
     m(
         "%launch",
         "%launch [--check] KERNEL[GRID, BLOCK(, SHMEM(, STREAM))](ARGS) | KERNEL<<<GRID, BLOCK(, SHMEM(, STREAM))>>>(ARGS) | KERNEL[auto](ARGS)",
-        "Launches a CUDA kernel: GRID and BLOCK are integers or tuples of up to 3; ARGS are array names and numbers or expressions, checked against the C signature; [auto] uses blocks of 256 over the first array; --check runs it on the simulator with the memory and race checker, on copies of its arrays: a diagnostic that leaves every array unchanged.",
+        "Launches a CUDA kernel: GRID and BLOCK are integers or tuples of up to 3; ARGS are checked against the C signature: a pointer takes an array name, `a + N` (N elements in) or null; a number or expression a scalar; a tuple (1.0, 2.0) a vector type or struct passed by value; [auto] uses blocks of 256 over the first array; --check runs it on the simulator with the memory and race checker, on copies of its arrays: a diagnostic that leaves every array unchanged.",
     ),
     m(
         "%arrays",
