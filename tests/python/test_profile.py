@@ -152,6 +152,14 @@ def test_estimated_times_keep_the_lessons_order(gpu):
             < estimate_ns(kc, "sum_atomic[ceil(N / 256), 256](x, s_atomic, N)", gpu)
         ),
         "07-launch-configuration": lambda kc: shapes_in_order(kc, gpu),
+        # A heat step: launch overhead, then latency; the time per cell falls as the grid grows.
+        "05-heat-diffusion": lambda kc: heat_per_cell_falls(kc, gpu),
+        # Four 8-block launches on streams overlap into about one 32-block launch.
+        "09-streams-and-events": lambda kc: (
+            ok(kc, "%array c_all = rand(4 * CHUNK, f32, seed=4)") is not None
+            and estimate_ns(kc, "busy[ceil(4 * CHUNK / 256), 256](c_all, 4 * CHUNK, 20000)", gpu)
+            < 1.5 * estimate_ns(kc, "busy[ceil(CHUNK / 256), 256](c0, CHUNK, 20000)", gpu)
+        ),
         # Privatised (shared-memory) counts under contention: faster where the global version
         # is bound by its atomics (H200), equal where DRAM bounds both (T4).
         "06-particles": lambda kc: (
@@ -170,6 +178,15 @@ def test_estimated_times_keep_the_lessons_order(gpu):
             assert check(kc), f"{name} on {gpu}: the lesson's order does not hold"
         finally:
             stop_kernel(km, kc)
+
+
+def heat_per_cell_falls(kc, gpu: str) -> bool:
+    per_cell = []
+    for n in (128, 512, 1024):
+        ok(kc, f"%array hp_{n} = zeros(({n}, {n}), f32)\n%array hq_{n} = zeros(({n}, {n}), f32)")
+        ns = estimate_ns(kc, f"heat_step[(ceil({n} / 16), ceil({n} / 16)), (16, 16)](hp_{n}, hq_{n}, {n}, {n}, A)", gpu)
+        per_cell.append(ns / (n * n))
+    return per_cell[0] > per_cell[1] > per_cell[2]
 
 
 def shapes_in_order(kc, gpu: str) -> bool:

@@ -523,3 +523,35 @@ fn counted_launches_give_the_same_results_and_reports() {
     }
     assert_eq!(results[0], results[1]);
 }
+
+#[test]
+fn the_estimate_never_takes_longer_than_the_counted_launch_it_comes_from() {
+    // A small counted launch (a few hundred µs) against the model on its counters, on every
+    // GPU of the table: the estimate must cost less than the run that produced the counts.
+    let c = Ctx::new(SRC, "ld_stride");
+    let x = c.zeros::<f32>(256 * 32 + 1);
+    let y = c.zeros::<f32>(256);
+    let args = [Arg::Ptr(x), Arg::Ptr(y), Arg::I32(1), Arg::I32(0)];
+    let mut cfg = LaunchConfig::new(d1(2), d1(128));
+    cfg.counters = Some(CounterConfig::default());
+    let t0 = std::time::Instant::now();
+    let r = c.launch_cfg("ld_stride", &cfg, &args);
+    let run = t0.elapsed();
+    let counts = r.counters.expect("counters asked for");
+    let shape = ptxsim::model::LaunchShape {
+        block_threads: 128,
+        registers: 32,
+        shared_bytes: 0,
+    };
+    for g in &ptxsim::gpus::GPUS {
+        let t1 = std::time::Instant::now();
+        let e = ptxsim::model::estimate(&counts, &shape, g);
+        let took = t1.elapsed();
+        assert!(e.ns > 0.0, "{}", g.name);
+        assert!(
+            took < run,
+            "{}: the estimate took {took:?}, the launch {run:?}",
+            g.name
+        );
+    }
+}
