@@ -42,11 +42,12 @@ pub const ABORT_MESSAGE: &str = "stopped because another block faulted";
 /// Warp-instructions a warp runs before the block scheduler checks the cancel flag and budget.
 const SLICE: u32 = 8192;
 
-/// Slices a warp runs without stopping (at a barrier, or done) before the block scheduler lets
-/// the block's other warps run: a warp that spins on memory another warp of its block will write
-/// (cooperative groups' multi-warp tiles, hand-written flags) must not wait forever for warps
-/// that never get to run. Warps that stop sooner run one after another, as before.
-const SLICES_BEFORE_SWITCH: u32 = 2;
+/// Warp-instructions a warp runs without stopping (at a barrier, or done) before the block
+/// scheduler lets the block's other warps run: a warp that spins on memory another warp of its
+/// block will write (cooperative groups' multi-warp tiles, hand-written flags) must not wait
+/// forever for warps that never get to run. Warps that stop sooner run one after another, as
+/// before (so the order of their accesses, and of the checker's reports, does not change).
+const RUN_BEFORE_SWITCH: u64 = 4 * SLICE as u64;
 
 /// Number of translation caches (memory instructions map to one by their PC).
 pub const CACHES: usize = 8;
@@ -764,13 +765,14 @@ impl<'a> Worker<'a> {
     }
 
     fn run_warp_until_stop(&mut self, w: &mut Warp) -> Result<(), Fault> {
-        let mut slices = 0u32;
+        let mut ran = 0u64;
         loop {
             // Fuel carries over between warps, so that code that keeps switching warps (loops
             // around barriers) still reaches the cancel and budget checks.
             let mut fuel = self.fuel;
             let r = self.run_warp(w, &mut fuel);
             self.pending += (self.fuel - fuel) as u64;
+            ran += (self.fuel - fuel) as u64;
             self.fuel = fuel;
             if fuel == 0 {
                 self.fuel = self.slice;
@@ -778,8 +780,7 @@ impl<'a> Worker<'a> {
             }
             match r? {
                 Stop::Yield => {
-                    slices += 1;
-                    if slices >= SLICES_BEFORE_SWITCH {
+                    if ran >= RUN_BEFORE_SWITCH {
                         return Ok(()); // the block loop comes back to this warp
                     }
                 }
