@@ -82,6 +82,28 @@ fn vector_layout(d: Dtype, n: usize) -> Aggregate {
     }
 }
 
+/// A type as written without its cv-qualifiers and `struct`: `const float` → `float`.
+pub fn base_words(type_tokens: &[String]) -> Vec<&str> {
+    type_tokens
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !matches!(*w, "const" | "volatile" | "struct"))
+        .collect()
+}
+
+/// The element dtype and lane count of a number or CUDA vector type: `unsigned int` → (u32, 1),
+/// `float2` → (f32, 2).
+pub fn element_type(type_tokens: &[String]) -> Option<(Dtype, usize)> {
+    let words = base_words(type_tokens);
+    if let Some(d) = scalar(&words) {
+        return Some((d, 1));
+    }
+    match words.as_slice() {
+        [one] => vector_type(one),
+        _ => None,
+    }
+}
+
 /// A number: one field with an empty name (a struct member's field takes the member's name).
 fn scalar_layout(d: Dtype) -> Aggregate {
     Aggregate {
@@ -121,12 +143,7 @@ fn layout_at(words: &[&str], structs: &[StructDef], depth: usize) -> Option<Aggr
         align: def.align.unwrap_or(1).max(1),
     };
     for m in &def.members {
-        let base: Vec<&str> = m
-            .type_tokens
-            .iter()
-            .map(String::as_str)
-            .filter(|w| !matches!(*w, "const" | "volatile" | "struct"))
-            .collect();
+        let base = base_words(&m.type_tokens);
         let inner = layout_at(&base, structs, depth + 1)?;
         let count = m.count.unwrap_or(1);
         let off0 = out.size.div_ceil(inner.align) * inner.align;

@@ -330,25 +330,13 @@ pub fn build_cell(
 /// CUDA vector types (`float2 lut[16]` is f32 of shape (16, 2)); the dimensions as written when
 /// they agree with the size, else one dimension from the size.
 fn symbol_layout(v: &DeviceVariable, bytes: usize) -> Result<(Dtype, Vec<usize>), String> {
-    let words: Vec<&str> = v
-        .type_tokens
-        .iter()
-        .map(String::as_str)
-        .filter(|w| !matches!(*w, "const" | "volatile" | "struct"))
-        .collect();
-    let (dtype, lanes) = match scan::base_dtype(&words) {
-        Some(d) => (d, 1),
-        None => match words.as_slice() {
-            [one] => crate::compile::structs::vector_type(one)
-                .ok_or_else(|| format!("its type `{one}` is not a number or a CUDA vector type"))?,
-            _ => {
-                return Err(format!(
-                    "its type `{}` is not a number or a CUDA vector type",
-                    v.type_tokens.join(" ")
-                ))
-            }
-        },
-    };
+    let (dtype, lanes) =
+        crate::compile::structs::element_type(&v.type_tokens).ok_or_else(|| {
+            format!(
+                "its type `{}` is not a number or a CUDA vector type",
+                v.type_tokens.join(" ")
+            )
+        })?;
     let elem = dtype.size() * lanes;
     if bytes == 0 || !bytes.is_multiple_of(elem) {
         return Err(format!(
