@@ -27,6 +27,9 @@ FIRST_CELL_TIMEOUT = float(os.environ.get("NBCUDA_FIRST_CELL_TIMEOUT", "240"))
 # Later Rust cells still go through rustc (about 0.5-3 s each; more under load).
 CELL_TIMEOUT = float(os.environ.get("NBCUDA_CELL_TIMEOUT", "120"))
 STARTUP_TIMEOUT = 60
+# What the Jupyter kernel writes to stderr when a Rust cell waits for evcxr to start
+# (`rust::STARTING_NOTE`): progress, present or not by timing, so output comparisons drop it.
+RUST_STARTING_NOTE = "starting the Rust runtime (evcxr)…\n"
 
 
 def has_cuda_device() -> bool:
