@@ -44,7 +44,8 @@ struct InstallArgs {
     /// Install for the current user (~/.local/share/jupyter/kernels); the default.
     #[arg(long)]
     user: bool,
-    /// Install into the active Python environment ($VIRTUAL_ENV, else python3's sys.prefix).
+    /// Install into the Python environment: $VIRTUAL_ENV, else the one this binary is installed
+    /// in (pip's <prefix>/bin), else python3's sys.prefix.
     #[arg(long = "sys-prefix")]
     sys_prefix: bool,
     /// Install under PREFIX/share/jupyter/kernels.

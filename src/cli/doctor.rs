@@ -57,6 +57,8 @@ pub fn checks(kernel_name: &str) -> Vec<Check> {
 
 /// Entry point of `nbcuda doctor`: prints the checks and a closing count.
 pub fn run(kernel_name: &str) {
+    // As the Jupyter kernel does: a cargo in rustup's folder counts even when not on PATH.
+    crate::rust::toolchain::put_rustup_bin_on_path();
     let all = checks(kernel_name);
     for check in &all {
         println!("{check}");
@@ -179,21 +181,23 @@ fn first_line(cmd: &Path, args: &[&str]) -> Result<String, String> {
 }
 
 fn rust_checks() -> Vec<Check> {
+    use crate::rust::toolchain;
     let mut out = Vec::new();
-    for (tool, fix) in [
-        (
+    // Rust cells need both; magic lines and %%cuda cells neither.
+    let fix = format!("Rust cells need it: {}", toolchain::install_rust_fix());
+    match toolchain::find_cargo() {
+        None => out.push(Check::fix(
             "cargo",
-            "install Rust with rustup (https://rustup.rs); Rust cells need cargo",
-        ),
-        (
-            "rustc",
-            "install Rust with rustup (https://rustup.rs); Rust cells need rustc",
-        ),
-    ] {
-        match first_line(Path::new(tool), &["--version"]) {
-            Ok(v) => out.push(Check::ok(tool, v)),
-            Err(e) => out.push(Check::fix(tool, format!("{e}: {fix}"))),
-        }
+            format!("{}: {fix}", toolchain::cargo_not_found()),
+        )),
+        Some(cargo) => match first_line(&cargo, &["--version"]) {
+            Ok(v) => out.push(Check::ok("cargo", v)),
+            Err(e) => out.push(Check::fix("cargo", format!("{e}: {fix}"))),
+        },
+    }
+    match first_line(Path::new("rustc"), &["--version"]) {
+        Ok(v) => out.push(Check::ok("rustc", v)),
+        Err(e) => out.push(Check::fix("rustc", format!("{e}: {fix}"))),
     }
     match first_line(Path::new("rustc"), &["--print", "sysroot"]) {
         Ok(sysroot) => {
@@ -218,14 +222,15 @@ fn rust_checks() -> Vec<Check> {
     out
 }
 
-/// The `jupyter` to ask: the active venv's, then the project's `.venv`, then the one on PATH.
+/// The `jupyter` to ask: the active venv's, then that of the binary's Python environment, then
+/// the one on PATH.
 fn find_jupyter() -> Option<PathBuf> {
     let venv = std::env::var_os("VIRTUAL_ENV")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from);
     let candidates = venv
         .into_iter()
-        .chain(library::venv_next_to_binary())
+        .chain(library::python_env_of_binary())
         .map(|v| v.join("bin/jupyter"));
     for candidate in candidates {
         if candidate.is_file() {

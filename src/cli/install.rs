@@ -24,8 +24,9 @@ pub enum Location {
     /// The user's Jupyter data folder: `$JUPYTER_DATA_DIR`, else `$XDG_DATA_HOME/jupyter`, else
     /// `~/.local/share/jupyter`.
     User,
-    /// `sys.prefix` of the active Python environment: `$VIRTUAL_ENV`, else the prefix of the
-    /// `python3` on PATH.
+    /// `sys.prefix` of the Python environment: `$VIRTUAL_ENV` (an activated venv), else the
+    /// environment the binary was installed into (`pip install nbcuda-*.whl` put it in
+    /// `<prefix>/bin`; also the checkout's `.venv`), else the prefix of the `python3` on PATH.
     SysPrefix,
     /// An explicit prefix: `P/share/jupyter/kernels`.
     Prefix(PathBuf),
@@ -68,7 +69,10 @@ pub fn kernels_dir(location: &Location) -> Result<PathBuf> {
         Location::SysPrefix => {
             let prefix = match env("VIRTUAL_ENV") {
                 Some(venv) => PathBuf::from(venv),
-                None => python_sys_prefix()?,
+                None => match crate::compile::library::python_env_of_binary() {
+                    Some(own) => own,
+                    None => python_sys_prefix()?,
+                },
             };
             Ok(prefix.join("share/jupyter/kernels"))
         }
@@ -80,7 +84,10 @@ fn python_sys_prefix() -> Result<PathBuf> {
     let out = std::process::Command::new("python3")
         .args(["-c", "import sys; print(sys.prefix)"])
         .output()
-        .context("--sys-prefix needs VIRTUAL_ENV or a python3 on PATH")?;
+        .context(
+            "--sys-prefix needs VIRTUAL_ENV, a Python environment holding this binary, or a \
+             python3 on PATH",
+        )?;
     if !out.status.success() {
         bail!("python3 -c 'import sys; print(sys.prefix)' failed");
     }

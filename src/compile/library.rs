@@ -12,7 +12,8 @@
 //! 2. `$CUDA_PATH/lib64`,
 //! 3. `/usr/local/cuda/lib64`,
 //! 4. `nvidia/cuda_nvrtc/lib` in the site-packages of `$VIRTUAL_ENV`,
-//! 5. the same in the `.venv` found by walking up from the running binary,
+//! 5. the same in the Python environment of the running binary ([`python_env_of_binary`]: the
+//!    venv pip installed the wheel into, or the checkout's `.venv` above `target/release`),
 //! 6. every directory of `LD_LIBRARY_PATH`.
 //!
 //! This module never compiles anything and never panics; it only finds and loads the library
@@ -23,6 +24,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+/// `found_by` of rule 5.
+const BINARY_ENV: &str = "the binary's Python environment";
+
 /// File names tried in every candidate directory, in order of preference.
 pub const NVRTC_FILE_NAMES: [&str; 3] = ["libnvrtc.so.12", "libnvrtc.so", "libnvrtc.so.13"];
 
@@ -32,13 +36,13 @@ pub struct NvrtcLocation {
     /// Absolute path of the shared library.
     pub path: PathBuf,
     /// The rule that found it: `"NBCUDA_NVRTC"`, `"CUDA_PATH"`, `"/usr/local/cuda"`,
-    /// `"VIRTUAL_ENV"`, `".venv next to the binary"` or `"LD_LIBRARY_PATH"`.
+    /// `"VIRTUAL_ENV"`, `"the binary's Python environment"` or `"LD_LIBRARY_PATH"`.
     pub found_by: &'static str,
 }
 
 /// Finds NVRTC without loading it. `Err` lists every place searched.
 pub fn locate_nvrtc() -> Result<NvrtcLocation, String> {
-    locate_with(&|name| std::env::var_os(name), venv_next_to_binary())
+    locate_with(&|name| std::env::var_os(name), python_env_of_binary())
 }
 
 /// [`locate_nvrtc`] over an explicit environment and project `.venv` (testable without
@@ -73,7 +77,7 @@ fn locate_with(
     }
     if let Some(venv) = binary_venv {
         for dir in wheel_lib_dirs(&venv) {
-            candidates.push((dir, ".venv next to the binary"));
+            candidates.push((dir, BINARY_ENV));
         }
     }
     if let Some(paths) = env("LD_LIBRARY_PATH") {
@@ -97,8 +101,9 @@ fn locate_with(
         searched.push(dir.display().to_string());
     }
     Err(format!(
-        "NVRTC (libnvrtc.so.12) not found; searched: {}. Run `bash install/setup.sh` (installs \
-         the nvidia-cuda-nvrtc-cu12 wheel into .venv) or set NBCUDA_NVRTC=/path/to/libnvrtc.so.12",
+        "NVRTC (libnvrtc.so.12) not found; searched: {}. Install NVIDIA's wheel into the Python \
+         environment of nbcuda (`pip install nvidia-cuda-nvrtc-cu12`; in a checkout, `bash \
+         install/setup.sh` does it) or set NBCUDA_NVRTC=/path/to/libnvrtc.so.12",
         searched.join(", ")
     ))
 }
@@ -211,15 +216,40 @@ fn wheel_lib_dirs(venv: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// The first `.venv` folder in the running binary's folder or any folder above it
-/// (`target/release/nbcuda` → the project's `.venv`).
-pub fn venv_next_to_binary() -> Option<PathBuf> {
+/// The Python environment the running binary belongs to: `<prefix>` of `<prefix>/bin/nbcuda`
+/// when that prefix is a Python environment (pip installed the wheel there: a venv, a conda
+/// environment, `~/.local` of `pip install --user`), else the first `.venv` folder in the
+/// binary's folder or a folder above it (`target/release/nbcuda` → the checkout's `.venv`).
+pub fn python_env_of_binary() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
-    let exe = exe.canonicalize().unwrap_or(exe);
+    python_env_of(&exe.canonicalize().unwrap_or(exe))
+}
+
+fn python_env_of(exe: &Path) -> Option<PathBuf> {
+    let dir = exe.parent()?;
+    if dir.file_name() == Some("bin".as_ref()) {
+        if let Some(prefix) = dir.parent().filter(|p| is_python_env(p)) {
+            return Some(prefix.to_path_buf());
+        }
+    }
     exe.ancestors()
         .skip(1)
         .map(|dir| dir.join(".venv"))
         .find(|venv| venv.is_dir())
+}
+
+/// A venv (`pyvenv.cfg`) or any prefix with a `lib/python3.*/site-packages` folder.
+fn is_python_env(prefix: &Path) -> bool {
+    if prefix.join("pyvenv.cfg").is_file() {
+        return true;
+    }
+    let Ok(entries) = std::fs::read_dir(prefix.join("lib")) else {
+        return false;
+    };
+    entries.filter_map(|e| e.ok()).any(|e| {
+        e.file_name().to_string_lossy().starts_with("python3")
+            && e.path().join("site-packages").is_dir()
+    })
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -292,7 +322,7 @@ mod tests {
         // Binary's venv before LD_LIBRARY_PATH.
         let env = fake_env(&[("LD_LIBRARY_PATH", &a_dir)]);
         let loc = locate_with(&env, Some(b.clone())).expect("found");
-        assert_eq!(loc.found_by, ".venv next to the binary");
+        assert_eq!(loc.found_by, BINARY_ENV);
 
         // LD_LIBRARY_PATH alone (empty entries ignored).
         let ld = format!(":/nonexistent:{a_dir}");
@@ -303,6 +333,36 @@ mod tests {
 
         let _ = std::fs::remove_dir_all(a);
         let _ = std::fs::remove_dir_all(b);
+    }
+
+    #[test]
+    fn the_binary_belongs_to_the_python_environment_pip_put_it_in() {
+        let root = std::env::temp_dir().join(format!("nbcuda-env-of-{}", std::process::id()));
+        // A venv made by `python -m venv` (pyvenv.cfg) and a conda-like prefix (site-packages).
+        let venv = root.join("student");
+        std::fs::create_dir_all(venv.join("bin")).expect("scratch");
+        std::fs::write(venv.join("pyvenv.cfg"), "home = /usr/bin\n").expect("scratch");
+        assert_eq!(python_env_of(&venv.join("bin/nbcuda")), Some(venv.clone()));
+        let conda = root.join("conda");
+        std::fs::create_dir_all(conda.join("bin")).expect("scratch");
+        std::fs::create_dir_all(conda.join("lib/python3.12/site-packages")).expect("scratch");
+        assert_eq!(
+            python_env_of(&conda.join("bin/nbcuda")),
+            Some(conda.clone())
+        );
+        // A checkout's build: the `.venv` above target/release.
+        let checkout = root.join("checkout");
+        std::fs::create_dir_all(checkout.join("target/release")).expect("scratch");
+        std::fs::create_dir_all(checkout.join(".venv")).expect("scratch");
+        assert_eq!(
+            python_env_of(&checkout.join("target/release/nbcuda")),
+            Some(checkout.join(".venv"))
+        );
+        // A `bin` folder that is no Python environment's.
+        let plain = root.join("plain");
+        std::fs::create_dir_all(plain.join("bin")).expect("scratch");
+        assert_eq!(python_env_of(&plain.join("bin/nbcuda")), None);
+        let _ = std::fs::remove_dir_all(root);
     }
 
     #[test]
@@ -354,7 +414,10 @@ mod tests {
         );
         assert!(out.status.success(), "child failed:\n{text}");
         assert!(text.contains("1 passed"), "child did not run:\n{text}");
-        assert!(text.contains("found_by=.venv next to the binary"), "{text}");
+        assert!(
+            text.contains("found_by=the binary's Python environment"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -74,6 +74,8 @@ pub struct Timing {
     pub device: String,
     /// Wall time of the CPU simulator rather than GPU time.
     pub simulated: bool,
+    /// On ptxsim: the most worker threads a timed run used (`NBCUDA_PTXSIM_WORKERS` caps them).
+    pub sim_workers: Option<usize>,
     /// On ptxsim: the launch's estimated time on a modelled GPU (`ptxsim::model`).
     pub estimate: Option<TimeEstimate>,
 }
@@ -119,6 +121,7 @@ impl Timing {
             "estimated": estimated,
             "gpu": self.estimate.as_ref().map(|e| e.gpu.clone()),
             "simulator_median_ms": if self.simulated { Some(self.stats.median) } else { None },
+            "simulator_workers": self.sim_workers,
             "metrics": {"gpu__time_duration.sum": if self.simulated && !estimated {
                 serde_json::Value::Null
             } else {
@@ -196,7 +199,12 @@ pub fn timing_table(t: &Timing) -> Table {
         format!("%time {} on {} ({})", t.label, t.device, t.backend)
     };
     if t.simulated {
-        caption.push_str(": simulated, wall time of the CPU simulator, not GPU time");
+        caption.push_str(": simulated, wall time of the CPU simulator");
+        if let Some(w) = t.sim_workers {
+            let s = if w == 1 { "" } else { "s" };
+            caption.push_str(&format!(" on {w} worker thread{s}"));
+        }
+        caption.push_str(", not GPU time");
     }
     let mut tb = Table::new(&["", ""]).caption(caption);
     tb.headers.clear();
@@ -352,6 +360,7 @@ mod tests {
             backend: "cuda".into(),
             device: "Test GPU".into(),
             simulated: false,
+            sim_workers: None,
             estimate: None,
         }
     }

@@ -69,6 +69,8 @@ pub struct BackendReport {
     pub warp_instructions: Option<u64>,
     /// The counters of a launch that asked for them (`BackendLaunch::counters`, ptxsim).
     pub counters: Option<Box<ptxsim::counters::Counters>>,
+    /// ptxsim's worker threads that ran the launch (`sim::Workers` caps them).
+    pub sim_workers: Option<usize>,
 }
 
 /// A launch that did not complete.

@@ -164,6 +164,8 @@ pub struct LaunchOutcome {
     pub elapsed_ms: f64,
     /// Arrays passed as non-const pointers.
     pub written: Vec<String>,
+    /// On ptxsim: the worker threads that ran it.
+    pub sim_workers: Option<usize>,
 }
 
 /// The one-line summary of a compiled CUDA kernel.

@@ -14,9 +14,58 @@ use crate::compile::Target;
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
+/// The environment variable that sets ptxsim's worker threads per launch (a workshop's hub sets
+/// it for each student's Jupyter kernel, so that one student's launch takes its share of the
+/// machine, not every core).
+pub const WORKERS_VAR: &str = "NBCUDA_PTXSIM_WORKERS";
+
+/// How many worker threads ptxsim's launches use, and where that figure comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workers {
+    pub count: usize,
+    /// `NBCUDA_PTXSIM_WORKERS`, or the cores this process may use (and why not the variable).
+    pub source: String,
+}
+
+impl Workers {
+    /// From `NBCUDA_PTXSIM_WORKERS`, else the cores this process may use: its affinity mask
+    /// (`taskset`) and cgroup CPU quota (a container's `--cpus`), which
+    /// `std::thread::available_parallelism` reads, not the machine's count.
+    pub fn from_env() -> Workers {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Workers::resolve(std::env::var(WORKERS_VAR).ok().as_deref(), cores)
+    }
+
+    fn resolve(value: Option<&str>, cores: usize) -> Workers {
+        const CORES: &str = "the cores this process may use";
+        match value.map(str::trim).filter(|v| !v.is_empty()) {
+            None => Workers {
+                count: cores,
+                source: CORES.into(),
+            },
+            Some(v) => match v.parse::<usize>() {
+                Ok(n) if (1..=256).contains(&n) => Workers {
+                    count: n,
+                    source: WORKERS_VAR.into(),
+                },
+                _ => {
+                    tracing::warn!("{WORKERS_VAR}={v:?} is not a whole number from 1 to 256");
+                    Workers {
+                        count: cores,
+                        source: format!(
+                            "{CORES}; {WORKERS_VAR}={v:?} is not a whole number from 1 to 256"
+                        ),
+                    }
+                }
+            },
+        }
+    }
+}
+
 /// ptxsim as a backend.
 pub struct SimBackend {
     device: ptxsim::Device,
+    workers: Workers,
     modules: HashMap<ModuleId, ptxsim::Module>,
     streams: HashSet<StreamId>,
     events: HashMap<EventId, Instant>,
@@ -33,6 +82,7 @@ impl SimBackend {
     pub fn new() -> SimBackend {
         SimBackend {
             device: ptxsim::Device::new(),
+            workers: Workers::from_env(),
             modules: HashMap::new(),
             streams: HashSet::new(),
             events: HashMap::new(),
@@ -53,12 +103,6 @@ impl SimBackend {
 
 fn mem_err(e: ptxsim::MemoryError) -> GpuError {
     GpuError::memory(e.to_string())
-}
-
-fn worker_threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
 }
 
 impl Backend for SimBackend {
@@ -88,7 +132,10 @@ impl Backend for SimBackend {
                 "shared memory per block".into(),
                 format!("{} KiB", l.max_shared_per_block / 1024),
             ),
-            ("worker threads".into(), worker_threads().to_string()),
+            (
+                "worker threads".into(),
+                format!("{} ({})", self.workers.count, self.workers.source),
+            ),
             (
                 "memory checks".into(),
                 "out of bounds, misaligned, use after free, shared races, barriers".into(),
@@ -194,12 +241,14 @@ impl Backend for SimBackend {
         cfg.cancel = config.cancel.clone();
         cfg.stack_bytes = config.stack_bytes;
         cfg.counters = config.counters.clone();
+        cfg.threads = self.workers.count;
         match self.device.launch(m, kernel, &cfg, params) {
             Ok(r) => Ok(BackendReport {
                 printf: r.printf,
                 findings: r.reports,
                 warp_instructions: Some(r.warp_instructions),
                 counters: r.counters,
+                sim_workers: Some(r.workers),
             }),
             Err(ptxsim::LaunchError::Fault { report, printf }) => Err(BackendLaunchError::Fault {
                 message: report.message.clone(),
@@ -356,5 +405,31 @@ mod load_error_tests {
             e.contains("      5 | {") && e.contains("      7 | \tret;"),
             "{e}"
         );
+    }
+}
+
+#[cfg(test)]
+mod workers_tests {
+    use super::{Workers, WORKERS_VAR};
+
+    #[test]
+    fn the_variable_caps_the_workers_and_a_bad_value_is_named() {
+        let w = Workers::resolve(None, 6);
+        assert_eq!(w.count, 6);
+        assert_eq!(w.source, "the cores this process may use");
+        assert_eq!(Workers::resolve(Some(" "), 6).count, 6);
+        let w = Workers::resolve(Some("2"), 6);
+        assert_eq!((w.count, w.source.as_str()), (2, WORKERS_VAR));
+        // More than the cores is the user's choice (up to ptxsim's 256).
+        assert_eq!(Workers::resolve(Some("12"), 6).count, 12);
+        for bad in ["0", "-1", "two", "1.5", "257"] {
+            let w = Workers::resolve(Some(bad), 6);
+            assert_eq!(w.count, 6, "{bad}");
+            assert!(
+                w.source.contains(&format!("{WORKERS_VAR}={bad:?}")),
+                "{bad}: {}",
+                w.source
+            );
+        }
     }
 }

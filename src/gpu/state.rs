@@ -942,6 +942,7 @@ impl DeviceState {
                     reports,
                     elapsed_ms,
                     written,
+                    sim_workers: report.sim_workers,
                 })
             }
             Err(e) => Err(self.launch_error(ci, k, e, allocs, ran_on)),

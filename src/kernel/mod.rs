@@ -21,7 +21,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// Start the Jupyter kernel on `connection_file` and serve until shutdown.
 pub fn run(connection_file: &Path) -> anyhow::Result<()> {
-    // First, while this is the only thread: it sets EVCXR_TMPDIR and TMPDIR.
+    // First, while this is the only thread: they set PATH, EVCXR_TMPDIR and TMPDIR.
+    crate::rust::toolchain::put_rustup_bin_on_path();
     let scratch = scratch::Scratch::for_this_kernel();
     let interpreter = Arc::new(NbcudaInterpreter::new());
     *lock(&interpreter.scratch) = scratch;

@@ -7,7 +7,8 @@
 //! leaves through `process::exit` after a shutdown request; every one of those folders stayed
 //! behind, and a day of test runs filled a disk with them. So the Jupyter kernel chooses evcxr's
 //! folder itself (`EVCXR_TMPDIR`): `<root>/<random>/evcxr`, where `<root>` is
-//! `$TMPDIR/nbcuda-scratch-<uid>`; its own temporary folder (`TMPDIR`, inherited by evcxr, cargo,
+//! `$NBCUDA_SCRATCH_DIR` when set (a workshop's hub gives each student a folder of their own),
+//! else `$TMPDIR/nbcuda-scratch-<uid>`; its own temporary folder (`TMPDIR`, inherited by evcxr, cargo,
 //! rust-analyzer and the cells) becomes `<root>/<random>/tmp`. It holds an exclusive lock (`flock`) on `<root>/<random>/lock`
 //! for as long as it lives, removes its folder when it shuts down, and when it starts it removes
 //! every folder under `<root>` whose lock nobody holds: the folders of Jupyter kernels that ended
@@ -113,8 +114,19 @@ impl Drop for Scratch {
 }
 
 /// `$TMPDIR/nbcuda-scratch-<uid>`: one root per user, since /tmp is shared.
+/// The environment variable naming the root of the scratch folders.
+pub const SCRATCH_DIR_VAR: &str = "NBCUDA_SCRATCH_DIR";
+
 fn default_root() -> PathBuf {
-    std::env::temp_dir().join(format!("nbcuda-scratch-{}", user_id()))
+    root_from(std::env::var_os(SCRATCH_DIR_VAR))
+}
+
+fn root_from(value: Option<std::ffi::OsString>) -> PathBuf {
+    match value.filter(|v| !v.is_empty()).map(PathBuf::from) {
+        Some(dir) if dir.is_absolute() => dir,
+        Some(dir) => std::env::current_dir().map_or(dir.clone(), |cwd| cwd.join(dir)),
+        None => std::env::temp_dir().join(format!("nbcuda-scratch-{}", user_id())),
+    }
 }
 
 fn user_id() -> u32 {
@@ -198,6 +210,22 @@ fn is_same_file(path: &Path, file: &File) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_root_is_nbcuda_scratch_dir_when_set() {
+        assert_eq!(
+            root_from(Some("/srv/students/ada".into())),
+            PathBuf::from("/srv/students/ada")
+        );
+        let relative = root_from(Some("scratch".into()));
+        assert!(
+            relative.is_absolute() && relative.ends_with("scratch"),
+            "{relative:?}"
+        );
+        let default = root_from(None);
+        assert_eq!(root_from(Some("".into())), default);
+        assert!(default.starts_with(std::env::temp_dir()), "{default:?}");
+    }
 
     /// A folder of the test's own (removed when dropped) and a root path inside it.
     fn test_root() -> (tempfile::TempDir, PathBuf) {

@@ -211,6 +211,7 @@ impl Magics {
         let total = warmup + runs;
         let mut progress = Progress::new(out);
         let mut samples = Vec::with_capacity(runs);
+        let mut sim_workers: Option<usize> = None;
         for i in 0..total {
             if cancel.load(Ordering::Relaxed) {
                 progress.abandon();
@@ -246,6 +247,7 @@ impl Magics {
                 }
             }
             let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+            sim_workers = sim_workers.max(outcome.sim_workers);
             if i == 0 {
                 if !printf.is_empty() {
                     out(CellOutput::Stdout(printf));
@@ -308,6 +310,7 @@ impl Magics {
             },
             device: desc.name.clone(),
             simulated,
+            sim_workers: sim_workers.filter(|_| simulated),
             estimate,
         };
         let mut bundle = timing::table_bundle(&timing_table(&t));

@@ -54,7 +54,25 @@ pub(super) enum Job {
 pub(super) enum Status {
     Starting,
     Ready,
-    Failed(String),
+    /// evcxr cannot start: the first Rust cell's error (why, and how to fix it), and the
+    /// shorter one of every later Rust cell.
+    Failed {
+        first: String,
+        again: String,
+    },
+}
+
+/// The later cells' error when evcxr did not start for another reason than a missing cargo.
+pub(super) const UNAVAILABLE_AGAIN: &str = "Rust cells are unavailable in this Jupyter kernel: \
+the first Rust cell's error says why (`nbcuda doctor` checks the toolchain).";
+
+impl Status {
+    pub fn failed(first: String) -> Status {
+        Status::Failed {
+            first,
+            again: UNAVAILABLE_AGAIN.to_owned(),
+        }
+    }
 }
 
 /// Who may kill evcxr's child, and whether a kill happened during the running cell.
@@ -79,6 +97,8 @@ pub(super) struct Shared {
     pub stderr_capture: Mutex<Option<Vec<String>>>,
     /// Variables and their types after the last cell (for inspect while a cell runs).
     pub variables: Mutex<Vec<(String, String)>>,
+    /// Whether a Rust cell has shown the full reason why evcxr cannot start.
+    pub told_unavailable: AtomicBool,
 }
 
 /// Locks a mutex, ignoring poisoning (every value guarded here stays consistent on its own).
@@ -98,6 +118,7 @@ impl Shared {
             sink: Mutex::new(None),
             stderr_capture: Mutex::new(None),
             variables: Mutex::new(Vec::new()),
+            told_unavailable: AtomicBool::new(false),
         }
     }
 
@@ -136,7 +157,7 @@ pub(super) fn worker_main(
         Err(message) => {
             let message = unavailable_message(&message);
             tracing::error!("Rust cells unavailable: {message}");
-            *lock(&shared.status) = Status::Failed(message.clone());
+            *lock(&shared.status) = Status::failed(message.clone());
             serve_failed(&jobs, &message);
             return;
         }
@@ -270,9 +291,9 @@ fn unavailable_message(evcxr_error: &str) -> String {
         );
     }
     format!(
-        "Rust cells need a Rust toolchain: install it from https://rustup.rs, make sure `cargo` \
-         and `rustc` are on the PATH of the Jupyter kernel, and run `rustup component add \
-         rust-src` for completions (`nbcuda doctor` checks all of this). evcxr said: {}",
+        "evcxr could not start, so Rust cells cannot run. If the Rust toolchain is missing or \
+         broken, {} (`nbcuda doctor` checks it). evcxr said: {}",
+        super::toolchain::install_rust_fix(),
         text::strip_ansi(evcxr_error).trim()
     )
 }

@@ -16,6 +16,7 @@ pub mod child_marker;
 mod complete;
 mod engine;
 mod text;
+pub mod toolchain;
 
 pub use complete::is_complete;
 pub use engine::InputFn;
@@ -132,6 +133,18 @@ impl RustEngine {
     pub fn start(env: Vec<(String, String)>, prelude: Vec<String>) -> RustEngine {
         let shared = Arc::new(Shared::new());
         let (jobs, receiver) = mpsc::channel();
+        if toolchain::find_cargo().is_none() {
+            // No evcxr without cargo: say so at once, with the fix (not after evcxr fails).
+            *lock(&shared.status) = Status::Failed {
+                first: toolchain::missing_cargo_message(),
+                again: toolchain::MISSING_CARGO_AGAIN.to_owned(),
+            };
+            return RustEngine {
+                shared,
+                jobs: Mutex::new(jobs),
+                worker: None,
+            };
+        }
         let worker_shared = shared.clone();
         let spawned = std::thread::Builder::new()
             .name("nbcuda-evcxr".to_owned())
@@ -140,7 +153,7 @@ impl RustEngine {
             Ok(handle) => Some(handle),
             Err(error) => {
                 *lock(&shared.status) =
-                    Status::Failed(format!("cannot start the evcxr thread: {error}"));
+                    Status::failed(format!("cannot start the evcxr thread: {error}"));
                 None
             }
         };
@@ -156,12 +169,28 @@ impl RustEngine {
         *lock(&self.shared.status) == Status::Ready
     }
 
-    /// Why evcxr could not start, once that is known.
+    /// Why evcxr could not start, once that is known (the full reason, with its fix).
     pub fn startup_error(&self) -> Option<String> {
         match &*lock(&self.shared.status) {
-            Status::Failed(message) => Some(message.clone()),
+            Status::Failed { first, .. } => Some(first.clone()),
             _ => None,
         }
+    }
+
+    /// The error of a Rust cell when evcxr cannot start: the full reason the first time, the
+    /// short one after (the first cell's error said how to fix it).
+    fn unavailable(&self) -> RustCellError {
+        let message = match &*lock(&self.shared.status) {
+            Status::Failed { first, again } => {
+                if self.shared.told_unavailable.swap(true, Ordering::SeqCst) {
+                    again.clone()
+                } else {
+                    first.clone()
+                }
+            }
+            _ => "Rust cells are unavailable (see the Jupyter kernel's log)".to_owned(),
+        };
+        RustCellError::Unavailable { message }
     }
 
     /// Evaluates one Rust cell (evcxr colon commands such as `:dep`, `:vars`, `:help` included).
@@ -179,6 +208,18 @@ impl RustEngine {
     /// [`RustEngine::execute`], with `input` answering the cell's requests for input
     /// (`evcxr_input::get_string` / `get_password`); without it they read an empty string.
     pub fn execute_with_input(
+        &self,
+        code: &str,
+        out: &OutputSink,
+        input: Option<InputFn>,
+    ) -> Result<Option<MimeBundle>, RustCellError> {
+        match self.run_cell(code, out, input) {
+            Err(RustCellError::Unavailable { .. }) => Err(self.unavailable()),
+            other => other,
+        }
+    }
+
+    fn run_cell(
         &self,
         code: &str,
         out: &OutputSink,

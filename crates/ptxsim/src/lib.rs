@@ -183,7 +183,9 @@ pub struct LaunchConfig {
     pub cancel: Option<Arc<AtomicBool>>,
     /// Stop with `Fault(BudgetExceeded)` after this many warp-instructions (None: unlimited).
     pub instruction_budget: Option<u64>,
-    /// Worker threads for blocks (0: one per core).
+    /// Worker threads for blocks (0: one per core this process may use, from its affinity mask
+    /// and cgroup CPU quota as `std::thread::available_parallelism` reads them). A launch uses
+    /// at most one per block (or block part), and [`LaunchReport::workers`] says how many ran.
     pub threads: usize,
     /// When to run the kernel's lane-local regions as compiled host code (default: `Auto`, once
     /// the kernel has run enough; the environment variable `PTXSIM_JIT` = `0`/`off`/`always`
@@ -370,6 +372,9 @@ pub struct LaunchReport {
     pub block_tier_replays: u64,
     /// The launch's counters, when `LaunchConfig::counters` asked for them.
     pub counters: Option<Box<counters::Counters>>,
+    /// Worker threads that ran the launch's blocks: at most `LaunchConfig::threads` (or the
+    /// cores), fewer for a launch of few blocks or when another launch holds the helpers.
+    pub workers: usize,
 }
 
 /// Errors of parsing and lowering PTX.
@@ -796,6 +801,7 @@ impl Device {
                 block_tier_blocks,
                 block_tier_replays,
                 counters,
+                workers: out.workers,
             }),
         }
     }

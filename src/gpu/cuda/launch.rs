@@ -208,6 +208,7 @@ impl CudaBackend {
                     findings: Vec::new(),
                     warp_instructions: None,
                     counters: None,
+                    sim_workers: None,
                 })
             }
             Err((None, _)) => {

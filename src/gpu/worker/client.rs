@@ -560,6 +560,7 @@ impl Backend for RemoteBackend {
                     findings: Vec::new(),
                     warp_instructions,
                     counters: None,
+                    sim_workers: None,
                 })
             }
             Ok((Answer::LaunchRejected(m), _)) => Err(BackendLaunchError::Rejected(m)),

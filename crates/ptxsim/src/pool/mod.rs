@@ -24,6 +24,8 @@ pub struct Outcome {
     pub reports: Vec<CheckReport>,
     pub fault: Option<CheckReport>,
     pub instructions: u64,
+    /// Workers that ran the launch's blocks: the launching thread and the helpers it got.
+    pub workers: usize,
 }
 
 type WorkerResult = (Vec<(u64, BlockOut)>, Option<(u64, Fault)>, u64);
@@ -168,6 +170,7 @@ pub fn run(ctx: &Ctx, nblocks: u64, threads: usize) -> Outcome {
             v
         })
     };
+    let workers = results.len();
     let mut outs = Vec::new();
     let mut faults = Vec::new();
     let mut instructions = 0;
@@ -201,5 +204,6 @@ pub fn run(ctx: &Ctx, nblocks: u64, threads: usize) -> Outcome {
         reports,
         fault,
         instructions,
+        workers,
     }
 }

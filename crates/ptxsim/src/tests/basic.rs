@@ -46,6 +46,37 @@ fn vector_add_matches_cpu() {
     }
 }
 
+/// `LaunchConfig::threads` caps the workers (a Jupyter kernel's CPU share); a launch of one
+/// warp cannot use more than one; 0 means the cores this process may use.
+#[test]
+fn workers_respect_the_cap_and_the_launch_size() {
+    let dev = Device::new();
+    let m = dev.load_module(VECADD).unwrap();
+    let n = 1 << 16;
+    let (pa, pb, pc) = (
+        dev.alloc(n * 4).unwrap(),
+        dev.alloc(n * 4).unwrap(),
+        dev.alloc(n * 4).unwrap(),
+    );
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let many = ((n as u32).div_ceil(256), 1, 1);
+    for (threads, grid, block, most) in [
+        (1, many, 256, 1),
+        (2, many, 256, 2),
+        (0, many, 256, cores),
+        (4, (1, 1, 1), 32, 1),
+    ] {
+        let mut cfg = LaunchConfig::new(grid, (block, 1, 1));
+        cfg.threads = threads;
+        let r = vec_add(&dev, &m, &cfg, (pa, pb, pc), n as i32).unwrap();
+        assert!(
+            (1..=most).contains(&r.workers),
+            "threads {threads}, grid {grid:?}: {} workers, at most {most}",
+            r.workers
+        );
+    }
+}
+
 #[test]
 fn vector_add_out_of_bounds_is_reported_with_line_and_allocation() {
     let dev = Device::new();

@@ -1,0 +1,240 @@
+"""A workshop in one command (issue 37), the way a teacher would set one up.
+
+- The wheel: install/wheel.sh packs the release binary; its tag, contents and dependencies are
+  checked, then pip installs it with JupyterHub and JupyterLab into a fresh venv (nothing of the
+  checkout's .venv is visible to it).
+- `nbcuda install --sys-prefix` run from that venv without activating it puts the kernelspec in
+  that venv, and that venv's own jupyter_client runs notebook 01 to its end (CPU checks included).
+- Without cargo, %%cuda and magic cells work and the first Rust cell says how to get Rust;
+  `nbcuda doctor` says the same.
+- A JupyterHub (install/jupyterhub/jupyterhub_config.py) on loopback: three users made through
+  the REST API, their servers started, notebook 01 run in all three at once through each
+  server's kernel websocket; each kernel runs with the worker count and the scratch folder the
+  config gives it.
+
+The times of each step are printed at the end (install to first result; three students at once
+against one alone); timing goals are the benchmark's (benches/workshop.py), not asserted here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import workshop
+from workshop import ROOT, Hub, clean_environ, notebook_cells, vector_add_checked
+
+NOTEBOOK_01 = ROOT / "notebooks" / "01-vector-add.ipynb"
+RUN_CELLS = Path(__file__).with_name("run_cells.py")
+RUSTUP_COMMAND = "curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y"
+# step -> seconds, printed at the end of the module.
+TIMES: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def times_table(request):
+    yield
+    if not TIMES:
+        return
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capman = request.config.pluginmanager.get_plugin("capturemanager")
+    with capman.global_and_fixture_disabled() if capman else contextlib.nullcontext():
+        reporter.write_line("")
+        reporter.write_line("workshop set-up, seconds")
+        for step, secs in TIMES.items():
+            reporter.write_line(f"  {step:<58} {secs:>7.1f}")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    t = time.monotonic()
+    path = workshop.build_wheel(tmp_path_factory.mktemp("dist"))
+    TIMES["install/wheel.sh"] = time.monotonic() - t
+    return path
+
+
+@pytest.fixture(scope="module")
+def student_env(wheel, tmp_path_factory):
+    """A fresh venv: pip install the wheel + JupyterHub + JupyterLab (the `# hub` lines)."""
+    prefix = tmp_path_factory.mktemp("student") / "env"
+    env = workshop.make_student_env(prefix, wheel, workshop.requirement_lines("hub"))
+    TIMES["python -m venv"] = env.venv_s
+    TIMES["pip install nbcuda-*.whl jupyterhub jupyterlab"] = env.pip_s
+    return env
+
+
+@pytest.fixture(scope="module")
+def installed(student_env, tmp_path_factory):
+    """`ENV/bin/nbcuda install --sys-prefix`, the venv not activated."""
+    t = time.monotonic()
+    done = subprocess.run(
+        [str(student_env.bin / "nbcuda"), "install", "--sys-prefix"],
+        env=clean_environ(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    TIMES["nbcuda install --sys-prefix"] = time.monotonic() - t
+    assert done.returncode == 0, done.stdout + done.stderr
+    return student_env
+
+
+def run_cells(env, cells, tmp_path: Path, **environ: str) -> dict:
+    """tests/python/run_cells.py run by the student venv's Python (its own jupyter_client)."""
+    if isinstance(cells, Path):
+        source = cells
+    else:
+        source = tmp_path / "cells.json"
+        source.write_text(json.dumps(cells))
+    done = subprocess.run(
+        [str(env.python), str(RUN_CELLS), str(source)],
+        env=clean_environ(JUPYTER_DATA_DIR=str(tmp_path / "no-user-jupyter"), JUPYTER_PLATFORM_DIRS="1", **environ),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_wheel_is_the_release_binary_with_an_honest_tag(wheel):
+    name = wheel.name
+    m = re.fullmatch(r"nbcuda-([0-9][^-]*)-py3-none-manylinux_(\d+)_(\d+)_(x86_64|aarch64)\.whl", name)
+    assert m, f"unexpected wheel name {name}"
+    version, major, minor, _arch = m.groups()
+    glibc = os.confstr("CS_GNU_LIBC_VERSION").split()[-1]
+    assert tuple(map(int, glibc.split("."))) >= (int(major), int(minor)), f"{name} needs a newer glibc than {glibc}"
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        dist_info = f"nbcuda-{version}.dist-info"
+        script = f"nbcuda-{version}.data/scripts/nbcuda"
+        assert script in names, names
+        assert {n for n in names if not n.startswith(dist_info + "/")} == {script}, names
+        tags = [line for line in z.read(f"{dist_info}/WHEEL").decode().splitlines() if line.startswith("Tag: ")]
+        assert tags == [f"Tag: py3-none-manylinux_{major}_{minor}_{_arch}"], tags
+        requires = [
+            line.removeprefix("Requires-Dist: ")
+            for line in z.read(f"{dist_info}/METADATA").decode().splitlines()
+            if line.startswith("Requires-Dist: ")
+        ]
+        assert requires == workshop.requirement_lines("wheel"), requires
+        assert z.getinfo(script).external_attr >> 16 & 0o111, "the script is not executable"
+    release = subprocess.run([str(ROOT / "target/release/nbcuda"), "--version"], capture_output=True, text=True)
+    assert release.stdout.split()[1] == version
+
+
+def test_pip_install_then_sys_prefix_gives_a_working_kernel(installed, tmp_path):
+    env = installed
+    spec_dir = next(env.prefix.glob("share/jupyter/kernels/nbcuda"))
+    spec = json.loads((spec_dir / "kernel.json").read_text())
+    assert Path(spec["argv"][0]) == (env.bin / "nbcuda").resolve(), spec["argv"]
+    nvrtc = Path(spec["env"]["NBCUDA_NVRTC"])
+    assert nvrtc.is_file() and env.prefix.resolve() in nvrtc.resolve().parents, nvrtc
+
+    doctor = subprocess.run(
+        [str(env.bin / "nbcuda"), "doctor"], env=clean_environ(), capture_output=True, text=True, timeout=120
+    )
+    report = doctor.stdout + doctor.stderr
+    assert re.search(r"OK\s+NVRTC", report), report
+    assert re.search(r"OK\s+kernelspec", report), report
+    assert str(spec_dir) in report or str(spec_dir.resolve()) in report, report
+
+    t = time.monotonic()
+    ran = run_cells(env, NOTEBOOK_01, tmp_path)
+    TIMES["notebook 01 through the venv's own jupyter_client"] = time.monotonic() - t
+    TIMES["fresh install to notebook 01's last result (sum)"] = (
+        env.venv_s + env.pip_s + TIMES["nbcuda install --sys-prefix"] + TIMES["notebook 01 through the venv's own jupyter_client"]
+    )
+    assert Path(ran["spec"]["argv"][0]).resolve() == (env.bin / "nbcuda").resolve()
+    cells = [workshop.CellResult(code, c["status"], c["stdout"], c["stderr"], c["data"], c["error"], c["seconds"])
+             for code, c in zip(notebook_cells(NOTEBOOK_01), ran["cells"])]
+    assert vector_add_checked(cells) == "", [c.__dict__ for c in cells]
+
+
+def test_without_cargo_cuda_works_and_the_first_rust_cell_says_how_to_get_rust(installed, tmp_path):
+    env = installed
+    no_rust_path = os.pathsep.join([str(env.bin), "/usr/local/bin", "/usr/bin", "/bin"])
+    assert not any((Path(p) / "cargo").exists() for p in no_rust_path.split(os.pathsep)), no_rust_path
+    home = tmp_path / "home"
+    home.mkdir()
+    no_rust = {"PATH": no_rust_path, "HOME": str(home), "CARGO_HOME": str(home / ".cargo"), "RUSTUP_HOME": str(home / ".rustup")}
+    cells = [
+        "%%cuda\n__global__ void twice(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= 2.0f; }",
+        "%array x = arange(1000, f32)\n%launch twice[auto](x, len(x))\n%print x[0:4]",
+        "let y = 1 + 1;",
+        'println!("{}", 2);',
+        "%print x[998:1000]",
+    ]
+    ran = run_cells(env, cells, tmp_path, **no_rust)["cells"]
+    assert [c["status"] for c in ran] == ["ok", "ok", "error", "error", "ok"], ran
+    assert "0 2 4 6" in " ".join(ran[1]["data"]).replace(",", " ").replace(".", " ").replace("  ", " ") or re.search(
+        r"0\.?\s*,?\s*2\.?\s*,?\s*4\.?\s*,?\s*6", "\n".join(ran[1]["data"]) + ran[1]["stdout"]
+    ), ran[1]
+    assert re.search(r"1996\.?\s*,?\s*1998", "\n".join(ran[4]["data"]) + ran[4]["stdout"]), ran[4]
+    first, second = ran[2]["error"], ran[3]["error"]
+    assert "cargo" in first and RUSTUP_COMMAND in first and "restart" in first, first
+    assert RUSTUP_COMMAND not in second and "cargo" in second, second
+    assert len(second) < len(first) / 2, (first, second)
+
+    doctor = subprocess.run(
+        [str(env.bin / "nbcuda"), "doctor"], env=clean_environ(**no_rust), capture_output=True, text=True, timeout=120
+    )
+    report = doctor.stdout + doctor.stderr
+    assert re.search(r"FIX\s+cargo", report) and RUSTUP_COMMAND in report, report
+
+
+def test_a_jupyterhub_serves_notebook_01_to_three_students_at_once(installed, tmp_path):
+    chp, why = workshop.find_chp()
+    if chp is None:
+        pytest.skip(why)
+    workers = 1
+    hub = Hub(installed, tmp_path, workers=workers, chp=chp)
+    students = ["ada", "grace", "linus"]
+    cells = notebook_cells(NOTEBOOK_01)
+    # What each student's Jupyter kernel runs with: its worker threads, its scratch folder.
+    probe = ["%device", 'println!("{}", std::env::var("TMPDIR").unwrap_or_default());']
+
+    async def scenario():
+        await hub.wait_up()
+        await hub.create_users(students)
+        t = time.monotonic()
+        await asyncio.gather(*(hub.start_server(s) for s in students))
+        TIMES["JupyterHub: start three students' servers"] = time.monotonic() - t
+        kernels = await asyncio.gather(*(hub.start_kernel(s) for s in students))
+        t = time.monotonic()
+        runs = await asyncio.gather(*(hub.run_cells(s, k, cells) for s, k in zip(students, kernels)))
+        TIMES["JupyterHub: notebook 01 in three kernels at once"] = time.monotonic() - t
+        probes = await asyncio.gather(*(hub.run_cells(s, k, probe) for s, k in zip(students, kernels)))
+        return runs, probes
+
+    try:
+        runs, probes = asyncio.run(scenario())
+    except Exception:
+        print(hub.log_tail(), file=sys.stderr)
+        raise
+    finally:
+        hub.stop()
+    for student, results in zip(students, runs):
+        assert vector_add_checked(results) == "", (student, [r.__dict__ for r in results])
+    scratch_root = tmp_path / "workshop" / "scratch"
+    for student, (device, tmpdir) in zip(students, probes):
+        assert device.status == "ok" and tmpdir.status == "ok", (device.__dict__, tmpdir.__dict__)
+        text = "\n".join(device.data)
+        assert re.search(rf"worker threads\s*\|?\s*{workers}\b.*NBCUDA_PTXSIM_WORKERS", text), text
+        assert Path(tmpdir.stdout.strip()).is_relative_to(scratch_root / student), (student, tmpdir.stdout)
+    # Each student's notebooks came from the checkout, into their own folder.
+    for student in students:
+        assert (tmp_path / "workshop" / "home" / student / NOTEBOOK_01.name).is_file()
+    shutil.rmtree(tmp_path / "workshop", ignore_errors=True)
