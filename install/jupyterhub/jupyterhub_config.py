@@ -59,6 +59,10 @@ c.Authenticator.admin_users = {TEACHER}
 c.JupyterHub.spawner_class = "simple"
 c.Spawner.cmd = [str(Path(sys.executable).with_name("jupyterhub-singleuser"))]
 c.Spawner.default_url = "/lab"
+if os.geteuid() == 0:
+    # A hub run as root (a container's default user) runs the students' servers as root too;
+    # Jupyter Server refuses that unless told.
+    c.Spawner.args = ["--ServerApp.allow_root=True"]
 c.SimpleLocalProcessSpawner.home_dir_template = str(WORKSHOP_DIR / "home" / "{username}")
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 60
