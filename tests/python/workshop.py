@@ -250,6 +250,11 @@ class Hub:
             raise RuntimeError(f"starting a {kernel_name} kernel for {name}: {code} {body}")
         return body["id"]
 
+    async def stop_kernel(self, name: str, kernel_id: str) -> None:
+        code, body = await self.request("DELETE", f"/user/{name}/api/kernels/{kernel_id}")
+        if code != 204:
+            raise RuntimeError(f"stopping {name}'s kernel {kernel_id}: {code} {body}")
+
     async def run_cells(self, name: str, kernel_id: str, cells: list[str], timeout: float = 300) -> list[CellResult]:
         """Runs `cells` one after the other on the kernel's websocket (Jupyter's JSON protocol),
         stopping at the first error."""
