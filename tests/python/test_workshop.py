@@ -4,7 +4,7 @@
   checked, then pip installs it with JupyterHub and JupyterLab into a fresh venv (nothing of the
   checkout's .venv is visible to it).
 - `nbcuda install --sys-prefix` run from that venv without activating it puts the kernelspec in
-  that venv, and that venv's own jupyter_client runs notebook 01 to its end (CPU checks included).
+  that venv, and that venv's own nbclient runs notebook 01 to its end (CPU checks included).
 - Without cargo, %%cuda and magic cells work and the first Rust cell says how to get Rust;
   `nbcuda doctor` says the same.
 - A JupyterHub (install/jupyterhub/jupyterhub_config.py) on loopback: three users made through
@@ -91,7 +91,8 @@ def installed(student_env, tmp_path_factory):
 
 
 def run_cells(env, cells, tmp_path: Path, **environ: str) -> dict:
-    """tests/python/run_cells.py run by the student venv's Python (its own jupyter_client)."""
+    """tests/python/run_cells.py run by the student venv's Python: a notebook with its nbclient,
+    a list of cells with its jupyter_client."""
     if isinstance(cells, Path):
         source = cells
     else:
@@ -153,10 +154,11 @@ def test_pip_install_then_sys_prefix_gives_a_working_kernel(installed, tmp_path)
 
     t = time.monotonic()
     ran = run_cells(env, NOTEBOOK_01, tmp_path)
-    TIMES["notebook 01 through the venv's own jupyter_client"] = time.monotonic() - t
+    TIMES["notebook 01 through the venv's own nbclient"] = time.monotonic() - t
     TIMES["fresh install to notebook 01's last result (sum)"] = (
-        env.venv_s + env.pip_s + TIMES["nbcuda install --sys-prefix"] + TIMES["notebook 01 through the venv's own jupyter_client"]
+        env.venv_s + env.pip_s + TIMES["nbcuda install --sys-prefix"] + TIMES["notebook 01 through the venv's own nbclient"]
     )
+    assert ran["runner"] == "nbclient", ran["runner"]
     assert Path(ran["spec"]["argv"][0]).resolve() == (env.bin / "nbcuda").resolve()
     cells = [workshop.CellResult(code, c["status"], c["stdout"], c["stderr"], c["data"], c["error"], c["seconds"])
              for code, c in zip(notebook_cells(NOTEBOOK_01), ran["cells"])]
@@ -280,3 +282,28 @@ def test_each_jupyter_kernel_keeps_to_its_cpu_share():
     # A bad value is named, and the default used.
     row, _ = _workers_seen({**base, "NBCUDA_PTXSIM_WORKERS": "lots"}, None)
     assert 'NBCUDA_PTXSIM_WORKERS="lots" is not a whole number' in row, row
+
+
+def test_the_image_and_the_chart_run_the_tested_steps():
+    """No container engine or cluster here: the Dockerfile must stay a thin wrapper around the
+    steps the tests above run, and values.yaml must say what the README promises."""
+    import yaml
+
+    docker = (ROOT / "install" / "Dockerfile").read_text()
+    runs = " ".join(line.strip() for line in docker.splitlines() if not line.lstrip().startswith("#"))
+    for step in ("cargo build --release", "bash install/wheel.sh", "pip install --no-cache-dir /tmp/dist/nbcuda-*.whl",
+                 "nbcuda install --sys-prefix", "nbcuda doctor"):
+        assert step in runs, f"install/Dockerfile no longer runs {step!r}"
+    stages = re.findall(r"^FROM\s+(\S+)", docker, re.M)
+    assert len(stages) == 2 and "bullseye" in stages[0], stages
+    assert RUSTUP_COMMAND in runs, "the image's Rust is not the one the kernel tells students to install"
+
+    values = yaml.safe_load((ROOT / "install" / "jupyterhub" / "values.yaml").read_text())
+    single = values["singleuser"]
+    assert single["cpu"]["guarantee"] > 0 and single["memory"]["guarantee"], single
+    assert single["extraEnv"]["NBCUDA_SCRATCH_DIR"], single["extraEnv"]
+    profiles = {p["slug"]: p["kubespawner_override"] for p in single["profileList"]}
+    assert set(profiles) == {"cpu", "gpu"}, profiles
+    assert profiles["gpu"]["extra_resource_limits"] == {"nvidia.com/gpu": "1"}, profiles["gpu"]
+    assert int(profiles["cpu"]["environment"]["NBCUDA_PTXSIM_WORKERS"]) <= profiles["cpu"]["cpu_limit"], profiles["cpu"]
+    assert values["cull"]["enabled"] and values["cull"]["timeout"] > 0, values["cull"]
