@@ -36,6 +36,12 @@ const MAX_FIELDS: usize = 4096;
 
 /// The element type and count of a CUDA vector type: `float3` → (f32, 3).
 pub fn vector_type(name: &str) -> Option<(Dtype, usize)> {
+    // cuda_fp16.h / cuda_bf16.h: `struct __align__(4) { x, y }`, as `short2`'s layout.
+    match name {
+        "__half2" | "half2" => return Some((Dtype::F16, 2)),
+        "__nv_bfloat162" | "nv_bfloat162" => return Some((Dtype::BF16, 2)),
+        _ => {}
+    }
     let n = name.chars().last()?.to_digit(10)? as usize;
     if !(1..=4).contains(&n) {
         return None;
@@ -217,6 +223,8 @@ mod tests {
     fn vector_types_have_cudas_sizes_and_alignments() {
         for (name, size, align) in [
             ("float2", 8, 8),
+            ("__half2", 4, 4),
+            ("__nv_bfloat162", 4, 4),
             ("float3", 12, 4),
             ("float4", 16, 16),
             ("int3", 12, 4),
@@ -232,7 +240,7 @@ mod tests {
             assert_eq!((a.size, a.align), (size, align), "{name}");
         }
         assert!(layout(&["float5"], &[]).is_none());
-        assert!(layout(&["half2"], &[]).is_none());
+        assert!(layout(&["half3"], &[]).is_none());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! What host arrays sent by the `nb` crate (Rust cells) look like: an `nb::Array` shown as a
 //! cell's value or by `Array::show`, and the frames of an `nb::Frames` animation.
 //!
-//! - 2-D f32/f64 arrays → the heatmap PNG of `%show` (same colormaps, colour bar and summary);
+//! - 2-D float arrays → the heatmap PNG of `%show` (same colormaps, colour bar and summary);
 //! - `(H, W, 3|4)` u8 arrays → the exact RGB(A) image of `%show`;
 //! - 1-D arrays of at most [`TABLE_MAX`] elements → a table (`text/html` + `text/plain`);
 //! - anything else → a `text/plain` summary: dtype, shape, min/max/mean, the first values;

@@ -242,6 +242,7 @@ fn scalar_from_int(d: Dtype, v: i64, c_type: &str) -> Result<Vec<u8>, String> {
     Ok(match d {
         Dtype::F32 => (v as f32).to_le_bytes().to_vec(),
         Dtype::F64 => (v as f64).to_le_bytes().to_vec(),
+        Dtype::F16 | Dtype::BF16 => return scalar_from_float(d, v as f64, c_type),
         Dtype::I8 => {
             range(i8::MIN as i128, i8::MAX as i128)?;
             (v as i8).to_le_bytes().to_vec()
@@ -283,6 +284,15 @@ fn scalar_from_float(d: Dtype, v: f64, c_type: &str) -> Result<Vec<u8>, String> 
                 Err("out of the range of float".into())
             } else {
                 Ok((v as f32).to_le_bytes().to_vec())
+            }
+        }
+        Dtype::F16 | Dtype::BF16 => {
+            let bits = d.half_bits(v).unwrap_or(0);
+            match d.half_value(bits) {
+                Some(h) if h.is_infinite() && v.is_finite() => {
+                    Err(format!("out of the range of {c_type}"))
+                }
+                _ => Ok(bits.to_le_bytes().to_vec()),
             }
         }
         _ => {

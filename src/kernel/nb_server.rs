@@ -401,7 +401,7 @@ mod tests {
         assert_eq!(host.0.lock().map(|v| v.len()).unwrap_or(0), 1);
         for (bad, ename, words) in [
             (
-                json!({"op": "render", "dtype": "f16", "shape": [3]}),
+                json!({"op": "render", "dtype": "f8", "shape": [3]}),
                 "ArgumentError",
                 "unknown dtype",
             ),

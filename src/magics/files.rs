@@ -258,6 +258,12 @@ fn load_npy(path: &str, file: StopAt<File>) -> FileResult<HostArray> {
     let (dtype, data) = match (ts.type_char(), ts.size_field()) {
         (TypeChar::Float, 4) => (Dtype::F32, read_typed!(file, f32, path)),
         (TypeChar::Float, 8) => (Dtype::F64, read_typed!(file, f64, path)),
+        (TypeChar::Float, 2) => (Dtype::F16, read_typed!(file, half::f16, path)),
+        // Two raw bytes: a bfloat16 (see `save_npy`).
+        (TypeChar::RawData, 2) => {
+            let v: Vec<npyz::FixedSizeBytes<2>> = file.into_vec().map_err(|e| io_err(path, e))?;
+            (Dtype::BF16, v.into_iter().flat_map(|b| b.0).collect())
+        }
         (TypeChar::Int, 1) => (Dtype::I8, read_typed!(file, i8, path)),
         (TypeChar::Int, 2) => (Dtype::I16, read_typed!(file, i16, path)),
         (TypeChar::Int, 4) => (Dtype::I32, read_typed!(file, i32, path)),
@@ -274,7 +280,7 @@ fn load_npy(path: &str, file: StopAt<File>) -> FileResult<HostArray> {
             return Err((
                 "ArgumentError",
                 format!(
-                    "{path}: dtype '{ts}' is not supported (use f32 f64 i8..i64 u8..u64 or bool)"
+                    "{path}: dtype '{ts}' is not supported (use f32 f64 f16 i8..i64 u8..u64 bool, or V2 for bf16)"
                 ),
             ))
         }
@@ -583,10 +589,33 @@ macro_rules! write_typed {
     }};
 }
 
+/// The `.npy` descriptor of a bf16 array: two raw bytes, as numpy writes `ml_dtypes.bfloat16`.
+const BF16_NPY: &str = "|V2";
+
 fn save_npy(path: &str, w: &mut impl Write, a: &HostArray) -> FileResult<()> {
     match a.dtype {
         Dtype::F32 => write_typed!(f32, a, w, path),
         Dtype::F64 => write_typed!(f64, a, w, path),
+        Dtype::F16 => write_typed!(half::f16, a, w, path),
+        // numpy has no bfloat16: the 2-byte void type `|V2`, which is what `np.save` writes for
+        // an `ml_dtypes.bfloat16` array (`np.load(f).view(ml_dtypes.bfloat16)` reads it back).
+        Dtype::BF16 => {
+            use npyz::WriterBuilder;
+            let mut writer = npyz::WriteOptions::<npyz::FixedSizeBytes<2>>::new()
+                .dtype(npyz::DType::Plain(
+                    BF16_NPY.parse().map_err(|e| io_err(path, e))?,
+                ))
+                .shape(&a.shape.iter().map(|&d| d as u64).collect::<Vec<_>>())
+                .writer(w)
+                .begin_nd()
+                .map_err(|e| io_err(path, e))?;
+            for c in a.data.chunks_exact(2) {
+                writer
+                    .push(&npyz::FixedSizeBytes([c[0], c[1]]))
+                    .map_err(|e| io_err(path, e))?;
+            }
+            writer.finish().map_err(|e| io_err(path, e))?;
+        }
         Dtype::I8 => write_typed!(i8, a, w, path),
         Dtype::I16 => write_typed!(i16, a, w, path),
         Dtype::I32 => write_typed!(i32, a, w, path),

@@ -48,12 +48,12 @@ pub const MAGICS: &[MagicDoc] = &[
     m(
         "%array",
         "%array NAME = zeros(SHAPE, DT) | ones(SHAPE, DT) | empty(SHAPE, DT) | full(SHAPE, V, DT) | arange(N, DT) | arange(START, STOP[, STEP], DT) | linspace(A, B, N, DT) | rand(SHAPE, DT[, seed=S]) | randn(SHAPE, DT[, seed=S]) | copy(OTHER)",
-        "Creates (or replaces) a device array; SHAPE is N, (H, W) or (D, H, W); rand() is uniform in [0, 1) for f32/f64 and in [0, 100) for integer dtypes, randn() is standard normal (floats only); without seed= every call differs; empty() is zero-filled here.",
+        "Creates (or replaces) a device array; SHAPE is N, (H, W) or (D, H, W); rand() is uniform in [0, 1) for floats (f32, f64, f16, bf16) and in [0, 100) for integer dtypes, randn() is standard normal (floats only); without seed= every call differs; empty() is zero-filled here.",
     ),
     m(
         "%load",
         "%load NAME = PATH.png|.jpg|.npy [--gray] [--as DT]",
-        "Loads an image as (H, W, 3) u8 ((H, W, 4) if it has alpha; (H, W) with --gray; --as f32/f64 scales to [0, 1]) or a .npy array (1-4 dims, any numeric dtype; --as converts).",
+        "Loads an image as (H, W, 3) u8 ((H, W, 4) if it has alpha; (H, W) with --gray; --as a float dtype scales to [0, 1]) or a .npy array (1-4 dims, any numeric dtype; float16 loads as f16 and a 2-byte void (ml_dtypes' bfloat16) as bf16; --as converts).",
     ),
     m(
         "%save",
@@ -222,7 +222,7 @@ pub fn help(name: Option<&str>) -> Result<String, String> {
                 "\nExpressions: integers (1_000, 1e6, 0x10), floats, + - * / % (integer / truncates), \
                  parentheses, ceil(a / b), floor, min, max, int, float, sqrt, len(x), x.shape[i], \
                  pi, gpu (1 on a GPU, 0 on ptxsim), by_backend(SIM, GPU) (picks by backend: \
-                 %set N = by_backend(1_000_000, 50_000_000)), and %set scalars.\nDtypes: f32 f64 i8 i16 i32 i64 u8 u16 u32 u64.\n",
+                 %set N = by_backend(1_000_000, 50_000_000)), and %set scalars.\nDtypes: f32 f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64.\n",
             );
             Ok(s)
         }

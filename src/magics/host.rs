@@ -40,6 +40,17 @@ fn fmt_f32(v: f32) -> String {
     fmt_f64(v as f64)
 }
 
+/// A 16-bit float's shortest round-trip text (the `half` crate's `Display`, which is
+/// `f32`'s of the shortest digits that give the same 16 bits back) in numpy's spelling.
+fn fmt_half(text: String) -> String {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v == v.trunc() && v.abs() < 1e16 => format!("{v:.1}"),
+        Ok(v) if v.is_finite() && !text.contains(['e', 'E']) => text,
+        Ok(v) => fmt_f64(v),
+        Err(_) => text,
+    }
+}
+
 /// `(1000,)`, `(3, 4)`: Python's tuple notation.
 pub fn fmt_shape(shape: &[usize]) -> String {
     if shape.len() == 1 {
@@ -79,6 +90,9 @@ pub fn get_f64(dtype: Dtype, b: &[u8], i: usize) -> f64 {
     match dtype {
         Dtype::F32 => f32::from_le_bytes(chunk(b, i)) as f64,
         Dtype::F64 => f64::from_le_bytes(chunk(b, i)),
+        Dtype::F16 | Dtype::BF16 => dtype
+            .half_value(u16::from_le_bytes(chunk(b, i)))
+            .unwrap_or(f64::NAN),
         Dtype::I8 => i8::from_le_bytes(chunk(b, i)) as f64,
         Dtype::I16 => i16::from_le_bytes(chunk(b, i)) as f64,
         Dtype::I32 => i32::from_le_bytes(chunk(b, i)) as f64,
@@ -101,7 +115,7 @@ pub fn get_i128(dtype: Dtype, b: &[u8], i: usize) -> i128 {
         Dtype::U16 => u16::from_le_bytes(chunk(b, i)) as i128,
         Dtype::U32 => u32::from_le_bytes(chunk(b, i)) as i128,
         Dtype::U64 => u64::from_le_bytes(chunk(b, i)) as i128,
-        Dtype::F32 | Dtype::F64 => get_f64(dtype, b, i) as i128,
+        Dtype::F32 | Dtype::F64 | Dtype::F16 | Dtype::BF16 => get_f64(dtype, b, i) as i128,
     }
 }
 
@@ -110,6 +124,8 @@ pub fn fmt_elem(dtype: Dtype, b: &[u8], i: usize) -> String {
     match dtype {
         Dtype::F32 => fmt_f32(f32::from_le_bytes(chunk(b, i))),
         Dtype::F64 => fmt_f64(f64::from_le_bytes(chunk(b, i))),
+        Dtype::F16 => fmt_half(half::f16::from_bits(u16::from_le_bytes(chunk(b, i))).to_string()),
+        Dtype::BF16 => fmt_half(half::bf16::from_bits(u16::from_le_bytes(chunk(b, i))).to_string()),
         _ => get_i128(dtype, b, i).to_string(),
     }
 }
@@ -466,7 +482,7 @@ pub fn int_range(d: Dtype) -> (i128, i128) {
         Dtype::U16 => (0, u16::MAX as i128),
         Dtype::U32 => (0, u32::MAX as i128),
         Dtype::U64 => (0, u64::MAX as i128),
-        Dtype::F32 | Dtype::F64 => (i128::MIN, i128::MAX),
+        Dtype::F32 | Dtype::F64 | Dtype::F16 | Dtype::BF16 => (i128::MIN, i128::MAX),
     }
 }
 
@@ -475,6 +491,7 @@ pub fn put_int(d: Dtype, v: i128, out: &mut Vec<u8>) {
     match d {
         Dtype::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
         Dtype::F64 => out.extend_from_slice(&(v as f64).to_le_bytes()),
+        Dtype::F16 | Dtype::BF16 => put_f64(d, v as f64, out),
         Dtype::I8 => out.extend_from_slice(&(v as i8).to_le_bytes()),
         Dtype::I16 => out.extend_from_slice(&(v as i16).to_le_bytes()),
         Dtype::I32 => out.extend_from_slice(&(v as i32).to_le_bytes()),
@@ -491,6 +508,9 @@ pub fn put_f64(d: Dtype, v: f64, out: &mut Vec<u8>) {
     match d {
         Dtype::F32 => out.extend_from_slice(&(v as f32).to_le_bytes()),
         Dtype::F64 => out.extend_from_slice(&v.to_le_bytes()),
+        Dtype::F16 | Dtype::BF16 => {
+            out.extend_from_slice(&d.half_bits(v).unwrap_or(0).to_le_bytes())
+        }
         Dtype::I8 => out.extend_from_slice(&(v as i8).to_le_bytes()),
         Dtype::I16 => out.extend_from_slice(&(v as i16).to_le_bytes()),
         Dtype::I32 => out.extend_from_slice(&(v as i32).to_le_bytes()),
@@ -624,6 +644,10 @@ pub fn generate(fill: Fill, d: Dtype, len: usize) -> Result<Vec<u8>, (bool, Stri
                 match d {
                     Dtype::F32 => out.extend_from_slice(&rng.f32().to_le_bytes()),
                     Dtype::F64 => out.extend_from_slice(&rng.f64().to_le_bytes()),
+                    // k / 2^p with p the type's significand bits: uniform on [0, 1), exactly
+                    // representable (rounding an f32 draw could give 1.0).
+                    Dtype::F16 => put_f64(d, rng.below(1 << 11) as f64 / 2048.0, &mut out),
+                    Dtype::BF16 => put_f64(d, rng.below(1 << 8) as f64 / 256.0, &mut out),
                     _ => put_int(d, rng.below(100) as i128, &mut out),
                 }
             }
@@ -631,7 +655,7 @@ pub fn generate(fill: Fill, d: Dtype, len: usize) -> Result<Vec<u8>, (bool, Stri
         Fill::Randn(seed) => {
             if !d.is_float() {
                 return Err(arg(format!(
-                    "randn() needs a float dtype (f32 or f64), not {d}"
+                    "randn() needs a float dtype (f32, f64, f16 or bf16), not {d}"
                 )));
             }
             let mut rng = Rng::new(seed);

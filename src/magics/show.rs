@@ -198,7 +198,7 @@ impl Magics {
 fn rgb_bytes(dtype: Dtype, data: &[u8]) -> Option<Vec<u8>> {
     match dtype {
         Dtype::U8 => Some(data.to_vec()),
-        Dtype::F32 | Dtype::F64 => Some(
+        d if d.is_float() => Some(
             super::host::to_f64_vec(dtype, data)
                 .into_iter()
                 .map(|v| {
@@ -214,7 +214,7 @@ fn rgb_bytes(dtype: Dtype, data: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
-/// One array as an image: a heatmap (2-D), an RGB(A) image (`(H, W, 3|4)` u8/f32/f64) or a line
+/// One array as an image: a heatmap (2-D), an RGB(A) image (`(H, W, 3|4)` u8 or floats) or a line
 /// plot (1-D). `titled`: draw the name above it (RGB images are exact without a title).
 pub fn render_array(
     dev: &DeviceState,
@@ -253,7 +253,7 @@ pub fn render_array(
         [h, w, c @ (3 | 4)] => {
             let px = rgb_bytes(info.dtype, &data).ok_or_else(|| {
                 bad(format!(
-                    "'{name}' is {shape} {dt}: an (H, W, {c}) image must be u8, f32 or f64"
+                    "'{name}' is {shape} {dt}: an (H, W, {c}) image must be u8 or a float dtype"
                 ))
             })?;
             let mut r = display::render_rgb(&px, *h, *w, *c, o.scale, titled.then_some(name))

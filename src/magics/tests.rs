@@ -214,12 +214,12 @@ fn parses_both_launch_syntaxes() {
 fn syntax_errors_name_the_token() {
     let cases: &[(&str, &str, &str)] = &[
         ("%lauch add[1,1]()", "unknown magic", "%lauch"),
-        ("%array x = zeros(10, float)", "unknown dtype 'float' (float is written f32 here); valid dtypes: f32 f64 i8 i16 i32 i64 u8 u16 u32 u64", "float"),
-        ("%array x = zeros(10, f31)", "unknown dtype 'f31' (did you mean f32?); valid dtypes: f32 f64 i8 i16 i32 i64 u8 u16 u32 u64", "f31"),
+        ("%array x = zeros(10, float)", "unknown dtype 'float' (float is written f32 here); valid dtypes: f32 f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64", "float"),
+        ("%array x = zeros(10, f31)", "unknown dtype 'f31' (did you mean f32?); valid dtypes: f32 f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64", "f31"),
         ("%array x = zeroes(10, f32)", "unknown array constructor 'zeroes'; did you mean zeros? (zeros, ones, empty, full, arange, linspace, rand, randn, copy)", "zeroes"),
         ("%array x = zeros(4, 4, f32)", "zeros() takes (SHAPE, DTYPE), got 3 arguments; write a multi-dimensional shape as a tuple: (H, W)", "zeros(4, 4, f32)"),
         ("%array x = full(4, f32)", "full() takes (SHAPE, VALUE, DTYPE), got 2 arguments", "full(4, f32)"),
-        ("%array x = ones(4, 2 + 3)", "the last argument of ones() must be a dtype (f32 f64 i8 i16 i32 i64 u8 u16 u32 u64)", "2 + 3"),
+        ("%array x = ones(4, 2 + 3)", "the last argument of ones() must be a dtype (f32 f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64)", "2 + 3"),
         ("%array x = zeros(4, f32, seed=1)", "zeros() has no argument 'seed'", "seed"),
         ("%array x zeros(4, f32)", "expected '=' after the array name, found 'zeros'", "zeros"),
         ("%array = zeros(4, f32)", "expected an array name, found '='", "="),
@@ -235,7 +235,7 @@ fn syntax_errors_name_the_token() {
         ("%launch scale<float[1, 2](x)", "unclosed template argument list '<'", "<float[1, 2](x)"),
         ("%launch add[1, 2](x, $)", "unexpected character '$'", "$"),
         ("%print x --tail 3", "unknown option '--tail' for %print (options: --head N)", "--tail"),
-        ("%load x = a.png --grey --as float", "unknown dtype 'float' (float is written f32 here); valid dtypes: f32 f64 i8 i16 i32 i64 u8 u16 u32 u64", "float"),
+        ("%load x = a.png --grey --as float", "unknown dtype 'float' (float is written f32 here); valid dtypes: f32 f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64", "float"),
         ("%load x =", "expected a file path (.png, .jpg or .npy)", ""),
         ("%backend tpu", "unknown backend 'tpu'; use gpu or sim", "tpu"),
         ("%set n = (1, 2)", "a scalar cannot be a tuple", "(1, 2)"),
@@ -655,7 +655,7 @@ fn randn_has_standard_normal_moments() {
         host::generate(Fill::Randn(5), Dtype::I32, 4).unwrap_err(),
         (
             false,
-            "randn() needs a float dtype (f32 or f64), not i32".to_string()
+            "randn() needs a float dtype (f32, f64, f16 or bf16), not i32".to_string()
         )
     );
     assert_eq!(

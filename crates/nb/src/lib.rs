@@ -127,6 +127,15 @@ element!(u8, "u8");
 element!(u16, "u16");
 element!(u32, "u32");
 element!(u64, "u64");
+#[cfg(feature = "half")]
+element!(half::f16, "f16");
+#[cfg(feature = "half")]
+element!(half::bf16, "bf16");
+
+/// The `half` crate that `Array<nb::half::f16>` and `Array<nb::half::bf16>` use: name its types
+/// through `nb` (a `:dep half` of another version would be a different type).
+#[cfg(feature = "half")]
+pub use half;
 
 /// A copy of a device array on the host: row-major data and its shape.
 #[derive(Debug, Clone, PartialEq)]
@@ -413,6 +422,23 @@ mod tests {
             vec![i64::MIN, 7]
         );
         assert_eq!(u8::DTYPE, "u8");
+    }
+
+    #[cfg(feature = "half")]
+    #[test]
+    fn halves_travel_as_their_bits() {
+        use half::{bf16, f16};
+        let h = [
+            f16::from_f32(1.5),
+            f16::from_f32(-65504.0),
+            f16::from_bits(1),
+        ];
+        let bytes = f16::to_le_bytes_vec(&h);
+        assert_eq!(bytes, [0x00, 0x3E, 0xFF, 0xFB, 0x01, 0x00]);
+        assert_eq!(f16::from_le_bytes_vec(&bytes), h);
+        let b = [bf16::from_f32(1.0), bf16::from_f32(-3.0)];
+        assert_eq!(bf16::to_le_bytes_vec(&b), [0x80, 0x3F, 0x40, 0xC0]);
+        assert_eq!((f16::DTYPE, bf16::DTYPE), ("f16", "bf16"));
     }
 
     #[test]
