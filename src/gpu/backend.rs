@@ -20,6 +20,31 @@ pub type ModuleId = u64;
 pub type StreamId = u64;
 /// A recorded event.
 pub type EventId = u64;
+/// A CUDA graph instantiated by the backend ([`Backend::build_graph`]).
+pub type GraphId = u64;
+
+/// One node of a CUDA graph as the backend sees it: a launch with its packed parameters, or a
+/// device-to-device copy. Nodes run in order, each after the one before.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum GraphNode {
+    Launch {
+        module: ModuleId,
+        /// The lowered name.
+        kernel: String,
+        grid: Dim3,
+        block: Dim3,
+        shared_bytes: u32,
+        /// Bytes of call stack per thread (`%limit stack`).
+        stack_bytes: u32,
+        /// One little-endian byte vector per parameter.
+        params: Vec<Vec<u8>>,
+    },
+    Copy {
+        dst: DevPtr,
+        src: DevPtr,
+        bytes: usize,
+    },
+}
 
 /// What to load: NVRTC's PTX, or a CUBIN for the device's architecture.
 #[derive(Debug, Clone, Copy)]
@@ -203,6 +228,50 @@ pub trait Backend: Send {
         _dynamic_shared: u32,
     ) -> Option<Vec<Occupancy>> {
         None
+    }
+    /// Instantiates `nodes` as one executable graph (on a GPU: the nodes issued on a capturing
+    /// stream, `cuStreamEndCapture`, `cuGraphInstantiate`). `None`: this backend has no graphs
+    /// (ptxsim), and the caller replays the nodes one by one.
+    fn build_graph(&mut self, _nodes: &[GraphNode]) -> Result<Option<GraphId>, GpuError> {
+        Ok(None)
+    }
+    /// Launches a graph of [`Backend::build_graph`] on the default stream and waits for it
+    /// (watching `cancel`); its device-event time is [`Backend::last_launch_ms`] afterwards.
+    fn launch_graph(
+        &mut self,
+        graph: GraphId,
+        _cancel: Option<&Arc<AtomicBool>>,
+    ) -> Result<BackendReport, BackendLaunchError> {
+        Err(BackendLaunchError::Rejected(format!(
+            "this backend has no CUDA graph {graph}"
+        )))
+    }
+    fn destroy_graph(&mut self, _graph: GraphId) {}
+    /// Launches `nodes` one by one, back to back on the default stream (no graph), and waits:
+    /// what a graph is compared with. The device-event time of them all is
+    /// [`Backend::last_launch_ms`] afterwards. Only backends with graphs implement it.
+    fn launch_nodes(
+        &mut self,
+        _nodes: &[GraphNode],
+        _cancel: Option<&Arc<AtomicBool>>,
+    ) -> Result<BackendReport, BackendLaunchError> {
+        Err(BackendLaunchError::Rejected(
+            "this backend has no stream launches to compare a graph with".into(),
+        ))
+    }
+    /// Managed (unified) memory, `cuMemAllocManaged`, refused when the device has less free
+    /// memory than asked. Default: ordinary memory (ptxsim's memory is all host memory).
+    fn alloc_managed(&mut self, bytes: usize) -> Result<DevPtr, GpuError> {
+        self.alloc(bytes)
+    }
+    /// Whether managed memory differs from device memory here (pages that migrate).
+    fn has_managed_memory(&self) -> bool {
+        false
+    }
+    /// Migrates the managed allocation `ptr` (its first `bytes`) to the device (`to_device`) or
+    /// to the host, and waits (`cuMemPrefetchAsync`). Default: nothing to migrate.
+    fn prefetch(&mut self, _ptr: DevPtr, _bytes: usize, _to_device: bool) -> Result<(), GpuError> {
+        Ok(())
     }
     /// The block size that maximises occupancy and the smallest grid that fills the device,
     /// `(block threads, min grid)` (None: no occupancy API).

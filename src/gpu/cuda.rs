@@ -26,6 +26,7 @@ mod async_copy;
 mod capture;
 mod describe;
 mod driver;
+mod graph;
 mod launch;
 pub mod occupancy;
 pub mod select;
@@ -115,6 +116,8 @@ pub struct CudaBackend {
     /// The call stack per thread last set on the context (`CU_LIMIT_STACK_SIZE`; None: the
     /// driver's default, never set on this context).
     stack_set: Option<u32>,
+    /// Executable CUDA graphs (`%graph`), by id.
+    graphs: HashMap<u64, sys::CUgraphExec>,
     next_id: u64,
 }
 
@@ -265,6 +268,7 @@ impl CudaBackend {
             staging: RefCell::new(None),
             staging_enabled,
             async_bufs: HashMap::new(),
+            graphs: HashMap::new(),
             stack_set: None,
             next_id: 1,
         })
@@ -399,11 +403,15 @@ impl CudaBackend {
         let allocations: Vec<DevPtr> = self.allocations.drain().map(|(p, _)| p).collect();
         let staging = self.staging.borrow_mut().take();
         let pinned: Vec<*mut u8> = self.async_bufs.drain().map(|(_, b)| b.ptr()).collect();
+        let graphs: Vec<sys::CUgraphExec> = self.graphs.drain().map(|(_, g)| g).collect();
         if !alive {
             return; // everything dies with the context
         }
         // SAFETY: every handle below was created in `ctx` (current) and is destroyed once.
         unsafe {
+            for g in graphs {
+                let _ = sys::cuGraphExecDestroy(g);
+            }
             for m in modules {
                 let _ = sys::cuModuleUnload(m.raw);
             }
@@ -888,6 +896,45 @@ impl Backend for CudaBackend {
 
     fn can_lose_memory(&self) -> bool {
         true
+    }
+
+    fn build_graph(
+        &mut self,
+        nodes: &[super::backend::GraphNode],
+    ) -> Result<Option<super::backend::GraphId>, GpuError> {
+        self.capture_graph(nodes).map(Some)
+    }
+
+    fn launch_graph(
+        &mut self,
+        graph: super::backend::GraphId,
+        cancel: Option<&std::sync::Arc<AtomicBool>>,
+    ) -> Result<BackendReport, BackendLaunchError> {
+        self.launch_graph_exec(graph, cancel)
+    }
+
+    fn destroy_graph(&mut self, graph: super::backend::GraphId) {
+        self.destroy_graph_exec(graph);
+    }
+
+    fn launch_nodes(
+        &mut self,
+        nodes: &[super::backend::GraphNode],
+        cancel: Option<&std::sync::Arc<AtomicBool>>,
+    ) -> Result<BackendReport, BackendLaunchError> {
+        self.launch_nodes_timed(nodes, cancel)
+    }
+
+    fn alloc_managed(&mut self, bytes: usize) -> Result<DevPtr, GpuError> {
+        self.alloc_managed_memory(bytes)
+    }
+
+    fn has_managed_memory(&self) -> bool {
+        true
+    }
+
+    fn prefetch(&mut self, ptr: DevPtr, bytes: usize, to_device: bool) -> Result<(), GpuError> {
+        self.prefetch_managed(ptr, bytes, to_device)
     }
 
     fn htod_async(

@@ -21,7 +21,7 @@ pub mod worker;
 
 pub use dtype::Dtype;
 pub(crate) use state::closest;
-pub use state::{DeviceState, ProfileLine, ProfileOutcome};
+pub use state::{DeviceState, GraphStep, ProfileLine, ProfileOutcome};
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -73,6 +73,8 @@ pub struct ArrayInfo {
     pub backend: &'static str,
     /// The CUDA kernel that last wrote it (passed it as a non-const pointer), if any.
     pub last_writer: Option<String>,
+    /// Managed (unified) memory (`%array --managed`).
+    pub managed: bool,
     /// `Some("__constant__")`/`Some("__device__")` for a variable of a loaded `%%cuda` cell.
     pub symbol: Option<&'static str>,
 }
@@ -125,6 +127,23 @@ pub enum LaunchArg {
     Float(f64),
     /// A vector or struct by value: one number (`Int`/`Float`) per field.
     Fields(Vec<LaunchArg>),
+}
+
+impl std::fmt::Display for LaunchArg {
+    /// The argument as a launch line writes it (`a`, `a + 256`, `null`, `3`, `(1, 2.5)`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LaunchArg::Array(n) => write!(f, "{n}"),
+            LaunchArg::ArrayAt(n, k) => write!(f, "{n} + {k}"),
+            LaunchArg::Null => write!(f, "null"),
+            LaunchArg::Int(v) => write!(f, "{v}"),
+            LaunchArg::Float(v) => write!(f, "{v:?}"),
+            LaunchArg::Fields(v) => {
+                let parts: Vec<String> = v.iter().map(|a| a.to_string()).collect();
+                write!(f, "({})", parts.join(", "))
+            }
+        }
+    }
 }
 
 impl LaunchArg {

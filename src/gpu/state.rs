@@ -26,11 +26,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod copies;
+mod graphs;
 mod model;
 mod profile;
 mod switch;
 mod symbols;
 
+pub use graphs::GraphStep;
 pub use profile::{ProfileLine, ProfileOutcome};
 
 /// A launch run on a fresh ptxsim device on copies of its arrays
@@ -61,6 +63,8 @@ struct Array {
     /// Set when the array is a `__constant__`/`__device__` variable of a loaded cell: its
     /// memory belongs to that module (never allocated or freed here).
     symbol: Option<SymbolOf>,
+    /// Managed (unified) memory: `%array --managed`.
+    managed: bool,
 }
 
 /// Which module's variable an array is.
@@ -92,6 +96,10 @@ pub struct DeviceState {
     stack_bytes: u32,
     /// The GPU `%gpu MODEL` chose (None: the real GPU's entry, or H200 on ptxsim; `model.rs`).
     gpu_model: Option<ptxsim::gpus::GpuModel>,
+    /// Recorded CUDA graphs (`%graph`), by name.
+    graphs: BTreeMap<String, graphs::Graph>,
+    /// The graph being recorded: its name and steps so far.
+    recording: Option<(String, Vec<GraphStep>)>,
 }
 
 /// The largest call stack per thread `%limit stack` accepts (1 MiB; ptxsim keeps what a runaway
@@ -159,6 +167,8 @@ impl DeviceState {
             lost: BTreeMap::new(),
             downloads: Vec::new(),
             gpu_model: None,
+            graphs: BTreeMap::new(),
+            recording: None,
             stack_bytes: ptxsim::DEFAULT_STACK_BYTES,
         }
     }
@@ -274,6 +284,19 @@ impl DeviceState {
         shape: Vec<usize>,
         data: &[u8],
     ) -> Result<(), GpuError> {
+        self.create_array_in(name, dtype, shape, data, false)
+    }
+
+    /// [`DeviceState::create_array`] in managed memory (`managed`: `%array --managed`) or in
+    /// device memory.
+    pub fn create_array_in(
+        &mut self,
+        name: &str,
+        dtype: Dtype,
+        shape: Vec<usize>,
+        data: &[u8],
+        managed: bool,
+    ) -> Result<(), GpuError> {
         if name.is_empty() {
             return Err(GpuError::argument("an array needs a name"));
         }
@@ -315,7 +338,18 @@ impl DeviceState {
                 data.len()
             )));
         }
-        let ptr = self.backend.alloc(bytes).map_err(|e| {
+        if managed && self.arrays.get(name).is_some_and(|a| a.symbol.is_some()) {
+            return Err(GpuError::argument(format!(
+                "`{name}` is a variable of a %%cuda cell: its memory is the module's, it cannot \
+                 be managed"
+            )));
+        }
+        let allocated = if managed {
+            self.backend.alloc_managed(bytes)
+        } else {
+            self.backend.alloc(bytes)
+        };
+        let ptr = allocated.map_err(|e| {
             GpuError::memory(format!(
                 "cannot allocate {bytes} bytes for `{name}`: {}",
                 e.message
@@ -336,6 +370,7 @@ impl DeviceState {
             shadow,
             host,
             symbol: None,
+            managed,
         };
         self.lost.remove(name);
         if let Some(old) = self.arrays.insert(name.to_string(), new) {
@@ -372,6 +407,7 @@ impl DeviceState {
             backend: self.backend.name(),
             last_writer: a.last_writer.clone(),
             symbol: a.symbol.map(|s| s.space),
+            managed: a.managed,
         }
     }
 
@@ -423,6 +459,11 @@ impl DeviceState {
     pub fn free_array(&mut self, name: &str) -> Result<(), GpuError> {
         self.recover_if_needed()?;
         self.not_a_symbol(name, "free")?;
+        if let Some(g) = self.graph_using(name) {
+            return Err(GpuError::argument(format!(
+                "array `{name}` is used by graph `{g}`: %graph drop {g} before freeing it"
+            )));
+        }
         let a = self
             .arrays
             .remove(name)
@@ -1026,6 +1067,9 @@ impl DeviceState {
             return self.recover();
         }
         let kept = self.backend.reset()?;
+        if !kept {
+            self.forget_graph_instances();
+        }
         self.downloads.clear();
         for (_, s) in self.streams.drain() {
             self.backend.destroy_stream(s);

@@ -76,6 +76,9 @@ impl Magics {
         out: &OutputSink,
         cancel: &Arc<AtomicBool>,
     ) -> Result<Option<MimeBundle>, MagicError> {
+        if let Some(e) = self.refuse_while_recording(ctx, &cmd) {
+            return Err(e);
+        }
         match cmd {
             Command::LsMagic => out(CellOutput::Stdout(help::lsmagic())),
             Command::Help(name) => {
@@ -91,7 +94,19 @@ impl Magics {
                 ctor,
                 dtype,
                 span,
-            } => self.array(ctx, &name, &ctor, dtype.map(|d| d.dtype), span)?,
+                managed,
+            } => self.array(ctx, &name, &ctor, dtype.map(|d| d.dtype), span, managed)?,
+            Command::Graph(g) => self.graph(ctx, g, out, cancel)?,
+            Command::Prefetch { name, to_device } => {
+                self.need_array(ctx, &name, "")?;
+                let note = self
+                    .dev
+                    .prefetch(&name.text, to_device)
+                    .map_err(|e| ctx.gpu_at(e, name.span))?;
+                if let Some(n) = note {
+                    out(CellOutput::Stdout(format!("{n}\n")));
+                }
+            }
             Command::Load {
                 name,
                 path,
@@ -172,6 +187,11 @@ impl Magics {
                             match a.symbol {
                                 // A cell's variable: say which kind, beside where it lives.
                                 Some(space) => format!("{}, {space}", a.backend),
+                                // On ptxsim managed memory is ordinary memory: say so.
+                                None if a.managed && a.backend == "ptxsim" => {
+                                    "ptxsim, managed (ordinary memory here)".to_string()
+                                }
+                                None if a.managed => format!("{}, managed", a.backend),
                                 None => a.backend.to_string(),
                             },
                             a.last_writer.unwrap_or_else(|| "-".into()),
@@ -214,6 +234,13 @@ impl Magics {
                 self.need_array(ctx, &b, "")?;
                 self.dev
                     .swap_arrays(&a.text, &b.text)
+                    .map_err(|e| ctx.gpu(e))?;
+            }
+            Command::Copy { dst, src } if self.dev.recording_graph().is_some() => {
+                self.need_array(ctx, &src, "")?;
+                self.need_array(ctx, &dst, "")?;
+                self.dev
+                    .record_copy(&dst.text, &src.text)
                     .map_err(|e| ctx.gpu(e))?;
             }
             Command::Copy { dst, src } => {
@@ -399,13 +426,14 @@ impl Magics {
         ctor: &Ctor,
         dtype: Option<Dtype>,
         span: Span,
+        managed: bool,
     ) -> Result<(), MagicError> {
         if let Ctor::Copy(other) = ctor {
             let info = self.need_array(ctx, other, " in copy()")?;
             let data = self.dev.read_array(&other.text).map_err(|e| ctx.gpu(e))?;
             return self
                 .dev
-                .create_array(&name.text, info.dtype, info.shape, &data)
+                .create_array_in(&name.text, info.dtype, info.shape, &data, managed)
                 .map_err(|e| ctx.gpu(e));
         }
         let Some(d) = dtype else {
@@ -464,7 +492,7 @@ impl Magics {
             ctx.err(ename, ParseError::at(span, m))
         })?;
         self.dev
-            .create_array(&name.text, d, shape, &data)
+            .create_array_in(&name.text, d, shape, &data, managed)
             .map_err(|e| ctx.gpu(e))
     }
 }

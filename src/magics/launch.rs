@@ -37,6 +37,10 @@ impl Magics {
         cancel: &Arc<AtomicBool>,
     ) -> Result<(), MagicError> {
         let request = self.launch_request(ctx, l, cancel)?;
+        if self.dev.recording_graph().is_some() {
+            self.dev.record_launch(&request).map_err(|e| ctx.gpu(e))?;
+            return Ok(());
+        }
         let outcome = self.dev.launch(&request).map_err(|e| {
             if cancel.load(Ordering::Relaxed) {
                 ctx.plain("Interrupted", format!("{} was interrupted", l.kernel.text))

@@ -14,6 +14,7 @@ pub mod eval;
 mod exec;
 pub mod files;
 mod gpu;
+mod graph;
 pub mod help;
 pub mod host;
 mod launch;

@@ -102,6 +102,8 @@ pub enum Command {
         ctor: Ctor,
         dtype: Option<DtypeArg>,
         span: Span,
+        /// `%array --managed NAME = …`: managed (unified) memory.
+        managed: bool,
     },
     Load {
         name: Name,
@@ -160,6 +162,24 @@ pub enum Command {
     Timings {
         clear: bool,
     },
+    /// `%graph`, `%graph begin NAME`, `%graph end`, `%graph launch NAME [-n K]`,
+    /// `%graph drop NAME`.
+    Graph(GraphCmd),
+    /// `%prefetch NAME [gpu|host]` (default gpu).
+    Prefetch {
+        name: Name,
+        to_device: bool,
+    },
+}
+
+/// What follows `%graph`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GraphCmd {
+    List,
+    Begin(Name),
+    End,
+    Launch { name: Name, times: Option<Expr> },
+    Drop(Name),
 }
 
 /// Parses one magic line (it starts with `%`; leading whitespace allowed).
@@ -460,6 +480,26 @@ impl<'a> Parser<'a> {
                 }))
             }
             "reset" => Ok(Command::Reset),
+            "graph" => self.graph(),
+            "prefetch" => {
+                let name = self.name("a managed array name")?;
+                let to_device = if self.lx.at_end() {
+                    true
+                } else {
+                    let w = self.name("gpu or host")?;
+                    match w.text.as_str() {
+                        "gpu" | "device" => true,
+                        "host" | "cpu" => false,
+                        other => {
+                            return Err(ParseError::at(
+                                w.span,
+                                format!("%prefetch moves an array to gpu or host, not '{other}'"),
+                            ))
+                        }
+                    }
+                };
+                Ok(Command::Prefetch { name, to_device })
+            }
             "show" => super::show::parse_show(&mut self.lx).map(Command::Show),
             "time" => super::time::parse_time(&mut self.lx).map(|a| Command::Time(Box::new(a))),
             "profile" => {
@@ -484,6 +524,16 @@ impl<'a> Parser<'a> {
     }
 
     fn array(&mut self) -> Result<Command, ParseError> {
+        let mut managed = false;
+        if let Tok::Flag(f) = &self.peek()?.tok {
+            if f == "--managed" {
+                self.next()?;
+                managed = true;
+            } else {
+                let t = self.next()?;
+                return Err(unknown_flag(&t, &t.tok, "%array", &["--managed"]));
+            }
+        }
         let name = self.name("an array name")?;
         self.expect_sym("=", "after the array name")?;
         let f = self.name(
@@ -532,6 +582,7 @@ impl<'a> Parser<'a> {
                     }),
                     dtype: None,
                     span,
+                    managed,
                 }),
                 _ => Err(ParseError::at(args[0].span, "copy() takes an array name")),
             };
@@ -626,7 +677,50 @@ impl<'a> Parser<'a> {
             ctor,
             dtype: Some(dtype),
             span,
+            managed,
         })
+    }
+
+    /// What follows `%graph`.
+    fn graph(&mut self) -> Result<Command, ParseError> {
+        const USAGE: &str =
+            "%graph [begin NAME | end | launch NAME [-n K] | drop NAME] (%graph alone lists them)";
+        if self.lx.at_end() {
+            return Ok(Command::Graph(GraphCmd::List));
+        }
+        let verb = self.name(&format!("begin, end, launch or drop: {USAGE}"))?;
+        let cmd = match verb.text.as_str() {
+            "begin" => GraphCmd::Begin(self.name("a graph name after %graph begin")?),
+            "end" => GraphCmd::End,
+            "drop" => GraphCmd::Drop(self.name("a graph name after %graph drop")?),
+            "launch" => {
+                let name = self.name("a graph name after %graph launch")?;
+                let times = if self.lx.at_end() {
+                    None
+                } else {
+                    let t = self.next()?;
+                    let n = self.next()?;
+                    if t.tok != Tok::Sym("-".into()) || n.tok != Tok::Ident("n".into()) {
+                        return Err(ParseError::at(
+                            t.span.to(n.span),
+                            format!("expected -n K after the graph name: {USAGE}"),
+                        ));
+                    }
+                    Some(self.expr()?)
+                };
+                GraphCmd::Launch { name, times }
+            }
+            other => {
+                let hint = super::help::nearest(other, ["begin", "end", "launch", "drop"])
+                    .map(|n| format!("; did you mean {n}?"))
+                    .unwrap_or_default();
+                return Err(ParseError::at(
+                    verb.span,
+                    format!("unknown %graph command '{other}'{hint}: {USAGE}"),
+                ));
+            }
+        };
+        Ok(Command::Graph(cmd))
     }
 
     /// After `(`: positional expressions and `name=expr` pairs up to `)`.

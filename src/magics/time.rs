@@ -35,11 +35,19 @@ pub struct TimeArgs {
     pub warmup: Option<Expr>,
     pub bytes: Option<Expr>,
     pub flops: Option<Expr>,
-    pub launch: Launch,
+    pub target: TimeTarget,
     /// `--gpu MODEL`: the GPU the estimate on ptxsim models (default: the session's `%gpu`).
     pub gpu: Option<parse::Name>,
     /// The launch as written (for the table and `%timings`).
     pub label: String,
+}
+
+/// What `%time` times.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TimeTarget {
+    Launch(Launch),
+    /// `%time graph NAME`: one replay of a recorded CUDA graph per run.
+    Graph(parse::Name),
 }
 
 /// Most timed runs and warm-up runs of one `%time`.
@@ -116,6 +124,41 @@ pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
     }
     lx.skip_ws();
     let start = lx.pos;
+    // `%time graph NAME` (a CUDA kernel named `graph` is followed by `[`).
+    let mut ahead = lx.clone();
+    if let (Ok(g), Ok(n)) = (ahead.next_token(), ahead.next_token()) {
+        if let (Tok::Ident(g), Tok::Ident(name)) = (&g.tok, &n.tok) {
+            if g == "graph" {
+                if !ahead.at_end() {
+                    let t = ahead.next_token()?;
+                    return Err(ParseError::at(
+                        t.span,
+                        format!("unexpected {} after %time graph {name}", t.tok),
+                    ));
+                }
+                if check {
+                    return Err(ParseError::at(
+                        n.span,
+                        "--check does not apply to a graph (on ptxsim its launches run under \
+                         the checker anyway)",
+                    ));
+                }
+                *lx = ahead;
+                return Ok(TimeArgs {
+                    runs,
+                    warmup,
+                    bytes,
+                    flops,
+                    target: TimeTarget::Graph(parse::Name {
+                        text: name.clone(),
+                        span: n.span,
+                    }),
+                    gpu,
+                    label: format!("graph {name}"),
+                });
+            }
+        }
+    }
     let mut launch = parse::parse_launch(lx)?;
     launch.check |= check;
     let label = lx.src.get(start..lx.pos).unwrap_or("").trim().to_string();
@@ -124,7 +167,7 @@ pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
         warmup,
         bytes,
         flops,
-        launch,
+        target: TimeTarget::Launch(launch),
         gpu,
         label,
     })
@@ -132,7 +175,7 @@ pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
 
 impl Magics {
     /// A non-negative count option, or its default.
-    fn count(
+    pub(super) fn count(
         &self,
         ctx: &LineCtx,
         e: Option<&Expr>,
@@ -157,7 +200,7 @@ impl Magics {
     }
 
     /// A non-negative finite amount (`--bytes`, `--flops`).
-    fn amount(
+    pub(super) fn amount(
         &self,
         ctx: &LineCtx,
         e: Option<&Expr>,
@@ -182,8 +225,12 @@ impl Magics {
         out: &OutputSink,
         cancel: &Arc<AtomicBool>,
     ) -> Result<(), MagicError> {
+        let launch = match &a.target {
+            TimeTarget::Launch(l) => l,
+            TimeTarget::Graph(name) => return self.time_graph(ctx, a, name, out, cancel),
+        };
         let desc = self.dev.describe();
-        let simulated = desc.backend != "cuda" || a.launch.check;
+        let simulated = desc.backend != "cuda" || launch.check;
         let runs = self.count(
             ctx,
             a.runs.as_ref(),
@@ -194,7 +241,7 @@ impl Magics {
         let warmup = self.count(ctx, a.warmup.as_ref(), "--warmup", 1, 0)?;
         let flops = self.amount(ctx, a.flops.as_ref(), "--flops")?;
         let given_bytes = self.amount(ctx, a.bytes.as_ref(), "--bytes")?;
-        let request = self.launch_request(ctx, &a.launch, cancel)?;
+        let request = self.launch_request(ctx, launch, cancel)?;
         let bytes = given_bytes.or_else(|| {
             let mut seen: Vec<&str> = Vec::new();
             let mut sum = 0usize;
@@ -228,7 +275,7 @@ impl Magics {
                     return Err(if cancel.load(Ordering::Relaxed) {
                         ctx.plain(
                             "Interrupted",
-                            format!("{} was interrupted", a.launch.kernel.text),
+                            format!("{} was interrupted", launch.kernel.text),
                         )
                     } else {
                         ctx.gpu(e)
@@ -303,7 +350,7 @@ impl Magics {
             bytes_estimated: given_bytes.is_none() && bytes.is_some(),
             flops,
             peak_gbs: desc.peak_bandwidth_gbs,
-            backend: if a.launch.check {
+            backend: if launch.check {
                 format!("{} --check", desc.backend)
             } else {
                 desc.backend.to_string()

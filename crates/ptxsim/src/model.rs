@@ -43,9 +43,22 @@
 //!   `serialised_shared / B · ⌈B/S⌉ / f`.
 //! - **Launch**: `t_launch` = 2 µs, a kernel's start and drain (what Nsight Compute's
 //!   `gpu__time_duration` shows for an empty kernel on recent GPUs).
+//! - **Copy** (a device-to-device `%copy`): `t_launch + 2 · bytes / (0.75 · peak)` (read and
+//!   write at the sustained DRAM bandwidth).
 //!
 //! The estimate is `t_launch + max(t_issue, t_pipe, t_l1, t_shared, t_l2, t_dram, t_latency,
 //! t_atomic)`: the resources overlap, the slowest bounds the launch.
+//!
+//! # Graphs
+//!
+//! A CUDA graph of `N` steps ([`graph_estimate`]) pays the host's launch cost once,
+//! `GRAPH_LAUNCH_NS` = 2.5 µs, and each kernel node starts and drains in `GRAPH_NODE_NS` = 1 µs
+//! instead of `t_launch`: `t_graph = GRAPH_LAUNCH_NS + Σ (t_i − t_launch + GRAPH_NODE_NS)`. The same
+//! steps launched one by one on a stream are paced by the host when a step is shorter than its
+//! launch, `HOST_LAUNCH_NS` = 2.5 µs: `t_one_by_one = Σ max(t_i, HOST_LAUNCH_NS)`. These three
+//! figures are assumptions of the order NVIDIA publishes for recent drivers (a few µs per
+//! `cudaLaunchKernel` on the host, about 1 µs between graph kernel nodes), not measurements of this
+//! repository; `scripts/gpu-check.sh` measures both on a GPU.
 //!
 //! # What it ignores
 //!
@@ -66,6 +79,39 @@ pub const DRAM_LATENCY_NS: f64 = 600.0;
 pub const L2_LATENCY_NS: f64 = 250.0;
 /// L2 bytes per cycle per SM.
 pub const L2_BYTES_PER_CLK_PER_SM: f64 = 32.0;
+
+/// Host time of one stream launch (`cuLaunchKernel`, the CPU side): launches of steps
+/// shorter than this are paced by the host.
+pub const HOST_LAUNCH_NS: f64 = 2500.0;
+/// Host time of one `cuGraphLaunch`, paid once for the whole graph.
+pub const GRAPH_LAUNCH_NS: f64 = 2500.0;
+/// A kernel node's start and drain inside a graph (a stream launch's is [`LAUNCH_NS`]).
+pub const GRAPH_NODE_NS: f64 = 1000.0;
+
+/// The estimate of a graph's steps, replayed as one graph and launched one by one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GraphEstimate {
+    pub graph_ns: f64,
+    pub one_by_one_ns: f64,
+    /// The steps' own time without any launch overhead.
+    pub work_ns: f64,
+}
+
+/// The estimate of a graph whose steps alone take `steps_ns` each (an [`Estimate::ns`] of a
+/// launch, or [`copy_ns`]; both include [`LAUNCH_NS`]).
+pub fn graph_estimate(steps_ns: &[f64]) -> GraphEstimate {
+    let work_ns: f64 = steps_ns.iter().map(|t| (t - LAUNCH_NS).max(0.0)).sum();
+    GraphEstimate {
+        graph_ns: GRAPH_LAUNCH_NS + work_ns + GRAPH_NODE_NS * steps_ns.len() as f64,
+        one_by_one_ns: steps_ns.iter().map(|t| t.max(HOST_LAUNCH_NS)).sum(),
+        work_ns,
+    }
+}
+
+/// A device-to-device copy of `bytes` on `g`: read and written at the sustained bandwidth.
+pub fn copy_ns(bytes: u64, g: &GpuModel) -> f64 {
+    LAUNCH_NS + 2.0 * bytes as f64 / (DRAM_EFFICIENCY * g.dram_gb_s.max(1.0))
+}
 
 /// What bounds a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -275,6 +321,25 @@ mod tests {
 
     fn h200() -> &'static GpuModel {
         gpus::find("H200").expect("H200")
+    }
+
+    #[test]
+    fn a_graph_of_tiny_steps_saves_the_host_launch_cost_and_a_long_step_hides_it() {
+        // 100 empty kernels: one by one they are paced by the host (2.5 µs each); as a graph
+        // they cost one graph launch and 1 µs a node.
+        let tiny = vec![LAUNCH_NS; 100];
+        let e = graph_estimate(&tiny);
+        assert_eq!(e.one_by_one_ns, 100.0 * HOST_LAUNCH_NS);
+        assert_eq!(e.graph_ns, GRAPH_LAUNCH_NS + 100.0 * GRAPH_NODE_NS);
+        assert_eq!(e.work_ns, 0.0);
+        // One 1 ms kernel: the overheads are noise either way.
+        let long = graph_estimate(&[1e6]);
+        assert!((long.graph_ns - long.one_by_one_ns).abs() / long.one_by_one_ns < 0.01);
+        assert!(long.graph_ns > 1e6 - LAUNCH_NS);
+        // A 1 MB copy on H200 moves 2 MB at 75% of 4.8 TB/s.
+        let c = copy_ns(1_000_000, h200());
+        let want = LAUNCH_NS + 2e6 / (0.75 * h200().dram_gb_s);
+        assert!((c - want).abs() < 1e-6, "{c} vs {want}");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! asynchronous path of named streams. Part of the GPU backend; no array names or cells here.
 
 use super::*;
+use std::sync::Arc;
 
 impl CudaBackend {
     /// Waits for `event`, polling so the interrupt flag is seen.
@@ -41,55 +42,8 @@ impl CudaBackend {
         self.last_ms = None;
         self.usable()
             .map_err(|e| BackendLaunchError::Rejected(e.message))?;
-        let Some(f) = self.function(module, kernel) else {
-            return Err(BackendLaunchError::Rejected(format!(
-                "no CUDA kernel `{kernel}` in module {module}"
-            )));
-        };
-        // Dynamic shared memory above the default needs an opt-in per function.
+        let f = self.prepare_function(module, kernel, config.shared_bytes, config.stack_bytes)?;
         let shared = config.shared_bytes;
-        if shared > self.attrs.shared_default {
-            let set = self
-                .modules
-                .get(&module)
-                .and_then(|m| m.dyn_shared.get(kernel).copied())
-                .unwrap_or(0);
-            if shared > set {
-                let v = i32::try_from(shared).unwrap_or(i32::MAX);
-                // SAFETY: a function of a loaded module.
-                let r = unsafe {
-                    sys::cuFuncSetAttribute(
-                        f,
-                        FAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                        v,
-                    )
-                };
-                drv(r).map_err(|e| {
-                    BackendLaunchError::Rejected(format!(
-                        "{shared} bytes of dynamic shared memory: {}",
-                        driver::error_text("cuFuncSetAttribute", e)
-                    ))
-                })?;
-                if let Some(m) = self.modules.get_mut(&module) {
-                    m.dyn_shared.insert(kernel.to_string(), shared);
-                }
-            }
-        }
-        // The call stack per thread (`%limit stack`), set on the context when it changes.
-        if self.stack_set != Some(config.stack_bytes) {
-            let bytes = config.stack_bytes;
-            cudarc::driver::result::ctx::set_limit(
-                sys::CUlimit::CU_LIMIT_STACK_SIZE,
-                bytes as usize,
-            )
-            .map_err(|e| {
-                BackendLaunchError::Rejected(format!(
-                    "a call stack of {bytes} bytes per thread (%limit stack): {}",
-                    driver::error_text("cuCtxSetLimit", e)
-                ))
-            })?;
-            self.stack_set = Some(bytes);
-        }
         // Parameter values in 8-byte aligned storage; the driver copies each one at launch.
         let mut storage = aligned_params(params);
         let mut ptrs: Vec<*mut c_void> =
@@ -156,6 +110,91 @@ impl CudaBackend {
                 code => Err(rejected(code)),
             };
         }
+        let cancel = config.cancel.clone();
+        let mut issue = || launch(std::ptr::null_mut(), &mut ptrs);
+        let result = self.run_timed("cuLaunchKernel", &mut issue, cancel);
+        drop(storage);
+        result
+    }
+
+    /// The function `kernel` of `module`, ready to launch with `shared` bytes of dynamic shared
+    /// memory (opted in above the default) and `stack_bytes` of call stack per thread (set on
+    /// the context when it changes).
+    pub(super) fn prepare_function(
+        &mut self,
+        module: ModuleId,
+        kernel: &str,
+        shared: u32,
+        stack_bytes: u32,
+    ) -> Result<sys::CUfunction, BackendLaunchError> {
+        let Some(f) = self.function(module, kernel) else {
+            return Err(BackendLaunchError::Rejected(format!(
+                "no CUDA kernel `{kernel}` in module {module}"
+            )));
+        };
+        // Dynamic shared memory above the default needs an opt-in per function.
+        if shared > self.attrs.shared_default {
+            let set = self
+                .modules
+                .get(&module)
+                .and_then(|m| m.dyn_shared.get(kernel).copied())
+                .unwrap_or(0);
+            if shared > set {
+                let v = i32::try_from(shared).unwrap_or(i32::MAX);
+                // SAFETY: a function of a loaded module.
+                let r = unsafe {
+                    sys::cuFuncSetAttribute(
+                        f,
+                        FAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        v,
+                    )
+                };
+                drv(r).map_err(|e| {
+                    BackendLaunchError::Rejected(format!(
+                        "{shared} bytes of dynamic shared memory: {}",
+                        driver::error_text("cuFuncSetAttribute", e)
+                    ))
+                })?;
+                if let Some(m) = self.modules.get_mut(&module) {
+                    m.dyn_shared.insert(kernel.to_string(), shared);
+                }
+            }
+        }
+        // The call stack per thread (`%limit stack`), set on the context when it changes.
+        if self.stack_set != Some(stack_bytes) {
+            let bytes = stack_bytes;
+            cudarc::driver::result::ctx::set_limit(
+                sys::CUlimit::CU_LIMIT_STACK_SIZE,
+                bytes as usize,
+            )
+            .map_err(|e| {
+                BackendLaunchError::Rejected(format!(
+                    "a call stack of {bytes} bytes per thread (%limit stack): {}",
+                    driver::error_text("cuCtxSetLimit", e)
+                ))
+            })?;
+            self.stack_set = Some(bytes);
+        }
+        Ok(f)
+    }
+
+    /// Issues work on the default stream (`issue` makes the driver call `call`) between the
+    /// reused timing events, waits for it while watching `cancel`, synchronises the context
+    /// (flushing device printf into the capture), and keeps the event time as `last_ms`.
+    /// Sticky faults mark the context lost.
+    pub(super) fn run_timed(
+        &mut self,
+        call: &str,
+        issue: &mut dyn FnMut() -> CUresult,
+        cancel: Option<Arc<AtomicBool>>,
+    ) -> Result<BackendReport, BackendLaunchError> {
+        self.last_ms = None;
+        let rejected = |code: CUresult| {
+            BackendLaunchError::Rejected(match code {
+                CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES => driver::fault_words(code),
+                _ => driver::error_text(call, DriverError(code)),
+            })
+        };
         let (start, end) = match self.timing {
             Some(t) => t,
             None => {
@@ -173,12 +212,11 @@ impl CudaBackend {
                 (a, z)
             }
         };
-        let cancel = config.cancel.clone();
         let run = || -> Result<(), (Option<CUresult>, bool)> {
             // SAFETY: events of the current context on the default stream.
             unsafe { drv(sys::cuEventRecord(start, std::ptr::null_mut())) }
                 .map_err(|e| (Some(e.0), false))?;
-            let r = launch(std::ptr::null_mut(), &mut ptrs);
+            let r = issue();
             if r != CUresult::CUDA_SUCCESS {
                 return Err((Some(r), true));
             }
@@ -195,7 +233,6 @@ impl CudaBackend {
             unsafe { drv(sys::cuCtxSynchronize()) }.map_err(|e| (Some(e.0), false))
         };
         let (result, printf) = self.with_printf(run);
-        drop(storage);
         match result {
             Ok(()) => {
                 let mut ms: f32 = 0.0;
@@ -237,7 +274,7 @@ impl CudaBackend {
 
 /// Each parameter's bytes in its own 8-byte aligned buffer (zero-padded), as `cuLaunchKernel`'s
 /// `kernelParams` points at them.
-fn aligned_params(params: &[&[u8]]) -> Vec<Vec<u64>> {
+pub(super) fn aligned_params(params: &[&[u8]]) -> Vec<Vec<u64>> {
     params
         .iter()
         .map(|p| {

@@ -1,7 +1,7 @@
 //! `%copy DST = SRC` (device to device), and `%upload NAME [STREAM]` and `%download NAME
 //! [STREAM]`: asynchronous copies between an array and its host copy on a stream (pinned memory
 //! on a GPU; immediate on ptxsim). A download's bytes become the array's host copy when its
-//! stream (or the device) is synchronised.
+//! stream (or the device) is synchronised. `%prefetch NAME gpu|host` migrates a managed array.
 
 use super::*;
 use std::sync::Arc;
@@ -143,5 +143,29 @@ impl DeviceState {
     /// The array's host copy, when it has one (what `%upload` sends).
     pub fn host_copy(&self, name: &str) -> Option<Vec<u8>> {
         self.arrays.get(name)?.host.as_ref().map(|h| h.to_vec())
+    }
+}
+
+impl DeviceState {
+    /// `%prefetch NAME gpu|host`: migrates a managed array's pages (`cuMemPrefetchAsync`) and
+    /// waits. Returns a note where there is nothing to migrate (ptxsim).
+    pub fn prefetch(&mut self, name: &str, to_device: bool) -> Result<Option<String>, GpuError> {
+        self.recover_if_needed()?;
+        let a = self.arrays.get(name).ok_or_else(|| self.no_array(name))?;
+        if !a.managed {
+            return Err(GpuError::argument(format!(
+                "array `{name}` is not in managed memory: %prefetch migrates arrays made with \
+                 %array --managed"
+            )));
+        }
+        let (ptr, bytes) = (a.ptr, a.bytes);
+        if !self.backend.has_managed_memory() {
+            return Ok(Some(format!(
+                "{}: managed memory is ordinary memory here, nothing to migrate",
+                self.backend.name()
+            )));
+        }
+        self.backend.prefetch(ptr, bytes, to_device)?;
+        Ok(None)
     }
 }

@@ -190,6 +190,7 @@ impl DeviceState {
                 self.backend.name()
             ));
         }
+        self.forget_graph_instances();
         self.streams.clear();
         self.freed.clear();
         self.downloads.clear();
@@ -243,7 +244,12 @@ impl DeviceState {
                 lost.push(name);
                 continue;
             };
-            let ptr = match self.backend.alloc(a.bytes) {
+            let allocated = if a.managed {
+                self.backend.alloc_managed(a.bytes)
+            } else {
+                self.backend.alloc(a.bytes)
+            };
+            let ptr = match allocated {
                 Ok(p) => p,
                 Err(_) => {
                     self.lost.insert(name.clone(), why.clone());
@@ -351,7 +357,13 @@ impl DeviceState {
             let step = self
                 .backend
                 .dtoh(a.ptr, &mut buf)
-                .and_then(|_| new.alloc(a.bytes))
+                .and_then(|_| {
+                    if a.managed {
+                        new.alloc_managed(a.bytes)
+                    } else {
+                        new.alloc(a.bytes)
+                    }
+                })
                 .and_then(|p| match new.htod(p, &buf) {
                     Ok(()) => Ok(p),
                     Err(e) => {
@@ -399,6 +411,7 @@ impl DeviceState {
         }
         let from = self.backend.name();
         self.backend = new;
+        self.forget_graph_instances();
         self.cells = cells;
         self.freed.clear();
         let count = moved.len();

@@ -56,6 +56,7 @@ impl DeviceState {
                         module: cell.module,
                         space: v.space,
                     }),
+                    managed: false,
                 },
             );
         }

@@ -12,8 +12,8 @@ use super::shm::SharedBuf;
 use super::wire::{self, Answer, Hello, Reply, Request};
 use crate::compile::Target;
 use crate::gpu::backend::{
-    Backend, BackendLaunch, BackendLaunchError, BackendReport, DevPtr, EventId, KernelMeta,
-    ModuleId, ModuleImage, Occupancy, StreamId,
+    Backend, BackendLaunch, BackendLaunchError, BackendReport, DevPtr, EventId, GraphId, GraphNode,
+    KernelMeta, ModuleId, ModuleImage, Occupancy, StreamId,
 };
 use crate::gpu::{CudaOptions, DeviceDescription, DeviceLimits, GpuError};
 use std::cell::RefCell;
@@ -330,6 +330,56 @@ impl RemoteBackend {
         shared.unwrap_or_else(|| self.call(&request, data, None).map(|_| ()))
     }
 
+    /// A launch's (or a graph launch's) answer as the backend reports it.
+    fn launch_answer(
+        &mut self,
+        answer: Result<(Answer, Vec<u8>), GpuError>,
+    ) -> Result<BackendReport, BackendLaunchError> {
+        let fault = |message: String, printf: String| BackendLaunchError::Fault {
+            report: None,
+            message,
+            printf,
+        };
+        match answer {
+            Ok((
+                Answer::Launched {
+                    printf,
+                    warp_instructions,
+                    elapsed_ms,
+                    ..
+                },
+                _,
+            )) => {
+                self.last_ms = elapsed_ms;
+                Ok(BackendReport {
+                    printf,
+                    findings: Vec::new(),
+                    warp_instructions,
+                    counters: None,
+                    sim_workers: None,
+                })
+            }
+            Ok((Answer::LaunchRejected(m), _)) => Err(BackendLaunchError::Rejected(m)),
+            Ok((
+                Answer::LaunchFault {
+                    message,
+                    printf,
+                    report,
+                },
+                _,
+            )) => {
+                let message = match report {
+                    Some(r) => format!("{message}: {r}"),
+                    None => message,
+                };
+                Err(fault(message, printf))
+            }
+            Ok((a, _)) => Err(BackendLaunchError::Rejected(unexpected(&a).message)),
+            Err(e) if e.ename == "DeviceFault" => Err(fault(e.message, String::new())),
+            Err(e) => Err(BackendLaunchError::Rejected(e.message)),
+        }
+    }
+
     fn simple(&self, request: Request) -> Result<Answer, GpuError> {
         self.call(&request, &[], None).map(|(a, _)| a)
     }
@@ -538,50 +588,68 @@ impl Backend for RemoteBackend {
             param_sizes: params.iter().map(|p| p.len()).collect(),
         };
         let payload = params.concat();
-        let fault = |message: String, printf: String| BackendLaunchError::Fault {
-            report: None,
-            message,
-            printf,
+        self.last_ms = None;
+        let answer = self.call(&request, &payload, config.cancel.as_ref());
+        self.launch_answer(answer)
+    }
+
+    fn build_graph(&mut self, nodes: &[GraphNode]) -> Result<Option<GraphId>, GpuError> {
+        match self.simple(Request::BuildGraph(nodes.to_vec()))? {
+            Answer::MaybeValue(g) => Ok(g),
+            a => Err(unexpected(&a)),
+        }
+    }
+
+    fn launch_graph(
+        &mut self,
+        graph: GraphId,
+        cancel: Option<&Arc<AtomicBool>>,
+    ) -> Result<BackendReport, BackendLaunchError> {
+        let request = Request::LaunchGraph {
+            graph,
+            cancellable: cancel.is_some(),
         };
         self.last_ms = None;
-        match self.call(&request, &payload, config.cancel.as_ref()) {
-            Ok((
-                Answer::Launched {
-                    printf,
-                    warp_instructions,
-                    elapsed_ms,
-                    ..
-                },
-                _,
-            )) => {
-                self.last_ms = elapsed_ms;
-                Ok(BackendReport {
-                    printf,
-                    findings: Vec::new(),
-                    warp_instructions,
-                    counters: None,
-                    sim_workers: None,
-                })
-            }
-            Ok((Answer::LaunchRejected(m), _)) => Err(BackendLaunchError::Rejected(m)),
-            Ok((
-                Answer::LaunchFault {
-                    message,
-                    printf,
-                    report,
-                },
-                _,
-            )) => {
-                let message = match report {
-                    Some(r) => format!("{message}: {r}"),
-                    None => message,
-                };
-                Err(fault(message, printf))
-            }
-            Ok((a, _)) => Err(BackendLaunchError::Rejected(unexpected(&a).message)),
-            Err(e) if e.ename == "DeviceFault" => Err(fault(e.message, String::new())),
-            Err(e) => Err(BackendLaunchError::Rejected(e.message)),
+        let answer = self.call(&request, &[], cancel);
+        self.launch_answer(answer)
+    }
+
+    fn launch_nodes(
+        &mut self,
+        nodes: &[GraphNode],
+        cancel: Option<&Arc<AtomicBool>>,
+    ) -> Result<BackendReport, BackendLaunchError> {
+        let request = Request::LaunchNodes {
+            nodes: nodes.to_vec(),
+            cancellable: cancel.is_some(),
+        };
+        self.last_ms = None;
+        let answer = self.call(&request, &[], cancel);
+        self.launch_answer(answer)
+    }
+
+    fn destroy_graph(&mut self, graph: GraphId) {
+        let _ = self.simple(Request::DestroyGraph(graph));
+    }
+
+    fn alloc_managed(&mut self, bytes: usize) -> Result<DevPtr, GpuError> {
+        match self.simple(Request::AllocManaged(bytes))? {
+            Answer::Value(p) => Ok(p),
+            a => Err(unexpected(&a)),
         }
+    }
+
+    fn has_managed_memory(&self) -> bool {
+        self.name == "cuda"
+    }
+
+    fn prefetch(&mut self, ptr: DevPtr, bytes: usize, to_device: bool) -> Result<(), GpuError> {
+        self.simple(Request::Prefetch {
+            ptr,
+            bytes,
+            to_device,
+        })
+        .map(|_| ())
     }
 
     fn create_stream(&mut self) -> Result<StreamId, GpuError> {

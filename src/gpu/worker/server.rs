@@ -322,26 +322,38 @@ fn serve(
                 stack_bytes,
                 counters: None,
             };
-            let answer = match b.launch(module, &kernel, &config, &params) {
-                Ok(r) => Answer::Launched {
-                    printf: r.printf,
-                    warp_instructions: r.warp_instructions,
-                    elapsed_ms: b.last_launch_ms(),
-                    findings: r.findings.iter().map(|f| f.message.clone()).collect(),
-                },
-                Err(BackendLaunchError::Rejected(m)) => Answer::LaunchRejected(m),
-                Err(BackendLaunchError::Fault {
-                    report,
-                    message,
-                    printf,
-                }) => Answer::LaunchFault {
-                    message,
-                    printf,
-                    report: report.map(|r| r.message),
-                },
-            };
-            (answer, none)
+            let result = b.launch(module, &kernel, &config, &params);
+            (launched(b, result), none)
         }
+        Request::BuildGraph(nodes) => (
+            b.build_graph(&nodes).map_or_else(error, Answer::MaybeValue),
+            none,
+        ),
+        Request::LaunchGraph { graph, cancellable } => {
+            cancel.store(false, Ordering::SeqCst);
+            let flag = cancellable.then(|| cancel.clone());
+            let result = b.launch_graph(graph, flag.as_ref());
+            (launched(b, result), none)
+        }
+        Request::LaunchNodes { nodes, cancellable } => {
+            cancel.store(false, Ordering::SeqCst);
+            let flag = cancellable.then(|| cancel.clone());
+            let result = b.launch_nodes(&nodes, flag.as_ref());
+            (launched(b, result), none)
+        }
+        Request::DestroyGraph(g) => {
+            b.destroy_graph(g);
+            (Answer::Unit, none)
+        }
+        Request::AllocManaged(bytes) => (
+            b.alloc_managed(bytes).map_or_else(error, Answer::Value),
+            none,
+        ),
+        Request::Prefetch {
+            ptr,
+            bytes,
+            to_device,
+        } => (unit(b.prefetch(ptr, bytes, to_device)), none),
         Request::CreateStream => (b.create_stream().map_or_else(error, Answer::Value), none),
         Request::DestroyStream(s) => {
             b.destroy_stream(s);
@@ -384,5 +396,30 @@ fn serve(
             Answer::Suggest(b.suggest_block(module, &kernel, dynamic_shared)),
             none,
         ),
+    }
+}
+
+/// The answer to a launch (of a CUDA kernel or a graph).
+fn launched(
+    b: &mut dyn Backend,
+    result: Result<crate::gpu::backend::BackendReport, BackendLaunchError>,
+) -> Answer {
+    match result {
+        Ok(r) => Answer::Launched {
+            printf: r.printf,
+            warp_instructions: r.warp_instructions,
+            elapsed_ms: b.last_launch_ms(),
+            findings: r.findings.iter().map(|f| f.message.clone()).collect(),
+        },
+        Err(BackendLaunchError::Rejected(m)) => Answer::LaunchRejected(m),
+        Err(BackendLaunchError::Fault {
+            report,
+            message,
+            printf,
+        }) => Answer::LaunchFault {
+            message,
+            printf,
+            report: report.map(|r| r.message),
+        },
     }
 }

@@ -5,7 +5,9 @@
 //! Only data types here: no sockets are opened and no device is touched.
 
 use crate::compile::Target;
-use crate::gpu::backend::{DevPtr, EventId, KernelMeta, ModuleId, Occupancy, StreamId};
+use crate::gpu::backend::{
+    DevPtr, EventId, GraphId, GraphNode, KernelMeta, ModuleId, Occupancy, StreamId,
+};
 use crate::gpu::{CudaOptions, DeviceLimits, Dim3};
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
@@ -117,6 +119,25 @@ pub enum Request {
         module: ModuleId,
         kernel: String,
         dynamic_shared: u32,
+    },
+    /// Answer: `MaybeValue`, the graph's id (None: the backend has no graphs).
+    BuildGraph(Vec<GraphNode>),
+    /// Answer: like `Launch`.
+    LaunchGraph {
+        graph: GraphId,
+        cancellable: bool,
+    },
+    DestroyGraph(GraphId),
+    /// Answer: like `Launch`.
+    LaunchNodes {
+        nodes: Vec<GraphNode>,
+        cancellable: bool,
+    },
+    AllocManaged(usize),
+    Prefetch {
+        ptr: DevPtr,
+        bytes: usize,
+        to_device: bool,
     },
 }
 
