@@ -153,6 +153,14 @@ pub fn complete(m: &mut Magics, line: &str, cursor: usize) -> (Vec<String>, usiz
         }
         "free" | "swap" | "copy" | "upload" | "download" => filter(arrays(), prefix),
         "backend" => filter(["gpu".to_string(), "sim".to_string()], prefix),
+        "prefetch" if word_idx == 0 => filter(arrays(), prefix),
+        "prefetch" if word_idx == 1 => filter(["gpu".to_string(), "host".to_string()], prefix),
+        "graph" if word_idx == 0 => {
+            filter(["begin", "end", "launch", "drop"].map(String::from), prefix)
+        }
+        "graph" if word_idx == 1 && matches!(words.first(), Some(&("launch" | "drop"))) => {
+            filter(m.dev.graphs().into_iter().map(|g| g.name), prefix)
+        }
         "help" => {
             let p = &before[flag_start..];
             let bare = p.trim_start_matches('%');

@@ -41,7 +41,10 @@ fn allowed_while_recording(cmd: &Command) -> bool {
             | Command::Device(None)
             | Command::Limit(None)
             | Command::Timings { clear: false }
-            | Command::Graph(GraphCmd::List | GraphCmd::End | GraphCmd::Drop(_))
+            // `begin` is refused by the device state, naming the graph being recorded.
+            | Command::Graph(
+                GraphCmd::List | GraphCmd::Begin(_) | GraphCmd::End | GraphCmd::Drop(_)
+            )
     )
 }
 

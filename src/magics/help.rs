@@ -37,8 +37,8 @@ pub const MAGICS: &[MagicDoc] = &[
     ),
     m(
         "%time",
-        "%time [-n RUNS] [--warmup W] [--bytes EXPR] [--flops EXPR] [--gpu MODEL] LAUNCH",
-        "Times a launch (LAUNCH as for %launch): runs, median/min/max/stdev, GB/s (bytes: --bytes or the array arguments' sizes, marked est.), GFLOP/s with --flops, % of peak bandwidth; CUDA events on a GPU, wall time (simulated) on ptxsim and beside it the modelled GPU's estimated time (ptxsim::model, from one counted run on copies; --gpu MODEL for another than %gpu's).",
+        "%time [-n RUNS] [--warmup W] [--bytes EXPR] [--flops EXPR] [--gpu MODEL] LAUNCH | graph NAME",
+        "Times a launch (or, with graph NAME, one replay of a recorded CUDA graph: on a GPU beside the same steps launched one by one; on ptxsim with the model's estimate of both) (LAUNCH as for %launch): runs, median/min/max/stdev, GB/s (bytes: --bytes or the array arguments' sizes, marked est.), GFLOP/s with --flops, % of peak bandwidth; CUDA events on a GPU, wall time (simulated) on ptxsim and beside it the modelled GPU's estimated time (ptxsim::model, from one counted run on copies; --gpu MODEL for another than %gpu's).",
     ),
     m(
         "%timings",
@@ -47,8 +47,8 @@ pub const MAGICS: &[MagicDoc] = &[
     ),
     m(
         "%array",
-        "%array NAME = zeros(SHAPE, DT) | ones(SHAPE, DT) | empty(SHAPE, DT) | full(SHAPE, V, DT) | arange(N, DT) | arange(START, STOP[, STEP], DT) | linspace(A, B, N, DT) | rand(SHAPE, DT[, seed=S]) | randn(SHAPE, DT[, seed=S]) | copy(OTHER)",
-        "Creates (or replaces) a device array; SHAPE is N, (H, W) or (D, H, W); rand() is uniform in [0, 1) for floats (f32, f64, f16, bf16) and in [0, 100) for integer dtypes, randn() is standard normal (floats only); without seed= every call differs; empty() is zero-filled here.",
+        "%array [--managed] NAME = zeros(SHAPE, DT) | ones(SHAPE, DT) | empty(SHAPE, DT) | full(SHAPE, V, DT) | arange(N, DT) | arange(START, STOP[, STEP], DT) | linspace(A, B, N, DT) | rand(SHAPE, DT[, seed=S]) | randn(SHAPE, DT[, seed=S]) | copy(OTHER)",
+        "Creates (or replaces) a device array; SHAPE is N, (H, W) or (D, H, W); rand() is uniform in [0, 1) for floats (f32, f64, f16, bf16) and in [0, 100) for integer dtypes, randn() is standard normal (floats only); without seed= every call differs; empty() is zero-filled here; --managed allocates managed (unified) memory (cuMemAllocManaged, refused beyond the GPU's free memory; ordinary memory on ptxsim).",
     ),
     m(
         "%load",
@@ -82,6 +82,16 @@ pub const MAGICS: &[MagicDoc] = &[
     ),
     m("%free", "%free NAME...", "Frees device arrays."),
     m("%swap", "%swap A B", "Swaps the contents of two arrays (by name, no copy)."),
+    m(
+        "%graph",
+        "%graph [begin NAME | end | launch NAME [-n K] | drop NAME]",
+        "CUDA Graphs: between %graph begin NAME and %graph end, %launch and %copy lines are checked and recorded instead of run (commands that change arrays are refused); %graph launch NAME replays them K times (a GPU: stream capture, cuGraphInstantiate, cuGraphLaunch; ptxsim: step by step under the checker); %graph lists graphs with their steps; %free refuses an array a graph uses.",
+    ),
+    m(
+        "%prefetch",
+        "%prefetch NAME [gpu|host]",
+        "Migrates a managed array (%array --managed) to the GPU (default) or to the host and waits (cuMemPrefetchAsync); on ptxsim there is nothing to migrate.",
+    ),
     m(
         "%copy",
         "%copy DST = SRC",

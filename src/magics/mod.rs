@@ -33,6 +33,8 @@ mod tests_device;
 #[cfg(test)]
 mod tests_gpu;
 #[cfg(test)]
+mod tests_graph;
+#[cfg(test)]
 mod tests_profile;
 pub mod time;
 

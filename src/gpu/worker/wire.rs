@@ -328,6 +328,47 @@ mod tests {
     }
 
     #[test]
+    fn graph_nodes_travel_with_their_parameters() {
+        let nodes = vec![
+            GraphNode::Launch {
+                module: 7,
+                kernel: "_Z4axpyfPKfPfi".into(),
+                grid: (4, 1, 1),
+                block: (256, 1, 1),
+                shared_bytes: 128,
+                stack_bytes: 1024,
+                params: vec![
+                    2.0f32.to_le_bytes().to_vec(),
+                    0x1000u64.to_le_bytes().to_vec(),
+                ],
+            },
+            GraphNode::Copy {
+                dst: 0x2000,
+                src: 0x1000,
+                bytes: 4000,
+            },
+        ];
+        let mut buf = Vec::new();
+        write_frame(&mut buf, &Request::BuildGraph(nodes.clone()), &[]).unwrap();
+        write_frame(
+            &mut buf,
+            &Request::LaunchNodes {
+                nodes: nodes.clone(),
+                cancellable: true,
+            },
+            &[],
+        )
+        .unwrap();
+        let mut r = buf.as_slice();
+        let (a, _): (Request, _) = read_frame(&mut r).unwrap();
+        assert!(matches!(a, Request::BuildGraph(ref n) if *n == nodes));
+        let (b, _): (Request, _) = read_frame(&mut r).unwrap();
+        assert!(
+            matches!(b, Request::LaunchNodes { nodes: ref n, cancellable: true } if *n == nodes)
+        );
+    }
+
+    #[test]
     fn corrupt_headers_are_errors_not_panics() {
         let mut r: &[u8] = &[255, 255, 255, 255, 1, 2];
         assert!(read_frame::<Request>(&mut r).is_err());
