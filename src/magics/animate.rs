@@ -133,6 +133,15 @@ impl Magics {
             line_no: 1,
         };
         let a = parse_animate_header(header).map_err(|e| hctx.err("SyntaxError", e))?;
+        if let Some(g) = self.dev.recording_graph() {
+            return Err(hctx.plain(
+                "GraphError",
+                format!(
+                    "%%animate cannot run while graph `{g}` is being recorded: it runs its lines \
+                     to capture frames (%graph end first)"
+                ),
+            ));
+        }
         // Check every line before running any.
         let mut run: Vec<(usize, &str)> = Vec::new();
         let mut shown: Option<Name> = None;
