@@ -312,6 +312,10 @@ pub enum CheckKind {
     /// A device-function call would take the thread's call stack past
     /// [`LaunchConfig::stack_bytes`] (runaway or too deep recursion).
     StackOverflow,
+    /// A `.sync.aligned` warp-wide instruction (`wmma`, `mma.sync`, `ldmatrix`) executed by
+    /// only some lanes of a warp (a divergent branch around it, a partial warp); fatal, checker
+    /// on or off.
+    DivergentWarpCollective,
 }
 
 /// A CUDA source position recovered from `.loc`/`.file`.
