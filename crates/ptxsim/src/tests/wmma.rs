@@ -226,45 +226,53 @@ fn wmma_bf16_with_elementwise_scaling() {
     let b: Vec<u16> = (0..k * n).map(|_| bf16(rng.f32())).collect(); // row-major
     let c: Vec<f32> = (0..m * n).map(|_| rng.f32()).collect();
     let (alpha, beta) = (1.5f32, -0.75f32);
-    let (pa, pb, pc) = (
-        upload_u16(&dev, &a),
-        upload_u16(&dev, &b),
-        upload_f32(&dev, &c),
-    );
-    let warps = (m / 16) * (n / 16);
-    run(
-        &dev,
-        &module,
-        "wmma_bf16",
-        ((warps as u32 * 32).div_ceil(128), 1, 1),
-        (128, 1, 1),
-        &[
-            &p64(pa),
-            &p64(pb),
-            &p64(pc),
-            &i32b(m as i32),
-            &i32b(n as i32),
-            &i32b(k as i32),
-            &f32b(alpha),
-            &f32b(beta),
-        ],
-    );
-    let got = download_f32(&dev, pc, m * n);
-    for i in 0..m {
-        for j in 0..n {
-            let (mut s, mut mag) = (0f64, 0f64);
-            for kk in 0..k {
-                let p = bf16_to_f32(a[i * k + kk]) as f64 * bf16_to_f32(b[kk * n + j]) as f64;
-                s += p;
-                mag += p.abs();
+    // Interpreted, and with the scaling loops compiled (the JIT must write back the
+    // fragment registers that the interpreted wmma instructions read).
+    for jit in [JitMode::Off, JitMode::Always] {
+        let (pa, pb, pc) = (
+            upload_u16(&dev, &a),
+            upload_u16(&dev, &b),
+            upload_f32(&dev, &c),
+        );
+        let warps = (m / 16) * (n / 16);
+        let mut cfg = LaunchConfig::new(((warps as u32 * 32).div_ceil(128), 1, 1), (128, 1, 1));
+        cfg.jit = jit;
+        let r = dev
+            .launch(
+                &module,
+                "wmma_bf16",
+                &cfg,
+                &[
+                    &p64(pa),
+                    &p64(pb),
+                    &p64(pc),
+                    &i32b(m as i32),
+                    &i32b(n as i32),
+                    &i32b(k as i32),
+                    &f32b(alpha),
+                    &f32b(beta),
+                ],
+            )
+            .unwrap();
+        assert!(r.reports.is_empty());
+        assert_eq!(r.jit, jit == JitMode::Always);
+        let got = download_f32(&dev, pc, m * n);
+        for i in 0..m {
+            for j in 0..n {
+                let (mut s, mut mag) = (0f64, 0f64);
+                for kk in 0..k {
+                    let p = bf16_to_f32(a[i * k + kk]) as f64 * bf16_to_f32(b[kk * n + j]) as f64;
+                    s += p;
+                    mag += p.abs();
+                }
+                let want = alpha as f64 * s + beta as f64 * c[i * n + j] as f64;
+                let mag = alpha as f64 * mag + (beta * c[i * n + j]).abs() as f64;
+                assert!(
+                    close(got[i * n + j], want, k + 2, mag),
+                    "C[{i}][{j}] = {}, want {want}",
+                    got[i * n + j]
+                );
             }
-            let want = alpha as f64 * s + beta as f64 * c[i * n + j] as f64;
-            let mag = alpha as f64 * mag + (beta * c[i * n + j]).abs() as f64;
-            assert!(
-                close(got[i * n + j], want, k + 2, mag),
-                "C[{i}][{j}] = {}, want {want}",
-                got[i * n + j]
-            );
         }
     }
 }
@@ -725,5 +733,107 @@ fn ldmatrix_x1_x2_x4_and_trans() {
                 assert_eq!(out[(96 + l) * 4 + j], plain, "x1 lane {l}");
             }
         }
+    }
+}
+
+/// `mma.m16n8k8` f16 on hand-written PTX: each lane loads its fragment registers as the host
+/// laid them out from the PTX ISA's layout, and stores its D registers likewise.
+const MMA_K8: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry mma_k8(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd)
+{
+	.reg .b32 %r<8>;
+	.reg .f32 %f<12>;
+	.reg .b64 %rd<12>;
+	ld.param.u64 %rd1, [pa];
+	ld.param.u64 %rd2, [pb];
+	ld.param.u64 %rd3, [pc];
+	ld.param.u64 %rd4, [pd];
+	mov.u32 %r1, %laneid;
+	mul.wide.u32 %rd5, %r1, 8;
+	add.s64 %rd6, %rd1, %rd5;
+	ld.global.v2.u32 {%r2, %r3}, [%rd6];
+	mul.wide.u32 %rd7, %r1, 4;
+	add.s64 %rd8, %rd2, %rd7;
+	ld.global.u32 %r4, [%rd8];
+	mul.wide.u32 %rd9, %r1, 16;
+	add.s64 %rd10, %rd3, %rd9;
+	ld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd10];
+	mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f5, %f6, %f7, %f8}, {%r2, %r3}, {%r4}, {%f1, %f2, %f3, %f4};
+	add.s64 %rd11, %rd4, %rd9;
+	st.global.v4.f32 [%rd11], {%f5, %f6, %f7, %f8};
+	ret;
+}
+"#;
+
+#[test]
+fn mma_sync_m16n8k8_f16_documented_layout() {
+    let dev = Device::new();
+    let module = dev.load_module(MMA_K8).unwrap();
+    let mut rng = Rng(seed());
+    let a = halves(&mut rng, 16 * 8, true); // row-major 16 x 8
+    let b = halves(&mut rng, 8 * 8, true); // row-major K x N
+    let c: Vec<f32> = (0..128).map(|_| rng.below(7) as f32 - 3.0).collect();
+    let (mut ra, mut rb, mut rc) = (vec![0u32; 64], vec![0u32; 32], vec![0f32; 128]);
+    for l in 0..32 {
+        let (g, t) = (l / 4, l % 4);
+        // a0, a1: row g; a2, a3: row g + 8; columns 2t, 2t + 1.
+        for (i, row) in [g, g + 8].into_iter().enumerate() {
+            ra[l * 2 + i] = a[row * 8 + 2 * t] as u32 | (a[row * 8 + 2 * t + 1] as u32) << 16;
+        }
+        // b0, b1: rows (k) 2t, 2t + 1, column g.
+        rb[l] = b[2 * t * 8 + g] as u32 | (b[(2 * t + 1) * 8 + g] as u32) << 16;
+        for i in 0..4 {
+            rc[l * 4 + i] = c[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)];
+        }
+    }
+    let (pa, pb, pc) = (
+        upload_u32(&dev, &ra),
+        upload_u32(&dev, &rb),
+        upload_f32(&dev, &rc),
+    );
+    let pd = dev.alloc(128 * 4).unwrap();
+    run(
+        &dev,
+        &module,
+        "mma_k8",
+        (1, 1, 1),
+        (32, 1, 1),
+        &[&p64(pa), &p64(pb), &p64(pc), &p64(pd)],
+    );
+    let d = download_f32(&dev, pd, 128);
+    for l in 0..32 {
+        let (g, t) = (l / 4, l % 4);
+        for i in 0..4 {
+            let (row, col) = (g + 8 * (i >> 1), 2 * t + (i & 1));
+            let s: f32 = c[row * 8 + col]
+                + (0..8)
+                    .map(|k| f16_to_f32(a[row * 8 + k]) * f16_to_f32(b[k * 8 + col]))
+                    .sum::<f32>();
+            assert_eq!(d[l * 4 + i], s, "lane {l} d{i} = D[{row}][{col}]");
+        }
+    }
+}
+
+#[test]
+fn unsupported_or_malformed_tensor_instructions_fail_to_load() {
+    let dev = Device::new();
+    let mma = "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32";
+    // mma.sync is row.col only; an f16 multiplicand of m16n8k8 has two registers.
+    let bad = MMA_K8.replace(mma, "mma.sync.aligned.m16n8k8.row.row.f32.f16.f16.f32");
+    match dev.load_module(&bad) {
+        Err(ModuleError::Unsupported { instruction, .. }) => {
+            assert!(instruction.contains("row.row"))
+        }
+        other => panic!("{:?}", other.err()),
+    }
+    let bad = MMA_K8.replace("{%r2, %r3}, {%r4}", "{%r2}, {%r4}");
+    match dev.load_module(&bad) {
+        Err(ModuleError::Parse { message, .. }) => {
+            assert!(message.contains("2 registers"), "{message}")
+        }
+        other => panic!("{:?}", other.err()),
     }
 }
