@@ -51,6 +51,9 @@
 //!   request the largest number of active lanes that hit one address (the updates the unit
 //!   serialises), summed over requests; global atomics also count their distinct sectors.
 //! - **Barriers**: `bar`/`barrier` instructions issued (per warp group that reaches one).
+//! - **Tensor cores**: `wmma`, `mma.sync` and `ldmatrix` count as instructions of kind
+//!   [`InstKind::Tensor`] (`smsp__inst_executed_pipe_tensor`); the memory that `wmma.load`,
+//!   `wmma.store` and `ldmatrix` access is not counted in requests, sectors or the L2 model.
 //! - **Launch**: blocks, warps and threads launched.
 //! - **DRAM bytes**, from a model of the L2 cache, below.
 //!
@@ -145,6 +148,9 @@ pub enum InstKind {
     Barrier,
     /// Warp collectives: `shfl`, `vote`, `match`, `redux`, `activemask`, `elect`.
     Warp,
+    /// Tensor-core instructions: `wmma.load/store/mma`, `mma.sync`, `ldmatrix` (their
+    /// memory accesses are not counted as requests or sectors).
+    Tensor,
     /// Moves, kernel-parameter loads (`ld.param` at a constant offset, which the GPU reads
     /// from its constant bank as operands), address conversions, clock reads, `nop`, `trap`.
     Other,
@@ -199,6 +205,8 @@ impl InstKind {
             | Op::MatchAny { .. }
             | Op::MatchAll { .. }
             | Op::Redux { .. } => InstKind::Warp,
+            Op::Tensor => InstKind::Tensor,
+            Op::CvtTf32(_) => InstKind::Conversion,
             _ => InstKind::Integer,
         }
     }
@@ -345,6 +353,7 @@ pub struct InstMix {
     pub branch: u64,
     pub barrier: u64,
     pub warp: u64,
+    pub tensor: u64,
     pub other: u64,
 }
 
@@ -363,6 +372,7 @@ impl InstMix {
             InstKind::Branch => &mut self.branch,
             InstKind::Barrier => &mut self.barrier,
             InstKind::Warp => &mut self.warp,
+            InstKind::Tensor => &mut self.tensor,
             InstKind::Other => &mut self.other,
         } += n;
     }
@@ -473,6 +483,7 @@ impl Counters {
                             (InstKind::Branch, m.branch),
                             (InstKind::Barrier, m.barrier),
                             (InstKind::Warp, m.warp),
+                            (InstKind::Tensor, m.tensor),
                             (InstKind::Other, m.other),
                         ] {
                             f.mix.add(k, n);
@@ -516,6 +527,7 @@ impl Counters {
             ("sm__sass_inst_executed_op_integer.sum", f(m.integer)),
             ("sm__sass_inst_executed_op_conversion.sum", f(m.conversion)),
             ("smsp__inst_executed_pipe_xu.sum", f(m.sfu)),
+            ("smsp__inst_executed_pipe_tensor.sum", f(m.tensor)),
             ("sm__sass_inst_executed_op_branch.sum", f(m.branch)),
             (
                 "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",

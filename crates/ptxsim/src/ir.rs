@@ -526,6 +526,130 @@ pub enum Op {
     GlobalTimer {
         hi: bool,
     },
+    /// A warp-wide tensor-core instruction (`wmma.*`, `mma.sync`, `ldmatrix`): site imm of
+    /// `Program::tensor`, which holds its operands; r[4] is the member mask (all 32 lanes).
+    Tensor,
+    /// d ← a (f32) rounded to tf32 (`cvt.rna/rn/rz.tf32.f32`), kept in f32 bits.
+    CvtTf32(Tf32Rnd),
+}
+
+/// Rounding of `cvt.*.tf32.f32`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tf32Rnd {
+    /// To nearest, ties away from zero (`.rna`, `__float_to_tf32`).
+    Rna,
+    /// To nearest, ties to even.
+    Rn,
+    /// Towards zero.
+    Rz,
+}
+
+/// Element type of a tensor-core fragment or of the matrix in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TElem {
+    F16,
+    BF16,
+    /// tf32 multiplicands: f32 in memory and in registers, the low 13 mantissa bits ignored.
+    Tf32,
+    F32,
+}
+
+impl TElem {
+    /// Bytes of one element in memory.
+    pub fn bytes(self) -> u64 {
+        match self {
+            TElem::F16 | TElem::BF16 => 2,
+            TElem::Tf32 | TElem::F32 => 4,
+        }
+    }
+}
+
+/// Which matrix of `D = A * B + C` a fragment holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frag {
+    A,
+    B,
+    /// C or D (the accumulator).
+    C,
+}
+
+/// What a tensor-core site does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TensorKind {
+    /// `wmma.load.{a,b,c}`: `d` ← the fragment of the matrix at `addr` (`row`: row-major).
+    Load { frag: Frag, row: bool },
+    /// `wmma.store.d`: the matrix at `addr` ← fragment `a`.
+    Store { row: bool },
+    /// `wmma.mma` (`a_row`, `b_row`: the layouts the fragments were loaded with) and
+    /// `mma.sync` (always row.col): `d` ← `a` * `b` + `c`.
+    Mma { a_row: bool, b_row: bool },
+    /// `ldmatrix.sync.aligned.m8n8.x{num}[.trans].b16`: `d` ← `num` 8x8 matrices whose row
+    /// addresses lanes 0..8*num give in `addr`.
+    Ldmatrix { num: u8, trans: bool },
+}
+
+/// One tensor-core instruction's operands (`Op::Tensor`; too many for `Inst::r`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorSite {
+    pub kind: TensorKind,
+    /// The instruction's mnemonic, for messages.
+    pub name: String,
+    /// Shape M, N, K.
+    pub shape: (u8, u8, u8),
+    /// Whether it is `mma.sync` (documented fragment layouts of one m16n8kK tile) rather than
+    /// `wmma` (the fragments of an MxNxK tile, `exec::tensor` documents their layout).
+    pub mma: bool,
+    /// Element types of A, B, C and D (loads and stores: the one fragment's in all four).
+    pub ty: [TElem; 4],
+    /// Destination registers (loads, mma, ldmatrix) in fragment order.
+    pub d: Vec<Slot>,
+    /// Source fragments (store: `a` is the fragment stored).
+    pub a: Vec<Slot>,
+    pub b: Vec<Slot>,
+    pub c: Vec<Slot>,
+    /// Address register, offset and state space (loads, stores, ldmatrix).
+    pub addr: Slot,
+    pub imm: i64,
+    pub space: MemSpace,
+    /// Stride in elements (`NONE`: the matrix's own width, as the PTX ISA defaults it).
+    pub stride: Slot,
+}
+
+/// Rows and columns of matrix `f` of an MxNxK product.
+pub fn dims(f: Frag, (m, n, k): (u8, u8, u8)) -> (usize, usize) {
+    match f {
+        Frag::A => (m as usize, k as usize),
+        Frag::B => (k as usize, n as usize),
+        Frag::C => (m as usize, n as usize),
+    }
+}
+
+/// Registers of a fragment: wmma's f16 multiplicands take eight `.f16x2` registers whatever
+/// the shape (each element held twice or more, a legacy of Volta); every other fragment holds
+/// each of its matrix's elements once (two 16-bit elements per register).
+pub fn frag_regs(f: Frag, ty: TElem, shape: (u8, u8, u8), mma: bool) -> usize {
+    let (r, c) = dims(f, shape);
+    let per_reg = if ty.bytes() == 2 { 2 } else { 1 };
+    if !mma && f != Frag::C && ty == TElem::F16 {
+        return 8;
+    }
+    r * c / 32 / per_reg
+}
+
+impl TensorSite {
+    /// Slots the site reads.
+    pub fn reads(&self) -> Vec<Slot> {
+        let mut v: Vec<Slot> = self
+            .a
+            .iter()
+            .chain(&self.b)
+            .chain(&self.c)
+            .copied()
+            .collect();
+        v.extend([self.addr, self.stride]);
+        v.retain(|&s| s != NONE);
+        v
+    }
 }
 
 /// One pre-decoded instruction.
@@ -608,6 +732,8 @@ pub struct Program {
     pub params: Vec<ParamInfo>,
     pub param_bytes: usize,
     pub calls: Vec<CallSite>,
+    /// Operands of the tensor-core instructions (`Op::Tensor`).
+    pub tensor: Vec<TensorSite>,
     pub funcs: Vec<FuncInfo>,
     /// Module function index → index in `funcs`, for calls through function pointers.
     pub by_module_fn: Vec<Option<u32>>,
@@ -663,6 +789,7 @@ impl Op {
                 | Op::Redux { .. }
                 | Op::Elect
                 | Op::WarpSync
+                | Op::Tensor
         )
     }
 }

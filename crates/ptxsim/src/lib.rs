@@ -52,6 +52,12 @@
 //!   swaps). One report per racing instruction.
 //! - Integer division by zero gives all ones; `.approx` functions are computed exactly or with
 //!   the host's libm (within PTX's documented error); every IEEE rounding mode is exact.
+//! - Tensor cores: `wmma.load/store/mma` (f16 and bf16 `m16n16k16`, `m32n8k16`, `m8n32k16`;
+//!   tf32 `m16n16k8`; f32 or f16 accumulators), `mma.sync` (`m16n8k16` f16/bf16, `m16n8k8`
+//!   f16/bf16/tf32), `ldmatrix` (`m8n8.x1/x2/x4[.trans].b16`) and `cvt.*.tf32.f32` run in the
+//!   interpreter, a whole warp at a time (`exec::tensor` gives the fragment layouts and the order
+//!   of accumulation). Their loads and stores are checked like any other; a warp not all of whose
+//!   32 lanes execute one together is a `DivergentWarpCollective` fault.
 //! - `%clock`/`%clock64` count simulated work (4 per warp-instruction), `%globaltimer` is the
 //!   host's wall clock in ns.
 //! - f32/f64 add, sub, mul, div and fma that give NaN give the canonical NaN (f32: 0x7FFFFFFF,
@@ -312,6 +318,10 @@ pub enum CheckKind {
     /// A device-function call would take the thread's call stack past
     /// [`LaunchConfig::stack_bytes`] (runaway or too deep recursion).
     StackOverflow,
+    /// A `.sync.aligned` warp-wide instruction (`wmma`, `mma.sync`, `ldmatrix`) executed by
+    /// only some lanes of a warp (a divergent branch around it, a partial warp); fatal, checker
+    /// on or off.
+    DivergentWarpCollective,
 }
 
 /// A CUDA source position recovered from `.loc`/`.file`.

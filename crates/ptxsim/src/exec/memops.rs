@@ -866,6 +866,47 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
+    /// One lane's checked load of `total` bytes at `a` in `space`, as `out.len()` pieces of
+    /// `total / out.len()` bytes (tensor-core fragments, `ldmatrix` rows).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn lane_load(
+        &mut self,
+        w: &Warp,
+        l: usize,
+        pc: u32,
+        space: MemSpace,
+        a: u64,
+        total: u64,
+        out: &mut [u64],
+    ) -> Result<(), Fault> {
+        let p = self.place(w, l, pc, space, a, total, Access::Load)?;
+        let sz = total as usize / out.len().max(1);
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = self.load_at(w, p, k * sz, sz);
+        }
+        Ok(())
+    }
+
+    /// Checked stores of `size` bytes, one per (lane, address, value): every one is checked
+    /// before any is written, so a faulting store writes nothing (tensor-core fragments).
+    pub(super) fn lane_stores(
+        &mut self,
+        w: &mut Warp,
+        pc: u32,
+        space: MemSpace,
+        size: u64,
+        items: &[(usize, u64, u64)],
+    ) -> Result<(), Fault> {
+        let mut places = Vec::with_capacity(items.len());
+        for &(l, a, _) in items {
+            places.push(self.place(w, l, pc, space, a, size, Access::Store)?);
+        }
+        for (p, &(_, _, v)) in places.into_iter().zip(items) {
+            self.store_at(w, p, 0, size as usize, v);
+        }
+        Ok(())
+    }
+
     /// Read `size` bytes at generic address `a` for lane `l` (printf arguments and strings).
     pub(super) fn read_generic(
         &mut self,

@@ -27,6 +27,7 @@ mod memops;
 pub use fops::{CANON_NAN32, CANON_NAN64};
 pub use memops::window;
 mod run;
+pub mod tensor;
 mod warpops;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -603,6 +603,10 @@ impl Worker<'_> {
                 Op::MatchAny { bits } => super::warpops::match_any(w, i, m, bits),
                 Op::MatchAll { bits } => super::warpops::match_all(w, i, m, bits),
                 Op::Redux { op, signed } => super::warpops::redux(w, i, m, op, signed),
+                Op::Tensor => self.tensor(w, i, m, pc)?,
+                Op::CvtTf32(rnd) => un(&mut w.regs, i, m, |a| {
+                    super::tensor::round_tf32(a as u32, rnd) as u64
+                }),
                 Op::Clock { wide } => {
                     let t = (self.total + self.pending + (self.fuel - *fuel) as u64) * 4;
                     let v = if wide { t } else { t & 0xFFFF_FFFF };

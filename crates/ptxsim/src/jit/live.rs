@@ -30,6 +30,10 @@ pub(crate) fn may_write(i: &Inst, prog: &Program) -> Vec<Slot> {
         Op::Ld { n, .. } => i.r[..n as usize].to_vec(),
         Op::Atom { .. } | Op::Bar(_) => vec![i.r[0]],
         Op::Shfl(_) => vec![i.r[0], i.r[5]],
+        Op::Tensor => prog
+            .tensor
+            .get(i.imm as usize)
+            .map_or(vec![], |t| t.d.clone()),
         _ if supported(i, prog) => dests(i),
         _ => i.r.to_vec(),
     };
@@ -130,6 +134,28 @@ pub(super) fn analyze(prog: &Program) -> Live {
                 }
                 // Calls and returns read registers their instruction does not name.
                 Op::Call | Op::Ret | Op::Trap => new.copy_from_slice(&all),
+                // Tensor-core instructions name their registers in `Program::tensor`: they
+                // write their destination fragment in full and read the rest.
+                Op::Tensor => {
+                    or_in(&mut new, &sets, pc + 1);
+                    match prog.tensor.get(i.imm as usize) {
+                        Some(t) => {
+                            if i.guard == NONE {
+                                for &d in &t.d {
+                                    if (d as usize) < words * 64 {
+                                        new[d as usize / 64] &= !(1 << (d % 64));
+                                    }
+                                }
+                            }
+                            for s in t.reads().into_iter().chain([i.guard, i.r[4]]) {
+                                if s != NONE {
+                                    set(&mut new, s);
+                                }
+                            }
+                        }
+                        None => new.copy_from_slice(&all),
+                    }
+                }
                 // Interpreted loads (shared, local, ...), atomics and shuffles write their
                 // destinations in full and read the rest.
                 Op::Ld { .. } | Op::Atom { .. } | Op::Shfl(_) => {

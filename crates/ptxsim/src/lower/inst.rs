@@ -308,6 +308,9 @@ impl KB<'_> {
                 Ok(())
             }
         };
+        if super::tensor::is_tensor(&i.opcode) {
+            return self.lower_tensor(i, g);
+        }
         if mn.types.iter().any(|t| t.k == TK::Other) {
             return Err(unsup());
         }

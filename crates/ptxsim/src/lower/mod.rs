@@ -12,13 +12,14 @@ mod control;
 mod fold;
 mod inst;
 mod memory;
+mod tensor;
 mod types;
 pub mod uniform;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::ir::{
-    CallSite, Callee, FuncInfo, Inst, Loc, Op, Program, SReg, Slot, NONE, RESERVED_SMEM,
+    CallSite, Callee, FuncInfo, Inst, Loc, Op, Program, SReg, Slot, TensorSite, NONE, RESERVED_SMEM,
 };
 use crate::parse::{Ast, Function, Init, Space, Stmt, VarDecl};
 use crate::{ModuleError, ParamInfo, PtxType};
@@ -288,6 +289,8 @@ pub struct KB<'a> {
     dyn_align: u32,
     local_end: u32,
     pub calls: Vec<CallSite>,
+    /// Tensor-core sites (`Op::Tensor`).
+    pub tensor: Vec<TensorSite>,
     /// Pending call sites: (site, callee function index).
     funcs: Vec<FuncInfo>,
     func_idx: HashMap<String, usize>,
@@ -326,6 +329,7 @@ impl<'a> KB<'a> {
             dyn_align: 16,
             local_end: 0,
             calls: Vec::new(),
+            tensor: Vec::new(),
             funcs: Vec::new(),
             func_idx: HashMap::new(),
             queue: VecDeque::new(),
@@ -781,6 +785,7 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
         params,
         param_bytes: off,
         calls: kb.calls,
+        tensor: kb.tensor,
         funcs: kb.funcs,
         by_module_fn,
         locs: kb.locs,

@@ -159,6 +159,7 @@ fn inherently_divergent(op: &Op) -> bool {
             | Op::GlobalTimer { .. }
             | Op::Call
             | Op::CpAsync { .. }
+            | Op::Tensor
     )
 }
 

@@ -24,3 +24,4 @@ mod robust;
 mod semantics;
 mod uniform;
 mod warp;
+mod wmma;
