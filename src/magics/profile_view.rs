@@ -460,6 +460,7 @@ fn sections(p: &ProfileOutcome) -> Vec<Table> {
         ("branch", m.branch),
         ("barrier", m.barrier),
         ("warp", m.warp),
+        ("tensor", m.tensor),
         ("other", m.other),
     ];
     let mix: Vec<String> = kinds

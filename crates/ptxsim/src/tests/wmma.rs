@@ -1,8 +1,9 @@
 //! Tensor cores on NVRTC output of `ptx/wmma.cu`: nvcuda::wmma products (f16 in every layout,
-//! f16 accumulators, bf16, tf32, the m32n8k16 and m8n32k16 shapes, shared-memory tiles)
-//! against CPU references, the fragment element mapping `exec::tensor` documents, misuse
-//! (divergent wmma, an out-of-bounds tile), and `mma.sync` / `ldmatrix` from inline asm with
-//! the PTX ISA's documented layouts.
+//! f16 accumulators, bf16, tf32, the m32n8k16 and m8n32k16 shapes, shared-memory tiles; every
+//! shape x multiplicand type x A/B layout with row- and column-major C) against CPU references,
+//! the fragment element mapping `exec::tensor` documents, misuse (divergent wmma, a
+//! lane-dependent guard, an out-of-bounds tile, invalid forms rejected at load), and
+//! `mma.sync` / `ldmatrix` from inline asm with the PTX ISA's documented layouts.
 
 use super::util::*;
 use crate::exec::float::{f16_to_f32, f32_to_f16};
@@ -835,5 +836,365 @@ fn unsupported_or_malformed_tensor_instructions_fail_to_load() {
             assert!(message.contains("2 registers"), "{message}")
         }
         other => panic!("{:?}", other.err()),
+    }
+}
+
+/// Multiplicand type of a `tile_*` kernel of wmma.cu.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Mul {
+    F16,
+    Bf16,
+    Tf32,
+}
+
+/// One `tile_*` kernel (wmma.cu's `tile`): an M x N tile C = A (M x kt) * B (kt x N) + C0 with
+/// random inputs in [-1, 1), A and B in the layouts `a_row`/`b_row` give, C0 and C row-major
+/// and column-major, against an f64 reference of the same (rounded) inputs.
+#[allow(clippy::too_many_arguments)]
+fn tile_case(
+    dev: &Device,
+    module: &Module,
+    kernel: &str,
+    (m, n, k): (usize, usize, usize),
+    ty: Mul,
+    a_row: bool,
+    b_row: bool,
+    f16acc: bool,
+    rng: &mut Rng,
+) {
+    let kt = 32usize;
+    // Inputs as they are in memory (u16 bits or f32) and as the values the product uses.
+    let gen = |rng: &mut Rng, len: usize| -> (Vec<u8>, Vec<f64>) {
+        let mut bytes = Vec::new();
+        let mut vals = Vec::new();
+        for _ in 0..len {
+            let x = rng.f32();
+            match ty {
+                Mul::F16 => {
+                    let h = f32_to_f16(x);
+                    bytes.extend(h.to_le_bytes());
+                    vals.push(f16_to_f32(h) as f64);
+                }
+                Mul::Bf16 => {
+                    let h = bf16(x);
+                    bytes.extend(h.to_le_bytes());
+                    vals.push(bf16_to_f32(h) as f64);
+                }
+                Mul::Tf32 => {
+                    bytes.extend(x.to_le_bytes());
+                    vals.push(tf32(x) as f64);
+                }
+            }
+        }
+        (bytes, vals)
+    };
+    let (a_mem, a) = gen(rng, m * kt);
+    let (b_mem, b) = gen(rng, kt * n);
+    let a_at = |i: usize, kk: usize| a[if a_row { i * kt + kk } else { kk * m + i }];
+    let b_at = |kk: usize, j: usize| b[if b_row { kk * n + j } else { j * kt + kk }];
+    let upload = |bytes: &[u8]| {
+        let p = dev.alloc(bytes.len()).unwrap();
+        dev.write(p, 0, bytes).unwrap();
+        p
+    };
+    let (pa, pb) = (upload(&a_mem), upload(&b_mem));
+    for c_col in [false, true] {
+        let at = |i: usize, j: usize| if c_col { j * m + i } else { i * n + j };
+        let c0: Vec<f32> = (0..m * n)
+            .map(|_| {
+                let x = rng.f32();
+                if f16acc {
+                    f16_to_f32(f32_to_f16(x))
+                } else {
+                    x
+                }
+            })
+            .collect();
+        let pc0 = if f16acc {
+            upload_u16(dev, &c0.iter().map(|&x| f32_to_f16(x)).collect::<Vec<_>>())
+        } else {
+            upload_f32(dev, &c0)
+        };
+        let csize = if f16acc { 2 } else { 4 };
+        let pc = dev.alloc(m * n * csize).unwrap();
+        run(
+            dev,
+            module,
+            kernel,
+            (1, 1, 1),
+            (32, 1, 1),
+            &[
+                &p64(pa),
+                &p64(pb),
+                &p64(pc0),
+                &p64(pc),
+                &i32b(kt as i32),
+                &i32b(c_col as i32),
+            ],
+        );
+        let got: Vec<f64> = if f16acc {
+            download_u16(dev, pc, m * n)
+                .into_iter()
+                .map(|h| f16_to_f32(h) as f64)
+                .collect()
+        } else {
+            download_f32(dev, pc, m * n)
+                .into_iter()
+                .map(|x| x as f64)
+                .collect()
+        };
+        for i in 0..m {
+            for j in 0..n {
+                let what = format!("{kernel} c_col={c_col} C[{i}][{j}]");
+                let g = got[at(i, j)];
+                let mut s = c0[at(i, j)] as f64;
+                if f16acc {
+                    // f16 between the k steps: rounded after each.
+                    let mut big = 0f64;
+                    for k0 in (0..kt).step_by(k) {
+                        s += (k0..k0 + k)
+                            .map(|kk| a_at(i, kk) * b_at(kk, j))
+                            .sum::<f64>();
+                        s = f16_to_f32(f32_to_f16(s as f32)) as f64;
+                        big = big.max(s.abs());
+                    }
+                    let tol = (kt / k) as f64 * big.max(2f64.powi(-14)) * 2f64.powi(-10);
+                    assert!((g - s).abs() <= tol, "{what} = {g}, want {s}");
+                } else {
+                    let mut mag = s.abs();
+                    for kk in 0..kt {
+                        let p = a_at(i, kk) * b_at(kk, j);
+                        s += p;
+                        mag += p.abs();
+                    }
+                    assert!(
+                        close(g as f32, s, kt + kt / k, mag),
+                        "{what} = {g}, want {s}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn wmma_every_shape_type_and_layout_against_a_cpu_reference() {
+    let dev = Device::new();
+    let module = dev.load_module(PTX).unwrap();
+    let mut rng = Rng(seed());
+    let shapes = [
+        ("m16n16k16", (16, 16, 16)),
+        ("m32n8k16", (32, 8, 16)),
+        ("m8n32k16", (8, 32, 16)),
+    ];
+    let layouts = [
+        ("rr", true, true),
+        ("rc", true, false),
+        ("cr", false, true),
+        ("cc", false, false),
+    ];
+    let mut cases = 0;
+    for (tname, ty) in [("f16", Mul::F16), ("bf16", Mul::Bf16)] {
+        for (sname, shape) in shapes {
+            for (lname, a_row, b_row) in layouts {
+                let kernel = format!("tile_{tname}_{sname}_{lname}");
+                tile_case(
+                    &dev, &module, &kernel, shape, ty, a_row, b_row, false, &mut rng,
+                );
+                cases += 1;
+            }
+        }
+    }
+    for (lname, a_row, b_row) in layouts {
+        let kernel = format!("tile_tf32_m16n16k8_{lname}");
+        tile_case(
+            &dev,
+            &module,
+            &kernel,
+            (16, 16, 8),
+            Mul::Tf32,
+            a_row,
+            b_row,
+            false,
+            &mut rng,
+        );
+        cases += 1;
+    }
+    // f16 accumulators in the other two shapes.
+    tile_case(
+        &dev,
+        &module,
+        "tile_f16acc_m32n8k16_cr",
+        (32, 8, 16),
+        Mul::F16,
+        false,
+        true,
+        true,
+        &mut rng,
+    );
+    tile_case(
+        &dev,
+        &module,
+        "tile_f16acc_m8n32k16_rc",
+        (8, 32, 16),
+        Mul::F16,
+        true,
+        false,
+        true,
+        &mut rng,
+    );
+    assert_eq!(cases + 2, 30);
+}
+
+#[test]
+fn mma_sync_m16n8k8_f16_and_bf16_from_nvrtc() {
+    let dev = Device::new();
+    let module = dev.load_module(PTX).unwrap();
+    let mut rng = Rng(seed());
+    for (kernel, bf) in [("mma_f16_m16n8k8", false), ("mma_bf16_m16n8k8", true)] {
+        let conv = |v: f32| if bf { bf16(v) } else { f32_to_f16(v) };
+        let back = |h: u16| if bf { bf16_to_f32(h) } else { f16_to_f32(h) };
+        let a: Vec<u16> = (0..128).map(|_| conv(rng.f32())).collect(); // 16 x 8 row-major
+        let b: Vec<u16> = (0..64).map(|_| conv(rng.f32())).collect(); // N x K
+        let c: Vec<f32> = (0..128).map(|_| rng.f32()).collect();
+        let (pa, pb, pc) = (
+            upload_u16(&dev, &a),
+            upload_u16(&dev, &b),
+            upload_f32(&dev, &c),
+        );
+        let pd = dev.alloc(128 * 4).unwrap();
+        run(
+            &dev,
+            &module,
+            kernel,
+            (1, 1, 1),
+            (32, 1, 1),
+            &[&p64(pa), &p64(pb), &p64(pc), &p64(pd)],
+        );
+        let d = download_f32(&dev, pd, 128);
+        for i in 0..16 {
+            for j in 0..8 {
+                let (mut s, mut mag) = (c[i * 8 + j] as f64, c[i * 8 + j].abs() as f64);
+                for kk in 0..8 {
+                    let p = back(a[i * 8 + kk]) as f64 * back(b[j * 8 + kk]) as f64;
+                    s += p;
+                    mag += p.abs();
+                }
+                assert!(
+                    close(d[i * 8 + j], s, 8, mag),
+                    "{kernel} D[{i}][{j}] = {}, want {s}",
+                    d[i * 8 + j]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn mma_under_a_lane_dependent_guard_is_a_divergence_fault() {
+    let dev = Device::new();
+    let mma = "\tmma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32";
+    let ptx = MMA_K8
+        .replace(".reg .b32 %r<8>;", ".reg .b32 %r<8>;\n\t.reg .pred %p<2>;")
+        .replace(
+            mma,
+            &format!("\tsetp.lt.u32 %p1, %r1, 8;\n\t@%p1 {}", &mma[1..]),
+        );
+    assert_ne!(ptx, MMA_K8);
+    let module = dev.load_module(&ptx).unwrap();
+    let p = [dev.alloc(64 * 4).unwrap(), dev.alloc(32 * 4).unwrap()];
+    let q = [dev.alloc(128 * 4).unwrap(), dev.alloc(128 * 4).unwrap()];
+    for check in [true, false] {
+        let mut cfg = LaunchConfig::new((1, 1, 1), (32, 1, 1));
+        cfg.check = check;
+        let e = dev
+            .launch(
+                &module,
+                "mma_k8",
+                &cfg,
+                &[&p64(p[0]), &p64(p[1]), &p64(q[0]), &p64(q[1])],
+            )
+            .unwrap_err();
+        let LaunchError::Fault { report, .. } = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(report.kind, CheckKind::DivergentWarpCollective);
+        assert!(
+            report.message.contains("8 of the 32 lanes") && report.message.contains("mma.sync"),
+            "{}",
+            report.message
+        );
+    }
+    // A guard every lane passes is no divergence.
+    let ptx = ptx.replace("setp.lt.u32 %p1, %r1, 8;", "setp.lt.u32 %p1, %r1, 32;");
+    let module = dev.load_module(&ptx).unwrap();
+    run(
+        &dev,
+        &module,
+        "mma_k8",
+        (1, 1, 1),
+        (32, 1, 1),
+        &[&p64(p[0]), &p64(p[1]), &p64(q[0]), &p64(q[1])],
+    );
+}
+
+#[test]
+fn invalid_wmma_forms_in_nvrtc_ptx_fail_to_load() {
+    let dev = Device::new();
+    // (instruction in wmma.ptx, replacement, what the error names)
+    let unsupported = [
+        // tf32 has only m16n16k8.
+        (
+            "wmma.load.a.sync.aligned.row.m16n16k8.tf32",
+            "wmma.load.a.sync.aligned.row.m16n16k16.tf32",
+        ),
+        // bf16 multiplicands accumulate in f32 only.
+        (
+            "wmma.mma.sync.aligned.row.row.m16n16k16.f32.bf16.bf16.f32",
+            "wmma.mma.sync.aligned.row.row.m16n16k16.f16.bf16.bf16.f16",
+        ),
+        // Not .aligned.
+        (
+            "wmma.store.d.sync.aligned.row.m32n8k16.global.f32",
+            "wmma.store.d.sync.row.m32n8k16.global.f32",
+        ),
+        // No such shape.
+        (
+            "wmma.load.b.sync.aligned.col.m8n32k16.global.f16",
+            "wmma.load.b.sync.aligned.col.m8n8k16.global.f16",
+        ),
+        // Saturation is not implemented.
+        (
+            "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32",
+            "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32.satfinite",
+        ),
+        // ldmatrix of 8-bit elements.
+        (
+            "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
+            "ldmatrix.sync.aligned.m8n8.x2.shared.b8",
+        ),
+    ];
+    for (from, to) in unsupported {
+        assert!(PTX.contains(from), "{from}");
+        match dev.load_module(&PTX.replace(from, to)) {
+            Err(ModuleError::Unsupported { instruction, line }) => {
+                assert_eq!(instruction, to);
+                assert!(line > 0);
+            }
+            other => panic!("{to}: {:?}", other.err()),
+        }
+    }
+    // A fragment with a register too few (wmma's f16 A always has eight).
+    let line = PTX
+        .lines()
+        .find(|l| l.contains("wmma.load.a.sync.aligned.row.m32n8k16.global.f16"))
+        .unwrap();
+    let (regs, rest) = line.split_once('}').unwrap();
+    let fewer = format!("{}}}{rest}", &regs[..regs.rfind(',').unwrap()]);
+    match dev.load_module(&PTX.replace(line, &fewer)) {
+        Err(ModuleError::Parse { message, .. }) => {
+            assert!(message.contains("8 registers, not 7"), "{message}")
+        }
+        other => panic!("{fewer}: {:?}", other.err()),
     }
 }

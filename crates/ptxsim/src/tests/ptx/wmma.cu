@@ -314,3 +314,80 @@ extern "C" __global__ void ldmatrix_test(const unsigned short* M, unsigned* out)
     asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r[0]) : "r"(addr));
     out[(3 * 32 + lane) * 4] = r[0];
 }
+
+// Every wmma shape, multiplicand type and A/B layout: one warp computes one M x N tile
+// C = A (M x kt) * B (kt x N) + C0 in kt / K steps. A is row-major (lda = kt) or column-major
+// (lda = M), B row-major (ldb = N) or column-major (ldb = kt); C0 and C are row-major
+// (ldc = N) or, when c_col, column-major (ldc = M). tf32 multiplicands are f32 in memory,
+// rounded with __float_to_tf32 on the fragments.
+template <int M, int N, int K, typename FT, typename ST, typename AL, typename BL, typename CT>
+__device__ void tile(const ST* A, const ST* B, const CT* C0, CT* C, int kt, int c_col) {
+    constexpr bool a_row = same<AL, wmma::row_major>::value;
+    constexpr bool b_row = same<BL, wmma::row_major>::value;
+    wmma::fragment<wmma::matrix_a, M, N, K, FT, AL> fa;
+    wmma::fragment<wmma::matrix_b, M, N, K, FT, BL> fb;
+    wmma::fragment<wmma::accumulator, M, N, K, CT> acc;
+    wmma::layout_t cl = c_col ? wmma::mem_col_major : wmma::mem_row_major;
+    wmma::load_matrix_sync(acc, C0, c_col ? M : N, cl);
+#pragma unroll 1
+    for (int k = 0; k < kt; k += K) {
+        wmma::load_matrix_sync(fa, a_row ? A + k : A + k * M, a_row ? kt : M);
+        wmma::load_matrix_sync(fb, b_row ? B + k * N : B + k, b_row ? N : kt);
+        if constexpr (same<FT, wmma::precision::tf32>::value) {
+            for (int i = 0; i < fa.num_elements; i++) fa.x[i] = wmma::__float_to_tf32(fa.x[i]);
+            for (int i = 0; i < fb.num_elements; i++) fb.x[i] = wmma::__float_to_tf32(fb.x[i]);
+        }
+        wmma::mma_sync(acc, fa, fb, acc);
+    }
+    wmma::store_matrix_sync(C, acc, c_col ? M : N, cl);
+}
+
+#define TILE(name, M, N, K, FT, ST, AL, BL, CT)                                                   \
+    extern "C" __global__ void name(const ST* A, const ST* B, const CT* C0, CT* C, int kt, int c_col) { \
+        tile<M, N, K, FT, ST, wmma::AL, wmma::BL, CT>(A, B, C0, C, kt, c_col);                     \
+    }
+#define TILE4(prefix, M, N, K, FT, ST, CT)                                \
+    TILE(prefix##_rr, M, N, K, FT, ST, row_major, row_major, CT)          \
+    TILE(prefix##_rc, M, N, K, FT, ST, row_major, col_major, CT)          \
+    TILE(prefix##_cr, M, N, K, FT, ST, col_major, row_major, CT)          \
+    TILE(prefix##_cc, M, N, K, FT, ST, col_major, col_major, CT)
+
+TILE4(tile_f16_m16n16k16, 16, 16, 16, half, half, float)
+TILE4(tile_f16_m32n8k16, 32, 8, 16, half, half, float)
+TILE4(tile_f16_m8n32k16, 8, 32, 16, half, half, float)
+TILE4(tile_bf16_m16n16k16, 16, 16, 16, __nv_bfloat16, __nv_bfloat16, float)
+TILE4(tile_bf16_m32n8k16, 32, 8, 16, __nv_bfloat16, __nv_bfloat16, float)
+TILE4(tile_bf16_m8n32k16, 8, 32, 16, __nv_bfloat16, __nv_bfloat16, float)
+TILE4(tile_tf32_m16n16k8, 16, 16, 8, wmma::precision::tf32, float, float)
+// f16 accumulators in the other shapes.
+TILE(tile_f16acc_m32n8k16_cr, 32, 8, 16, half, half, col_major, row_major, half)
+TILE(tile_f16acc_m8n32k16_rc, 8, 32, 16, half, half, row_major, col_major, half)
+
+// mma.sync m16n8k8 with f16 or bf16 multiplicands: A row-major 16 x 8, B column-major (8 x 8
+// stored as N x K), C/D row-major 16 x 8; a0,a1: row g, a2,a3: row g+8, cols 2t, 2t+1;
+// b0,b1: rows (k) 2t, 2t+1, col (n) g.
+template <bool BF16>
+__device__ void mma_k8(const unsigned short* A, const unsigned short* B, const float* C, float* D) {
+    int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    unsigned a[2], b;
+    float c[4], d[4];
+    for (int i = 0; i < 2; i++) a[i] = pack2(A[(g + 8 * i) * 8 + 2 * t], A[(g + 8 * i) * 8 + 2 * t + 1]);
+    b = pack2(B[g * 8 + 2 * t], B[g * 8 + 2 * t + 1]);
+    for (int i = 0; i < 4; i++) c[i] = C[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)];
+    if (BF16)
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
+                     : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(b), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+    else
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%7,%8,%9,%10};"
+                     : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(b), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+    for (int i = 0; i < 4; i++) D[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)] = d[i];
+}
+
+extern "C" __global__ void mma_f16_m16n8k8(const unsigned short* A, const unsigned short* B, const float* C, float* D) {
+    mma_k8<false>(A, B, C, D);
+}
+extern "C" __global__ void mma_bf16_m16n8k8(const unsigned short* A, const unsigned short* B, const float* C, float* D) {
+    mma_k8<true>(A, B, C, D);
+}
