@@ -62,11 +62,13 @@ pack() {
     local stage
     stage="$(mktemp -d "${TMPDIR:-/tmp}/nbcuda-pack.XXXXXX")"
     trap 'rm -rf "$stage"' RETURN
-    mkdir -p "$stage/bin" "$stage/nvidia/cuda_nvrtc/lib" "$stage/nvidia/cuda_runtime" "$stage/wheels"
+    mkdir -p "$stage/bin" "$stage/nvidia/cuda_nvrtc/lib" "$stage/nvidia/cuda_runtime" "$stage/nvidia/cuda_nvcc" "$stage/wheels"
     cp "$rel/nbcuda" "$rel/examples/gpu_bench" "$stage/bin/"
     strip "$stage/bin/nbcuda" "$stage/bin/gpu_bench" 2>/dev/null || true
     cp "$nvrtc_dir/libnvrtc.so.12" "$nvrtc_dir"/libnvrtc-builtins.so.12.* "$stage/nvidia/cuda_nvrtc/lib/"
     cp -r "$nvidia/cuda_runtime/include" "$stage/nvidia/cuda_runtime/"
+    # mma.h includes crt/mma.h, which only the nvcc wheel ships (its include folder: 1 MB).
+    cp -r "$nvidia/cuda_nvcc/include" "$stage/nvidia/cuda_nvcc/"
     "$ROOT/.venv/bin/python" -m pip download --quiet --only-binary=:all: --python-version 3.12 \
         --implementation cp --abi cp312 --abi abi3 --abi none \
         --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 --platform any \
@@ -118,7 +120,7 @@ run() {
     (
         cd "$ROOT/tests/python"
         PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 240 \
-            "$B/venv/bin/python" -m pytest -p no:cacheprovider -q -rs test_gpu.py 2>&1 | tee "$out/pytest.log"
+            "$B/venv/bin/python" -m pytest -p no:cacheprovider -q -rs test_gpu.py test_graphs.py test_half.py 2>&1 | tee "$out/pytest.log"
         exit "${PIPESTATUS[0]}"
     ) || rc_tests=$?
     echo "==> recovery from a sticky fault: which driver strategies work (one process each)"
@@ -128,6 +130,9 @@ run() {
     echo "==> figures (gpu_bench)"
     local rc_bench=0
     timeout 120 "$B/bin/gpu_bench" "$ROOT/crates/ptxsim/kernels" 2>&1 | tee "$out/gpu-bench.md" || rc_bench=${PIPESTATUS[0]}
+    echo "==> issue 38: graph of 100 launches vs one by one, wmma vs tiled TFLOP/s, managed vs device bandwidth"
+    PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 120 \
+        "$B/venv/bin/python" -u "$ROOT/benches/gpu_features.py" 2>&1 | tee "$out/gpu-features.md" || true
     echo "==> Jupyter-level latency on the GPU (benches/kernel_latency.py --only cuda)"
     PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 90 \
         "$B/venv/bin/python" -u "$ROOT/benches/kernel_latency.py" --only cuda --runs 20 2>&1 \

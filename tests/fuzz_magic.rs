@@ -70,6 +70,7 @@ fn exprs(cmd: &Command) -> Vec<&Expr> {
         }
         Command::Print { head, .. } => out.extend(head),
         Command::Launch(l) => push_launch(l, &mut out),
+        Command::Graph(nbcuda::magics::parse::GraphCmd::Launch { times, .. }) => out.extend(times),
         Command::Show(s) => out.extend(s.vmin.iter().chain(&s.vmax).chain(&s.scale)),
         Command::Time(t) => {
             out.extend(
@@ -79,7 +80,9 @@ fn exprs(cmd: &Command) -> Vec<&Expr> {
                     .chain(&t.bytes)
                     .chain(&t.flops),
             );
-            push_launch(&t.launch, &mut out);
+            if let nbcuda::magics::time::TimeTarget::Launch(l) = &t.target {
+                push_launch(l, &mut out);
+            }
         }
         _ => {}
     }

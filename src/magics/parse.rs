@@ -700,7 +700,7 @@ impl<'a> Parser<'a> {
                 } else {
                     let t = self.next()?;
                     let n = self.next()?;
-                    if t.tok != Tok::Sym("-".into()) || n.tok != Tok::Ident("n".into()) {
+                    if t.tok != Tok::Sym("-") || n.tok != Tok::Ident("n".into()) {
                         return Err(ParseError::at(
                             t.span.to(n.span),
                             format!("expected -n K after the graph name: {USAGE}"),

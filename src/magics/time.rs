@@ -45,7 +45,7 @@ pub struct TimeArgs {
 /// What `%time` times.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TimeTarget {
-    Launch(Launch),
+    Launch(Box<Launch>),
     /// `%time graph NAME`: one replay of a recorded CUDA graph per run.
     Graph(parse::Name),
 }
@@ -167,7 +167,7 @@ pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
         warmup,
         bytes,
         flops,
-        target: TimeTarget::Launch(launch),
+        target: TimeTarget::Launch(Box::new(launch)),
         gpu,
         label,
     })

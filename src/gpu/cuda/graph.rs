@@ -57,7 +57,7 @@ impl CudaBackend {
         // SAFETY: a stream of the current context, not capturing.
         drv(unsafe { sys::cuStreamBeginCapture_v2(stream, mode) })
             .map_err(|e| self.fail("cuStreamBeginCapture", e))?;
-        let issued = issue_nodes(stream, nodes, &functions);
+        let issued = issue_nodes(stream, nodes, functions);
         let mut graph: sys::CUgraph = std::ptr::null_mut();
         // SAFETY: ends the capture begun above.
         let ended = drv(unsafe { sys::cuStreamEndCapture(stream, &mut graph) });

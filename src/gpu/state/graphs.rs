@@ -468,7 +468,7 @@ impl DeviceState {
         name: &str,
         cancel: &Arc<AtomicBool>,
     ) -> Result<Option<f64>, GpuError> {
-        if !self.graphs.get(name).is_some_and(|g| g.instance.is_some()) {
+        if self.graphs.get(name).is_none_or(|g| g.instance.is_none()) {
             return Ok(None);
         }
         let (nodes, _) = self.resolve_graph(name)?;
