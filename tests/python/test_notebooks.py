@@ -73,8 +73,24 @@ def timing_table(request):
                 print(line)
 
 
-def test_there_are_ten_tutorials():
-    assert len(NOTEBOOKS) == 10, f"expected the 10 tutorial notebooks, found {NOTEBOOKS}"
+EXPECTED_TUTORIALS = [
+    "01-vector-add.ipynb",
+    "02-matrix-multiply.ipynb",
+    "03-reduction.ipynb",
+    "04-gaussian-blur.ipynb",
+    "05-heat-diffusion.ipynb",
+    "06-particles.ipynb",
+    "07-launch-configuration.ipynb",
+    "08-precision.ipynb",
+    "09-streams-and-events.ipynb",
+    "10-debugging.ipynb",
+    "11-half-precision-and-tensor-cores.ipynb",
+    "12-graphs-and-unified-memory.ipynb",
+]
+
+
+def test_the_tutorials_are_all_there():
+    assert NOTEBOOKS == EXPECTED_TUTORIALS, f"expected the 12 tutorial notebooks, found {NOTEBOOKS}"
     for name in NOTEBOOKS:
         nb = nbformat.read(NOTEBOOK_DIR / name, as_version=4)
         nbformat.validate(nb)
