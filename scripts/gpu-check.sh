@@ -3,6 +3,8 @@
 #
 #   bash scripts/gpu-check.sh pack    # HERE (no GPU needed): build and bundle everything
 #   bash scripts/gpu-check.sh run     # ON THE GPU MACHINE: nothing is built there, < 5 minutes
+#                                     # before the model check (issue 35), which adds 1-3 minutes
+#   bash scripts/gpu-check.sh model   # ON THE GPU MACHINE: the set-up, then the model check alone
 #
 # `pack` builds target/release/nbcuda and the example target/release/examples/gpu_bench, strips
 # them, and packs them with NVRTC 12.9 (from .venv: the GPU image's toolkit is CUDA 13, whose
@@ -12,7 +14,7 @@
 # device tool carries at most 64 MiB). Then, from the session that has a GPU:
 #
 #   run(command="bash scripts/gpu-check.sh run 2>&1 | tee $OUT/gpu-check.log",
-#       carry=["target/gpu-check"], timeout_s=420)
+#       carry=["target/gpu-check"], timeout_s=600)
 #
 # `run` unpacks the bundle in /tmp, checks that the binary starts (`nbcuda --version`; the GPU
 # machine's glibc may be older than ours), installs the kernelspec into a throw-away venv, runs
@@ -20,8 +22,24 @@
 # recovered by %reset), then gpu_bench: a table of launch overhead (%launch, DeviceState, raw
 # cudarc), vector-add bandwidth against a device-to-device copy, host↔device copies, compile
 # cache miss/hit, and the tutorial CUDA kernels of crates/ptxsim/kernels on the GPU vs ptxsim;
-# then, where ncu is installed, scripts/ncu_compare.py: ncu's counters of the notebooks' main
-# CUDA kernels beside %profile's (ptxsim), ending in `counters: exact=K of N`.
+# then scripts/model_check.py (issue 35): every tutorial launch and every launch the notebooks
+# compare, the model's estimate for this GPU (%profile, the device's %gpu model) beside its
+# CUDA-event time (%time batches, >= 50 ms of GPU work a row, median of 10), ending in
+# `model: median_error=E% worst=W% order_agreement=A of B`; then, where ncu is installed,
+# scripts/ncu_compare.py: ncu's counters of the notebooks' main CUDA kernels beside %profile's
+# (ptxsim), ending in `counters: exact=K of N`.
+#
+# The model check alone (a minute or two on the GPU, after the same unpacking and set-up):
+#
+#   run(command="bash scripts/gpu-check.sh model 2>&1 | tee $OUT/model-check.log",
+#       carry=["target/gpu-check"], timeout_s=420)
+#
+# It writes $OUT/model-check/model-check.{md,json,csv}. Commit the .md and the .json as
+# benches/results/<gpu>-<date>/model-check.md and model-check.json (e.g.
+# benches/results/h100-2026-12-05/): tests/python/test_model_check.py then re-estimates every
+# row with the current model on ptxsim and fails when the median error exceeds 30% or an order
+# the GPU measured is lost (with no such file it is skipped). Put the last line's figures in
+# the note that goes with the commit.
 #
 # glibc: a plain build here needs the glibc this machine has (GLIBC_2.34 as of writing; `pack`
 # prints the newest symbol version the binaries need). When the GPU machine's glibc is older,
@@ -85,17 +103,17 @@ pack() {
     size=$(stat -c %s "$BUNDLE")
     echo "packed $BUNDLE ($((size / 1048576)) MiB; the device tool carries 64 MiB in all)"
     [ "$size" -lt $((60 * 1048576)) ] || die "the bundle is too large to carry"
-    echo 'on the GPU machine: run(command="bash scripts/gpu-check.sh run 2>&1 | tee $OUT/gpu-check.log", carry=["target/gpu-check"], timeout_s=420)'
+    echo 'on the GPU machine: run(command="bash scripts/gpu-check.sh run 2>&1 | tee $OUT/gpu-check.log", carry=["target/gpu-check"], timeout_s=600); the model check alone: bash scripts/gpu-check.sh model'
 }
 
-run() {
+# Unpacks the bundle into $B, checks the binary and the GPU, and installs the kernelspec into
+# a throw-away venv ($B/venv): what every step on the GPU machine needs.
+prepare() {
     [ -f "$BUNDLE" ] || die "no $BUNDLE: run \`bash scripts/gpu-check.sh pack\` on the build machine and carry target/gpu-check"
-    local B=/tmp/nbcuda-gpu-check
-    local out="${OUT:-/tmp/nbcuda-gpu-check-out}"
+    # B (the unpacked bundle) and out (the output folder) are the caller's locals.
     mkdir -p "$out"
     rm -rf "$B"
     mkdir -p "$B"
-    local t0=$SECONDS
     echo "==> unpack"
     xz -dc "$BUNDLE" | tar -C "$B" -xf - || python3 -c "import tarfile,sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$BUNDLE" "$B"
     echo "==> the binary starts"
@@ -115,6 +133,30 @@ run() {
     python3 -m venv --system-site-packages "$B/venv"
     "$B/venv/bin/python" -m pip install --quiet --no-index --find-links "$B/wheels" jupyter_client pytest
     VIRTUAL_ENV="$B/venv" PATH="$B/venv/bin:$PATH" "$B/bin/nbcuda" install --sys-prefix
+}
+
+# The model's estimates beside CUDA-event times (issue 35): $out/model-check/model-check.{md,json,csv}.
+model_check() {
+    echo "==> the model's estimates beside CUDA-event times (scripts/model_check.py; last line model: median_error=E% worst=W% order_agreement=A of B)"
+    PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 NBCUDA_VERSION="$("$B/bin/nbcuda" --version 2>/dev/null | head -1)" \
+        timeout 300 "$B/venv/bin/python" -u "$ROOT/scripts/model_check.py" --out "$out/model-check" 2>&1 \
+        | tee "$out/model-check.log" || true
+}
+
+model() {
+    local B=/tmp/nbcuda-gpu-check
+    local out="${OUT:-/tmp/nbcuda-gpu-check-out}"
+    local t0=$SECONDS
+    prepare
+    model_check
+    echo "gpu-check model: $((SECONDS - t0)) s; commit $out/model-check/model-check.md and .json as benches/results/<gpu>-<date>/"
+}
+
+run() {
+    local B=/tmp/nbcuda-gpu-check
+    local out="${OUT:-/tmp/nbcuda-gpu-check-out}"
+    local t0=$SECONDS
+    prepare
     echo "==> GPU tests (tests/python/test_gpu.py)"
     local rc_tests=0
     (
@@ -141,6 +183,7 @@ run() {
     PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 150 \
         "$B/venv/bin/python" -u "$ROOT/scripts/run_notebook_magics.py" 2>&1 \
         | tee "$out/notebooks.md" || true
+    model_check
     echo "==> ptxsim's counters beside ncu's (scripts/ncu_compare.py; last line counters: exact=K of N)"
     if command -v ncu >/dev/null; then
         PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 600 \
@@ -157,5 +200,6 @@ run() {
 case "${1:-}" in
     pack) pack ;;
     run) run ;;
-    *) die "usage: bash scripts/gpu-check.sh pack|run (see the top of this file)" ;;
+    model) model ;;
+    *) die "usage: bash scripts/gpu-check.sh pack|run|model (see the top of this file)" ;;
 esac

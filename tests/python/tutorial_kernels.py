@@ -98,3 +98,59 @@ def setup_cells(name: str) -> list[str]:
     return cells
 
 
+
+
+# The launches the notebooks compare beside their main ones (issue 35's model check,
+# scripts/model_check.py, and its regression test tests/python/test_model_check.py):
+# notebook -> [(label, launch, magic lines run first, after the notebook's set-up)].
+# Sizes are the notebooks' ptxsim sizes (the set-up runs under `%backend sim`).
+HEAT_SIZES = (128, 512, 1024)
+COMPARED = {
+    "03-reduction": [("shuffle", "sum_shuffle[BLOCKS, 256](x, s_shuffle, N)", [])],
+    "05-heat-diffusion": [
+        (
+            f"step{n}",
+            f"heat_step[(ceil({n} / 16), ceil({n} / 16)), (16, 16)](hp_{n}, hq_{n}, {n}, {n}, A)",
+            [f"%array hp_{n} = zeros(({n}, {n}), f32)", f"%array hq_{n} = zeros(({n}, {n}), f32)"],
+        )
+        for n in HEAT_SIZES
+    ],
+    "06-particles": [
+        ("global", "coarse_global[ceil(MP / 256), 256](bx, by, hist_global, MP)", []),
+        ("shared", "coarse_shared[ceil(MP / 256), 256](bx, by, hist_shared, MP)", []),
+    ],
+    "07-launch-configuration": [
+        ("8x8", "affine2d[(ceil(W / 8), ceil(H / 8)), (8, 8)](img, o_8x8, H, W)", []),
+    ],
+    "09-streams-and-events": [
+        ("8 blocks", "busy[ceil(CHUNK / 256), 256](c0, CHUNK, 20000)", []),
+        (
+            "32 blocks",
+            "busy[ceil(4 * CHUNK / 256), 256](c_all, 4 * CHUNK, 20000)",
+            ["%array c_all = rand(4 * CHUNK, f32, seed=4)"],
+        ),
+    ],
+}
+
+# The orders the notebooks teach, on times: (notebook, a, b, factor) says t[a] < factor * t[b]
+# (labels of MAIN_KERNELS or COMPARED). The factor turns a rate into an order: the heat step's
+# time per cell falls as the grid grows (t[512] < 16 t[128]), and 32 blocks of `busy` take
+# about as long as 8 (t[32] < 1.5 t[8], as notebook 9's check cell asserts).
+ORDERS = [
+    ("02-matrix-multiply", "tiled", "naive", 1.0),
+    ("03-reduction", "tree", "atomic", 1.0),
+    ("03-reduction", "shuffle", "atomic", 1.0),
+    ("05-heat-diffusion", "step512", "step128", (512 / 128) ** 2),
+    ("05-heat-diffusion", "step1024", "step512", (1024 / 512) ** 2),
+    ("06-particles", "shared", "global", 1.0),
+    ("07-launch-configuration", "32x8", "1x128", 1.0),
+    ("07-launch-configuration", "8x8", "1x128", 1.0),
+    ("07-launch-configuration", "32x8", "8x8", 1.0),
+    ("09-streams-and-events", "32 blocks", "8 blocks", 1.5),
+]
+
+
+def checked_launches(name: str) -> list[tuple[str, str, list[str]]]:
+    """Notebook `name`'s main launches then its compared ones: (label, launch, set-up lines)."""
+    main = [(label, launch, []) for label, launch, _ in MAIN_KERNELS.get(name, [])]
+    return main + [(label, launch, list(lines)) for label, launch, lines in COMPARED.get(name, [])]
