@@ -274,7 +274,7 @@ def markdown(data: dict, r: dict) -> str:
         f"# Model check: estimated on {data['gpu']} vs "
         + (f"measured on {data['device']}" if measured else "nothing measured (estimates only)"),
         "",
-        f"{data['date']}, nbcuda {data.get('nbcuda', '?')}, backend {data['backend']}; "
+        f"{data['date']}, {data.get('nbcuda') or 'nbcuda'}, backend {data['backend']}; "
         + (f"each row: {data['batches']} batches of %time (CUDA events), median of their medians, "
            f"at least {data['min_ms']:g} ms of GPU work" if measured else "ptxsim's counts through ptxsim::model"),
         "",
@@ -373,6 +373,22 @@ def has_gpu_backend() -> tuple[bool, str]:
         s.close()
 
 
+def nbcuda_version() -> str:
+    """`nbcuda --version` of the binary the kernelspec runs (NBCUDA_VERSION when set)."""
+    if os.environ.get("NBCUDA_VERSION"):
+        return os.environ["NBCUDA_VERSION"]
+    try:
+        import subprocess
+
+        from jupyter_client.kernelspec import KernelSpecManager
+
+        spec = KernelSpecManager().get_kernel_spec(os.environ.get("NBCUDA_KERNEL_NAME", "nbcuda"))
+        out = subprocess.run([spec.argv[0], "--version"], capture_output=True, text=True, timeout=20)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else ""
+    except Exception:
+        return ""
+
+
 def device_name() -> str:
     try:
         import subprocess
@@ -408,8 +424,8 @@ def main(argv: list[str] | None = None) -> int:
         ok, said = has_gpu_backend()
         if not ok:
             measuring = False
-            no_gpu_reason = said
-            print(f"no GPU backend ({said}): estimates only", flush=True)
+            no_gpu_reason = " ".join(said.split("\n")[0].split())
+            print(f"no GPU backend ({no_gpu_reason}): estimates only", flush=True)
 
     t0 = time.monotonic()
     rows: list[dict] = []
@@ -429,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
         "backend": "cuda" if measuring else info.get("backend", "ptxsim"),
         "measured": measuring,
         "date": _dt.date.today().isoformat(),
-        "nbcuda": os.environ.get("NBCUDA_VERSION", ""),
+        "nbcuda": nbcuda_version(),
         "min_ms": args.min_ms,
         "batches": args.batches,
         "rows": rows,

@@ -135,7 +135,8 @@ COMPARED = {
 # The orders the notebooks teach, on times: (notebook, a, b, factor) says t[a] < factor * t[b]
 # (labels of MAIN_KERNELS or COMPARED). The factor turns a rate into an order: the heat step's
 # time per cell falls as the grid grows (t[512] < 16 t[128]), and 32 blocks of `busy` take
-# about as long as 8 (t[32] < 1.5 t[8], as notebook 9's check cell asserts).
+# about as long as 8 (t[32] < 1.5 t[8], as notebook 9's check cell asserts); (32, 8) blocks are
+# no slower than (8, 8) (t[32x8] < 1.05 t[8x8]).
 ORDERS = [
     ("02-matrix-multiply", "tiled", "naive", 1.0),
     ("03-reduction", "tree", "atomic", 1.0),
@@ -145,7 +146,8 @@ ORDERS = [
     ("06-particles", "shared", "global", 1.0),
     ("07-launch-configuration", "32x8", "1x128", 1.0),
     ("07-launch-configuration", "8x8", "1x128", 1.0),
-    ("07-launch-configuration", "32x8", "8x8", 1.0),
+    # "No slower": the same sectors either way, so a 5% band for the GPU's noise.
+    ("07-launch-configuration", "32x8", "8x8", 1.05),
     ("09-streams-and-events", "32 blocks", "8 blocks", 1.5),
 ]
 
