@@ -237,6 +237,66 @@ pub enum SReg {
     TotalSmem,
 }
 
+/// The element operation of a SIMD video instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VideoOp {
+    AbsDiff,
+    Add,
+    Sub,
+    /// `vavrg`: (a + b + 1) >> 1.
+    Avrg,
+    Min,
+    Max,
+}
+
+/// `vop2`/`vop4.dtype.atype.btype{.sat} d, a, b, c` and its `.add` form: a and b split into
+/// `lanes` elements (2 of 16 bits or 4 of 8), each extended by its type's signedness. Without
+/// `.add`, each result (clamped to the element range of `dtype` with `.sat`, else truncated)
+/// is an element of d; with `.add`, d = c + the sum of the results. Byte masks and selectors
+/// are not modelled (the lowering refuses them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VideoSimd {
+    pub op: VideoOp,
+    pub lanes: u8,
+    pub a_signed: bool,
+    pub b_signed: bool,
+    pub d_signed: bool,
+    pub sat: bool,
+    pub add: bool,
+}
+
+/// Which dot product a [`Op::Dp4a`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DotForm {
+    /// `dp4a`: four byte products.
+    Four,
+    /// `dp2a.lo` (`hi` false) or `dp2a.hi`: two 16-bit × byte products, with b's low or high
+    /// byte pair.
+    Two { hi: bool },
+}
+
+/// Which part of a 64-bit timer a special register reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerPart {
+    /// The low 32 bits (`%clock`, `%globaltimer_lo`).
+    Lo32,
+    /// The high 32 bits (`%clock_hi`, `%globaltimer_hi`).
+    Hi32,
+    /// All 64 bits (`%clock64`, `%globaltimer`).
+    Full,
+}
+
+impl TimerPart {
+    /// The part of the 64-bit timer value `t` that the register reads.
+    pub fn of(self, t: u64) -> u64 {
+        match self {
+            TimerPart::Lo32 => t & 0xFFFF_FFFF,
+            TimerPart::Hi32 => t >> 32,
+            TimerPart::Full => t,
+        }
+    }
+}
+
 /// One decoded operation. Operand slots live in `Inst::r`; their meaning per op is given in each
 /// variant's comment (`d` = r[0], `a` = r[1], `b` = r[2], `c` = r[3] unless stated).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -343,8 +403,12 @@ pub enum Op {
         signed: bool,
         wrap: bool,
     },
-    /// Dot products dp4a/dp2a: d ← c + Σ a_i*b_i.
+    /// A SIMD video instruction (`vabsdiff4`, `vadd2`, …): see [`VideoSimd`].
+    Video(VideoSimd),
+    /// Dot products: dp4a, d ← c + Σ a.byte[i]·b.byte[i] (i < 4), and dp2a, d ← c +
+    /// Σ a.half[i]·b.byte[i + 2·hi] (i < 2), per `form`.
     Dp4a {
+        form: DotForm,
         a_signed: bool,
         b_signed: bool,
     },
@@ -518,13 +582,13 @@ pub enum Op {
         op: ReduxOp,
         signed: bool,
     },
-    /// %clock (32 bit) or %clock64.
+    /// The cycle counter: %clock, %clock_hi or %clock64.
     Clock {
-        wide: bool,
+        part: TimerPart,
     },
-    /// %globaltimer (ns), or its high 32 bits.
+    /// The nanosecond timer: %globaltimer, %globaltimer_lo or %globaltimer_hi.
     GlobalTimer {
-        hi: bool,
+        part: TimerPart,
     },
     /// A warp-wide tensor-core instruction (`wmma.*`, `mma.sync`, `ldmatrix`): site imm of
     /// `Program::tensor`, which holds its operands; r[4] is the member mask (all 32 lanes).

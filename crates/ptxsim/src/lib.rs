@@ -86,6 +86,7 @@ mod ir;
 mod jit;
 pub mod model;
 pub use jit::JitMode;
+pub use lower::is_predefined_name;
 mod lower;
 mod mem;
 mod parse;

@@ -5,7 +5,7 @@
 //! semantics on `u64` register values (only the low bits of a register are meaningful).
 //! Nothing here touches memory, control flow or the checker.
 
-use crate::ir::{Inst, IntTy, PrmtMode};
+use crate::ir::{DotForm, Inst, IntTy, PrmtMode, VideoOp, VideoSimd};
 
 /// The registers of one warp: one `[u64; 32]` per slot.
 pub type Regs = [[u64; 32]];
@@ -420,12 +420,59 @@ pub fn mul24(a: u64, b: u64, hi: bool, signed: bool) -> u64 {
     }
 }
 
-pub fn dp4a(a: u64, b: u64, c: u64, a_signed: bool, b_signed: bool) -> u64 {
+/// A SIMD video instruction on a, b and c (see [`VideoSimd`]).
+pub fn video(v: VideoSimd, a: u64, b: u64, c: u64) -> u64 {
+    let bits: u8 = if v.lanes == 2 { 16 } else { 8 };
+    let (lo, hi) = if v.d_signed {
+        (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+    } else {
+        (0, (1i64 << bits) - 1)
+    };
+    let (mut merged, mut sum) = (0u64, c as u32 as i64);
+    for k in 0..v.lanes as u32 {
+        let at = |x: u64, signed: bool| {
+            let e = zext(x >> (bits as u32 * k), bits);
+            if signed {
+                sext(e, bits)
+            } else {
+                e as i64
+            }
+        };
+        let (x, y) = (at(a, v.a_signed), at(b, v.b_signed));
+        let r = match v.op {
+            VideoOp::AbsDiff => (x - y).abs(),
+            VideoOp::Add => x + y,
+            VideoOp::Sub => x - y,
+            VideoOp::Avrg => (x + y + 1) >> 1,
+            VideoOp::Min => x.min(y),
+            VideoOp::Max => x.max(y),
+        };
+        if v.add {
+            sum = sum.wrapping_add(r);
+        } else {
+            let r = if v.sat { r.clamp(lo, hi) } else { r };
+            merged |= zext(r as u64, bits) << (bits as u32 * k);
+        }
+    }
+    if v.add {
+        sum as u32 as u64
+    } else {
+        merged
+    }
+}
+
+/// `dp4a` / `dp2a.lo` / `dp2a.hi`: c plus the products of a's bytes (dp4a) or 16-bit halves
+/// (dp2a) with b's bytes, each extended by its operand's signedness; 32-bit wrapping.
+pub fn dot(form: DotForm, a: u64, b: u64, c: u64, a_signed: bool, b_signed: bool) -> u64 {
+    let (n, a_bits, b_first): (u32, u8, u32) = match form {
+        DotForm::Four => (4, 8, 0),
+        DotForm::Two { hi } => (2, 16, if hi { 2 } else { 0 }),
+    };
     let mut s = c as u32 as i64;
-    for k in 0..4 {
-        let x = (a >> (8 * k)) & 0xFF;
-        let y = (b >> (8 * k)) & 0xFF;
-        let x = if a_signed { sext(x, 8) } else { x as i64 };
+    for k in 0..n {
+        let x = zext(a >> (a_bits as u32 * k), a_bits);
+        let y = (b >> (8 * (k + b_first))) & 0xFF;
+        let x = if a_signed { sext(x, a_bits) } else { x as i64 };
         let y = if b_signed { sext(y, 8) } else { y as i64 };
         s = s.wrapping_add(x * y);
     }
@@ -478,7 +525,29 @@ mod tests {
             (0x1_0000_0000, 1)
         );
         assert_eq!(carry(0, 1, 0, 0, 32, true, false, false).1, 1);
-        assert_eq!(dp4a(0x0102_0304, 0x0101_0101, 10, false, false), 20);
+        assert_eq!(
+            dot(DotForm::Four, 0x0102_0304, 0x0101_0101, 10, false, false),
+            20
+        );
+        // dp2a: a = (hi 3, lo -2 as 16 bits), b bytes (lo pair 5, 7; hi pair -1, 2).
+        let (a, b) = (0x0003_FFFE, 0x02FF_0705);
+        assert_eq!(
+            dot(DotForm::Two { hi: false }, a, b, 1, true, true),
+            (1 - 10 + 21) as u64
+        );
+        assert_eq!(
+            dot(DotForm::Two { hi: true }, a, b, 1, true, true),
+            (1 + 2 + 6) as u64
+        );
+        // Unsigned a reads 0xFFFE as 65534; the sum wraps to 32 bits.
+        assert_eq!(
+            dot(DotForm::Two { hi: false }, a, b, 0, false, false),
+            65534 * 5 + 3 * 7
+        );
+        assert_eq!(
+            dot(DotForm::Four, 0, 0, 0xFFFF_FFFF, true, true),
+            0xFFFF_FFFF
+        );
         assert_eq!(
             norm(
                 0xC8,
@@ -488,6 +557,58 @@ mod tests {
                 }
             ) as i64,
             -56
+        );
+    }
+
+    #[test]
+    fn simd_video() {
+        let v = |op, lanes, signed: bool, sat, add| VideoSimd {
+            op,
+            lanes,
+            a_signed: signed,
+            b_signed: signed,
+            d_signed: signed,
+            sat,
+            add,
+        };
+        // |a - b| per byte, unsigned: bytes (10,200,0,255) vs (20,100,255,255).
+        let (a, b) = (0xFF00_C80A, 0xFFFF_6414);
+        let absdiff = v(VideoOp::AbsDiff, 4, false, false, false);
+        assert_eq!(video(absdiff, a, b, 0), 0x00FF_640A);
+        let sad = VideoSimd {
+            add: true,
+            ..absdiff
+        };
+        assert_eq!(video(sad, a, b, 7), 7 + 10 + 100 + 255);
+        // Halves, signed: (-3, 5) + (2, 32767) saturates the high half at 32767.
+        let (a, b) = (0x0005_FFFD, 0x7FFF_0002);
+        assert_eq!(
+            video(v(VideoOp::Add, 2, true, true, false), a, b, 0),
+            0x7FFF_FFFF
+        );
+        // Without .sat the high half wraps: 5 + 32767 = 0x8004.
+        assert_eq!(
+            video(v(VideoOp::Add, 2, true, false, false), a, b, 0),
+            0x8004_FFFF
+        );
+        // Unsigned subtraction saturates at 0; rounded average; min and max.
+        let (a, b) = (0x0102_0304, 0x0201_0403);
+        assert_eq!(
+            video(v(VideoOp::Sub, 4, false, true, false), a, b, 0),
+            0x0001_0001
+        );
+        assert_eq!(
+            video(v(VideoOp::Avrg, 4, false, false, false), a, b, 0),
+            0x0202_0404
+        );
+        let (a, b) = (0x80FF_0102, 0x7F01_0201);
+        assert_eq!(
+            video(v(VideoOp::Min, 4, true, false, false), a, b, 0),
+            0x80FF_0101
+        );
+        assert_eq!(
+            video(v(VideoOp::Max, 4, true, false, false), a, b, 0),
+            0x7F01_0202
         );
     }
 }

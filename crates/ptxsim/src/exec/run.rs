@@ -281,8 +281,13 @@ impl Worker<'_> {
                     }
                 }
                 Op::CpAsync { size } => self.cp_async(w, i, m, pc, size)?,
-                Op::Dp4a { a_signed, b_signed } => tern(&mut w.regs, i, m, |a, b, c| {
-                    alu::dp4a(a, b, c, a_signed, b_signed)
+                Op::Video(v) => tern(&mut w.regs, i, m, |a, b, c| alu::video(v, a, b, c)),
+                Op::Dp4a {
+                    form,
+                    a_signed,
+                    b_signed,
+                } => tern(&mut w.regs, i, m, |a, b, c| {
+                    alu::dot(form, a, b, c, a_signed, b_signed)
                 }),
                 Op::FAdd32 => bin(&mut w.regs, i, m, |a, b| f32c(f32v(a) + f32v(b))),
                 Op::FSub32 => bin(&mut w.regs, i, m, |a, b| f32c(f32v(a) - f32v(b))),
@@ -607,17 +612,17 @@ impl Worker<'_> {
                 Op::CvtTf32(rnd) => un(&mut w.regs, i, m, |a| {
                     super::tensor::round_tf32(a as u32, rnd) as u64
                 }),
-                Op::Clock { wide } => {
+                Op::Clock { part } => {
                     let t = (self.total + self.pending + (self.fuel - *fuel) as u64) * 4;
-                    let v = if wide { t } else { t & 0xFFFF_FFFF };
+                    let v = part.of(t);
                     let d = &mut w.regs[i.r[0] as usize];
                     alu::write(d, m, |_| v);
                 }
-                Op::GlobalTimer { hi } => {
+                Op::GlobalTimer { part } => {
                     let t = std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
                         .map_or(0, |d| d.as_nanos() as u64);
-                    let t = if hi { t >> 32 } else { t };
+                    let t = part.of(t);
                     let d = &mut w.regs[i.r[0] as usize];
                     alu::write(d, m, |_| t);
                 }

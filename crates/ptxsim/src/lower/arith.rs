@@ -375,12 +375,51 @@ impl KB<'_> {
                 };
                 self.emit(op, g, r, 0);
             }
-            "dp4a" => {
+            "vabsdiff2" | "vabsdiff4" | "vadd2" | "vadd4" | "vsub2" | "vsub4" | "vavrg2"
+            | "vavrg4" | "vmin2" | "vmin4" | "vmax2" | "vmax4" => {
+                // `.dtype.atype.btype`, each .u32 or .s32; byte masks and selectors refused.
+                let int32 = |t: &Ty| t.bits == 32 && matches!(t.k, TK::U | TK::S);
+                let [d, a, b] = match mn.types[..] {
+                    [d, a, b] if [d, a, b].iter().all(int32) => [d, a, b],
+                    _ => return Err(unsup()),
+                };
+                let (name, lanes) = mn.base.split_at(mn.base.len() - 1);
+                let op = match name {
+                    "vabsdiff" => VideoOp::AbsDiff,
+                    "vadd" => VideoOp::Add,
+                    "vsub" => VideoOp::Sub,
+                    "vavrg" => VideoOp::Avrg,
+                    "vmin" => VideoOp::Min,
+                    _ => VideoOp::Max,
+                };
+                if mn.mods.iter().any(|m| !matches!(*m, "sat" | "add")) || ops.len() != 4 {
+                    return Err(unsup());
+                }
+                let r = self.operands3(ops, 3, u32t, line)?;
+                let v = VideoSimd {
+                    op,
+                    lanes: if lanes == "2" { 2 } else { 4 },
+                    a_signed: a.k == TK::S,
+                    b_signed: b.k == TK::S,
+                    d_signed: d.k == TK::S,
+                    sat: mn.has("sat"),
+                    add: mn.has("add"),
+                };
+                self.emit(Op::Video(v), g, r, 0);
+            }
+            "dp4a" | "dp2a" => {
                 if mn.types.len() < 2 {
                     return Err(unsup());
                 }
+                let form = match (mn.base, mn.has("lo"), mn.has("hi")) {
+                    ("dp4a", false, false) => DotForm::Four,
+                    ("dp2a", true, false) => DotForm::Two { hi: false },
+                    ("dp2a", false, true) => DotForm::Two { hi: true },
+                    _ => return Err(unsup()),
+                };
                 let r = self.operands3(ops, 3, t, line)?;
                 let op = Op::Dp4a {
+                    form,
                     a_signed: mn.types[0].k == TK::S,
                     b_signed: mn.types[1].k == TK::S,
                 };

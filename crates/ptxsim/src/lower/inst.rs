@@ -92,6 +92,41 @@ pub(super) fn fixed_sreg(n: &str) -> Option<u64> {
     })
 }
 
+/// Timer registers, read by `mov` only: the op that reads each.
+fn timer_sreg(n: &str) -> Option<Op> {
+    Some(match n {
+        "%clock" => Op::Clock {
+            part: TimerPart::Lo32,
+        },
+        "%clock_hi" => Op::Clock {
+            part: TimerPart::Hi32,
+        },
+        "%clock64" => Op::Clock {
+            part: TimerPart::Full,
+        },
+        "%globaltimer_lo" => Op::GlobalTimer {
+            part: TimerPart::Lo32,
+        },
+        "%globaltimer_hi" => Op::GlobalTimer {
+            part: TimerPart::Hi32,
+        },
+        "%globaltimer" => Op::GlobalTimer {
+            part: TimerPart::Full,
+        },
+        _ => return None,
+    })
+}
+
+/// Whether `n` is one of PTX's predefined identifiers (a special register such as `%tid.x`,
+/// `%laneid`, `%clock64`, `%envreg3`, or the constant `WARP_SZ`) that ptxsim gives a value.
+pub fn is_predefined_name(n: &str) -> bool {
+    n == "WARP_SZ"
+        || parse_sreg(n).is_some()
+        || fixed_sreg(n).is_some()
+        || cluster_sreg(n).is_some()
+        || timer_sreg(n).is_some()
+}
+
 /// Cluster registers that equal a grid register when every cluster is one block.
 fn cluster_sreg(n: &str) -> Option<SReg> {
     let (head, c) = n.split_once('.')?;
@@ -348,16 +383,9 @@ impl KB<'_> {
                         }
                         self.emit(Op::Pack { n: k as u8, bits }, g, r, 0);
                     }
-                    (d, Operand::Name(s))
-                        if s.starts_with("%clock") || s.starts_with("%globaltimer") =>
-                    {
+                    (d, Operand::Name(s)) if timer_sreg(s).is_some() => {
                         let d = self.dst(d, line)?;
-                        let op = match s.as_str() {
-                            "%clock" => Op::Clock { wide: false },
-                            "%clock64" => Op::Clock { wide: true },
-                            "%globaltimer_hi" => Op::GlobalTimer { hi: true },
-                            _ => Op::GlobalTimer { hi: false },
-                        };
+                        let op = timer_sreg(s).ok_or_else(unsup)?;
                         self.emit(op, g, [d, n, n, n, n, n], 0);
                     }
                     (d, a) => {
@@ -380,7 +408,9 @@ impl KB<'_> {
                 }
             }
             "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "popc" | "clz" | "brev"
-            | "bfind" | "bfe" | "bfi" | "prmt" | "shf" | "mul24" | "mad24" | "dp4a" => {
+            | "bfind" | "bfe" | "bfi" | "prmt" | "shf" | "mul24" | "mad24" | "dp4a" | "dp2a"
+            | "vabsdiff2" | "vabsdiff4" | "vadd2" | "vadd4" | "vsub2" | "vsub4" | "vavrg2"
+            | "vavrg4" | "vmin2" | "vmin4" | "vmax2" | "vmax4" => {
                 let t = ty.ok_or_else(unsup)?;
                 self.lower_bits(&mn, t, g, ops, line)?;
             }

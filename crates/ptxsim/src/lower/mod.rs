@@ -23,6 +23,7 @@ use crate::ir::{
 };
 use crate::parse::{Ast, Function, Init, Space, Stmt, VarDecl};
 use crate::{ModuleError, ParamInfo, PtxType};
+pub use inst::is_predefined_name;
 pub use types::Ty;
 
 fn perr(line: usize, message: impl Into<String>) -> ModuleError {

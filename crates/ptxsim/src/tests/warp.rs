@@ -226,6 +226,10 @@ fn every_special_register_of_the_ptx_isa_loads() {
     regs.push(("%is_explicit_cluster".into(), "pred"));
     let dev = Device::new();
     for (r, ty) in &regs {
+        assert!(
+            crate::is_predefined_name(r),
+            "{r} loads but is_predefined_name denies it"
+        );
         let (decl, dst) = match *ty {
             "u64" => (".reg .b64 %rd<2>;", "%rd1"),
             "pred" => (".reg .pred %p<2>;", "%p1"),
