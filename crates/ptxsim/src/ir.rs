@@ -423,13 +423,15 @@ pub enum Op {
     FMul64,
     FFma64,
     FDiv64,
-    /// Any IEEE-rounded op, any rounding, ftz and saturation. Sources a, b, c.
+    /// Any IEEE-rounded op, any rounding, ftz and saturation. Sources a, b, c. `relu`
+    /// (`fma.relu` of f16/bf16): a negative result becomes +0, a NaN the canonical NaN.
     FArith {
         op: FOp,
         ty: FTy,
         rnd: Rnd,
         ftz: bool,
         sat: bool,
+        relu: bool,
     },
     FUnary {
         f: UFn,

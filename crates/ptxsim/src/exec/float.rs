@@ -26,13 +26,13 @@ pub fn ftz64(x: f64) -> f64 {
     }
 }
 
-/// Clamp to [0, 1]; NaN becomes 0.
+/// Clamp to [+0, 1]; NaN and -0 become +0.
 #[inline(always)]
 pub fn sat64(x: f64) -> f64 {
-    if x.is_nan() {
+    if x.is_nan() || x <= 0.0 {
         0.0
     } else {
-        x.clamp(0.0, 1.0)
+        x.min(1.0)
     }
 }
 
@@ -144,7 +144,7 @@ fn two_sum(a: f64, b: f64) -> (f64, Ordering) {
 }
 
 /// Exact-error computation of an f64 operation: (nearest result, sign of exact - nearest).
-fn f64_op(op: FOp, a: f64, b: f64, c: f64) -> (f64, Ordering) {
+pub fn f64_op(op: FOp, a: f64, b: f64, c: f64) -> (f64, Ordering) {
     match op {
         FOp::Add => two_sum(a, b),
         FOp::Sub => two_sum(a, -b),
@@ -324,6 +324,67 @@ fn f64_to_f32_round_to_odd(x: f64) -> f32 {
         bits -= 1; // one step toward zero: the truncated value
     }
     f32::from_bits(bits | 1)
+}
+
+/// The value `x + e` (`e` an error of sign `err`, less than half an ulp of `x`) rounded to f16
+/// or bf16 (`t`) in `mode`, as bits. NaN gives the canonical NaN 0x7FFF.
+pub fn round_half(t: FTy, x: f64, err: Ordering, mode: Rnd) -> u64 {
+    if x.is_nan() {
+        return 0x7FFF;
+    }
+    let n = put(t, x); // x rounded to nearest, ties to even
+    let nv = get(t, n);
+    // The neighbours of n above and below (bit steps; ±0 and ±inf at the ends).
+    let step_up = |b: u64| match b {
+        0x8000 => 1,
+        b if b & 0x8000 != 0 => b - 1,
+        b => b + 1,
+    };
+    let step_down = |b: u64| match b {
+        0 => 0x8001,
+        b if b & 0x8000 != 0 => b + 1,
+        b => b - 1,
+    };
+    // Sign of (exact - n).
+    let side = match nv.partial_cmp(&x) {
+        Some(Ordering::Equal) => err,
+        Some(o) => o.reverse(),
+        None => Ordering::Equal,
+    };
+    if nv.is_infinite() && nv == x || side == Ordering::Equal {
+        return n;
+    }
+    let positive = x > 0.0 || (x == 0.0 && err == Ordering::Greater);
+    match mode {
+        Rnd::Rn => {
+            if nv == x || nv.is_infinite() {
+                return n; // exactly representable (err below half an ulp), or overflow
+            }
+            // A tie at x broken by err: the other neighbour when exact lies beyond x from n.
+            let other = if side == Ordering::Greater {
+                step_up(n)
+            } else {
+                step_down(n)
+            };
+            let mid = (nv + get(t, other)) / 2.0;
+            let beyond = (x - mid).partial_cmp(&0.0) == Some(Ordering::Equal) && err == side;
+            if beyond {
+                other
+            } else {
+                n
+            }
+        }
+        Rnd::Rp if side == Ordering::Greater => step_up(n),
+        Rnd::Rm if side == Ordering::Less => step_down(n),
+        Rnd::Rz if positive && side == Ordering::Less || !positive && side == Ordering::Greater => {
+            if positive {
+                step_down(n)
+            } else {
+                step_up(n)
+            }
+        }
+        _ => n,
+    }
 }
 
 /// Encode `x` as register bits of type `t`, rounding once to nearest (ties to even).

@@ -179,8 +179,25 @@ pub fn write_setp(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn farith(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, c: u64) -> u64 {
+/// The modifiers of an `FArith` operation.
+#[derive(Clone, Copy)]
+pub struct FMods {
+    pub rnd: Rnd,
+    pub ftz: bool,
+    pub sat: bool,
+    pub relu: bool,
+}
+
+/// The canonical NaN of f16 and of bf16 (what `min`/`max` of two NaNs and `fma.relu` give).
+pub const CANON_NAN16: u64 = 0x7FFF;
+
+pub fn farith(op: FOp, ty: FTy, md: FMods, a: u64, b: u64, c: u64) -> u64 {
+    let FMods {
+        rnd,
+        ftz,
+        sat,
+        relu,
+    } = md;
     match ty {
         FTy::F32 => {
             let f = |x: u64| if ftz { ftz32(f32v(x)) } else { f32v(x) };
@@ -201,12 +218,29 @@ pub fn farith(op: FOp, ty: FTy, rnd: Rnd, ftz: bool, sat: bool, a: u64, b: u64, 
             f64b(r)
         }
         FTy::F16 | FTy::BF16 => {
-            let g = |x: u64| fl::get(ty, x);
-            let mut r = fl::f64_arith(op, g(a), g(b), g(c), Rnd::Rn);
-            if sat {
-                r = sat64(r);
+            // .ftz flushes f16 subnormal inputs and results (bf16 has no .ftz).
+            let flush = |x: u64| {
+                if ftz && ty == FTy::F16 && x & 0x7C00 == 0 {
+                    x & 0x8000
+                } else {
+                    x
+                }
+            };
+            let g = |x: u64| fl::get(ty, flush(x));
+            // Exact result and the sign of its error, rounded once to the 16-bit format.
+            let (r, err) = fl::f64_op(op, g(a), g(b), g(c));
+            if r.is_nan() {
+                // NaN results: +0 under .sat, otherwise the canonical NaN (as f32c does).
+                return if sat { 0 } else { CANON_NAN16 };
             }
-            fl::put(ty, r)
+            let mut v = flush(fl::round_half(ty, r, err, rnd));
+            if sat {
+                v = fl::put(ty, sat64(fl::get(ty, v)));
+            }
+            if relu && v & 0x8000 != 0 {
+                v = 0;
+            }
+            v
         }
     }
 }
@@ -344,7 +378,10 @@ pub fn int_to_float(x: i128, to: FTy, rnd: Rnd) -> u64 {
                 Rnd::Rz => up(r),
             })
         }
-        FTy::F16 | FTy::BF16 => fl::put(to, x as f32 as f64),
+        FTy::F16 | FTy::BF16 => {
+            let r = x as f64;
+            fl::round_half(to, r, x.cmp(&(r as i128)), rnd)
+        }
     }
 }
 
@@ -352,6 +389,15 @@ pub fn float_to_int(a: u64, from: FTy, to: IntTy, irnd: IRnd, ftz: bool) -> u64 
     let mut x = fl::get(from, a);
     if ftz && from == FTy::F32 {
         x = ftz32(x as f32) as f64;
+    }
+    if x.is_nan() {
+        // PTX ISA (cvt): NaN gives 0, but 1 << (width - 1) from an f64 source or into a 64-bit
+        // destination.
+        return if from == FTy::F64 || to.bits == 64 {
+            alu::zext(1u64 << (to.bits - 1), to.bits)
+        } else {
+            0
+        };
     }
     let r = fl::round_int(x, irnd);
     match (to.bits, to.signed) {
@@ -395,7 +441,7 @@ pub fn float_to_float(
             }
             f32b(r)
         }
-        FTy::F16 | FTy::BF16 => fl::put(to, x),
+        FTy::F16 | FTy::BF16 => fl::round_half(to, x, Ordering::Equal, rnd),
     }
 }
 

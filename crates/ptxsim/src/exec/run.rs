@@ -309,17 +309,22 @@ impl Worker<'_> {
                     rnd,
                     ftz,
                     sat,
-                } => match op {
-                    FOp::Sqrt | FOp::Rcp => un(&mut w.regs, i, m, |a| {
-                        farith(op, ty, rnd, ftz, sat, a, 0, 0)
-                    }),
-                    FOp::Fma => tern(&mut w.regs, i, m, |a, b, c| {
-                        farith(op, ty, rnd, ftz, sat, a, b, c)
-                    }),
-                    _ => bin(&mut w.regs, i, m, |a, b| {
-                        farith(op, ty, rnd, ftz, sat, a, b, 0)
-                    }),
-                },
+                    relu,
+                } => {
+                    let md = FMods {
+                        rnd,
+                        ftz,
+                        sat,
+                        relu,
+                    };
+                    match op {
+                        FOp::Sqrt | FOp::Rcp => {
+                            un(&mut w.regs, i, m, |a| farith(op, ty, md, a, 0, 0))
+                        }
+                        FOp::Fma => tern(&mut w.regs, i, m, |a, b, c| farith(op, ty, md, a, b, c)),
+                        _ => bin(&mut w.regs, i, m, |a, b| farith(op, ty, md, a, b, 0)),
+                    }
+                }
                 Op::FUnary { f, ty, ftz } => un(&mut w.regs, i, m, |a| funary(f, ty, ftz, a)),
                 Op::FMin { ty, ftz, nan } => {
                     bin(&mut w.regs, i, m, |a, b| fminmax(ty, ftz, nan, false, a, b))

@@ -138,14 +138,16 @@ impl KB<'_> {
         let sat = mn.has("sat");
         let rnd = mn.rnd();
         let approx = mn.has("approx") || mn.has("full");
+        let relu = mn.has("relu");
         let fop = |op| Op::FArith {
             op,
             ty: fty,
             rnd: rnd.unwrap_or(Rnd::Rn),
             ftz,
             sat,
+            relu,
         };
-        let fast = rnd.unwrap_or(Rnd::Rn) == Rnd::Rn && !ftz && !sat;
+        let fast = rnd.unwrap_or(Rnd::Rn) == Rnd::Rn && !ftz && !sat && !relu;
         let (op, k) = match mn.base {
             "add" | "sub" | "mul" => {
                 let which = match mn.base {
@@ -182,6 +184,7 @@ impl KB<'_> {
                         rnd: rnd.unwrap_or(Rnd::Rn),
                         ftz,
                         sat,
+                        relu,
                     },
                 };
                 (op, 2)
@@ -456,8 +459,14 @@ impl KB<'_> {
             Operand::Pair(a, b) => (self.dst(a, line)?, self.dst(b, line)?),
             o => (self.dst(o, line)?, NONE),
         };
+        // `set` into f16/bf16 (scalar or packed) writes 1.0 of that type; into integers, ones.
+        let set_one = |t: Ty| match t.packed().unwrap_or(t) {
+            h if h.k == TK::F && h.bits == 16 => Some(0x3C00u64),
+            h if h.k == TK::BF => Some(0x3F80),
+            _ => None,
+        };
         if let Some(half) = st.packed() {
-            if bop != BoolOp::None || mn.base != "setp" {
+            if bop != BoolOp::None {
                 return Err(unsup());
             }
             let b32 = Ty { k: TK::B, bits: 32 };
@@ -466,6 +475,35 @@ impl KB<'_> {
             let (al, ah) = self.unpack_halves(a, g);
             let (bl, bh) = self.unpack_halves(b, g);
             let ty = half.fty().ok_or_else(unsup)?;
+            if mn.base == "set" {
+                // set.cmp.{f16x2,bf16x2,u32,s32}.f16x2: per half 1.0 or 0.0, or 0xFFFF or 0.
+                let dt = mn.types.first().copied().ok_or_else(unsup)?;
+                let one = set_one(dt);
+                let op = Op::SetF {
+                    cmp,
+                    ty,
+                    ftz: mn.has("ftz"),
+                    bop,
+                    cneg: false,
+                    dst_f32: false,
+                };
+                let mut halves = [NONE; 2];
+                for (h, (x, y)) in halves.iter_mut().zip([(al, bl), (ah, bh)]) {
+                    let r = self.new_slot();
+                    self.emit(op, g, [r, x, y, NONE, NONE, NONE], 0);
+                    *h = match one {
+                        Some(v) => {
+                            let (k, m) = (self.konst(v), self.new_slot());
+                            self.emit(Op::And, g, [m, r, k, NONE, NONE, NONE], 0);
+                            m
+                        }
+                        None => r,
+                    };
+                }
+                let pack = Op::Pack { n: 2, bits: 16 };
+                self.emit(pack, g, [d, halves[0], halves[1], NONE, NONE, NONE], 0);
+                return Ok(());
+            }
             let op = Op::SetpF {
                 cmp,
                 ty,
@@ -487,6 +525,12 @@ impl KB<'_> {
         };
         let ftz = mn.has("ftz");
         let dst_f32 = mn.base == "set" && mn.types.first().is_some_and(|t| t.is_float());
+        // set.cmp.f16.stype: 1.0 of the 16-bit destination type (ones, masked to it).
+        let one16 = match mn.types.first() {
+            Some(&t) if mn.base == "set" && t.bits == 16 => set_one(t),
+            _ => None,
+        };
+        let dst_f32 = dst_f32 && one16.is_none();
         let op = if st.is_float() {
             let ty = st.fty().ok_or_else(unsup)?;
             if mn.base == "set" {
@@ -535,6 +579,12 @@ impl KB<'_> {
                 }
             }
         };
+        if let Some(v) = one16 {
+            let (r, k) = (self.new_slot(), self.konst(v));
+            self.emit(op, g, [r, a, b, c, d2, NONE], 0);
+            self.emit(Op::And, g, [d, r, k, NONE, NONE, NONE], 0);
+            return Ok(());
+        }
         self.emit(op, g, [d, a, b, c, d2, NONE], 0);
         Ok(())
     }

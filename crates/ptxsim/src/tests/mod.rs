@@ -14,6 +14,7 @@ mod cub;
 mod extra;
 mod fold;
 mod half;
+mod half_conf;
 mod jit;
 mod jit_gang;
 mod jit_ragged;

@@ -294,7 +294,8 @@ fn float_to_int_rounding() {
             Arg::I32(n as i32),
         ],
     );
-    // PTX float-to-integer conversions saturate, and NaN becomes 0: exactly Rust's `as`.
+    // PTX float-to-integer conversions saturate, and NaN becomes 0 (exactly Rust's `as`), except
+    // into 64 bits or from f64, where NaN gives 1 << (width - 1) (PTX ISA 9.0, cvt).
     let wi: Vec<i32> = a
         .iter()
         .flat_map(|x| {
@@ -312,7 +313,13 @@ fn float_to_int_rounding() {
         .collect();
     let wl: Vec<i64> = a
         .iter()
-        .flat_map(|x| [x.floor() as i64, *x as i64])
+        .flat_map(|x| {
+            if x.is_nan() {
+                [i64::MIN; 2]
+            } else {
+                [x.floor() as i64, *x as i64]
+            }
+        })
         .collect();
     assert_exact(
         "cvt.{rni,rzi,rmi,rpi}.s32.f32",
@@ -346,9 +353,13 @@ fn double_conversions() {
             Arg::I32(n as i32),
         ],
     );
+    // From f64, NaN converts to 1 << (width - 1) (PTX ISA 9.0, cvt).
     let wi: Vec<i32> = a
         .iter()
         .flat_map(|x| {
+            if x.is_nan() {
+                return [i32::MIN; 4];
+            }
             [
                 x.round_ties_even() as i32,
                 *x as i32,
@@ -363,7 +374,16 @@ fn double_conversions() {
             [Round::Nearest, Round::Zero, Round::Down, Round::Up].map(|m| f64_to_f32(*x, m))
         })
         .collect();
-    let wl: Vec<i64> = a.iter().map(|x| x.round_ties_even() as i64).collect();
+    let wl: Vec<i64> = a
+        .iter()
+        .map(|x| {
+            if x.is_nan() {
+                i64::MIN
+            } else {
+                x.round_ties_even() as i64
+            }
+        })
+        .collect();
     assert_exact(
         "cvt.{rni,rzi,rmi,rpi}.s32.f64",
         &c.download::<i32>(pi, 4 * n),

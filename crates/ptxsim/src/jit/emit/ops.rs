@@ -482,7 +482,7 @@ impl Em<'_, '_> {
                 self.set_float(d, f, to);
             }
             Op::CvtFI { from, to, irnd, .. } => {
-                // (NaN converts to 0 whatever its payload.)
+                // (NaN converts whatever its payload.)
                 let f = self.get_float_raw(r[1], from);
                 // The conversion itself truncates (saturating, NaN to 0, as Rust's `as`).
                 let f = match irnd {
@@ -496,6 +496,14 @@ impl Em<'_, '_> {
                     self.b.ins().fcvt_to_sint_sat(ity, f)
                 } else {
                     self.b.ins().fcvt_to_uint_sat(ity, f)
+                };
+                // PTX: NaN gives 1 << (width - 1) from f64 or into 64 bits (0 otherwise).
+                let n = if from == FTy::F64 || to.bits == 64 {
+                    let nan = self.b.ins().fcmp(FloatCC::Unordered, f, f);
+                    let k = self.b.ins().iconst(ity, 1i64 << (to.bits - 1));
+                    self.b.ins().select(nan, k, n)
+                } else {
+                    n
                 };
                 let v = match (to.bits, to.signed) {
                     (32, true) => self.b.ins().sextend(I64, n),
