@@ -252,8 +252,10 @@ pub enum VideoOp {
 /// `vop2`/`vop4.dtype.atype.btype{.sat} d, a, b, c` and its `.add` form: a and b split into
 /// `lanes` elements (2 of 16 bits or 4 of 8), each extended by its type's signedness. Without
 /// `.add`, each result (clamped to the element range of `dtype` with `.sat`, else truncated)
-/// is an element of d; with `.add`, d = c + the sum of the results. Byte masks and selectors
-/// are not modelled (the lowering refuses them).
+/// is an element of d; with `.add`, d = c + the sum of the results; with `relu`, a negative
+/// result is 0. Byte masks and selectors are not modelled (the lowering refuses them). The
+/// sm_90 integer pair instructions (`add/sub/min/max{.relu}.{u16,s16}x2`) are the same
+/// operation on 2 lanes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VideoSimd {
     pub op: VideoOp,
@@ -263,6 +265,7 @@ pub struct VideoSimd {
     pub d_signed: bool,
     pub sat: bool,
     pub add: bool,
+    pub relu: bool,
 }
 
 /// Which dot product a [`Op::Dp4a`] computes.
@@ -403,6 +406,9 @@ pub enum Op {
         signed: bool,
         wrap: bool,
     },
+    /// `fns.b32 d, mask, base, offset`: the position of the |offset|-th set bit of mask from
+    /// base, upwards (offset > 0) or downwards; offset 0 tests bit base; 0xFFFFFFFF if none.
+    Fns,
     /// A SIMD video instruction (`vabsdiff4`, `vadd2`, …): see [`VideoSimd`].
     Video(VideoSimd),
     /// Dot products: dp4a, d ← c + Σ a.byte[i]·b.byte[i] (i < 4), and dp2a, d ← c +

@@ -447,6 +447,7 @@ pub fn video(v: VideoSimd, a: u64, b: u64, c: u64) -> u64 {
             VideoOp::Min => x.min(y),
             VideoOp::Max => x.max(y),
         };
+        let r = if v.relu { r.max(0) } else { r };
         if v.add {
             sum = sum.wrapping_add(r);
         } else {
@@ -459,6 +460,28 @@ pub fn video(v: VideoSimd, a: u64, b: u64, c: u64) -> u64 {
     } else {
         merged
     }
+}
+
+/// `fns.b32`: see [`crate::ir::Op::Fns`].
+pub fn fns(mask: u64, base: u64, offset: u64) -> u64 {
+    let (mask, base, offset) = (mask as u32, base as u32 as i64, offset as u32 as i32);
+    let bit = |p: i64| (0..32).contains(&p) && mask >> p & 1 == 1;
+    if offset == 0 {
+        return if bit(base) { base as u64 } else { 0xFFFF_FFFF };
+    }
+    let step = if offset > 0 { 1 } else { -1 };
+    let mut count = offset.unsigned_abs() - 1;
+    let mut p = base;
+    while (0..32).contains(&p) {
+        if bit(p) {
+            if count == 0 {
+                return p as u64;
+            }
+            count -= 1;
+        }
+        p += step;
+    }
+    0xFFFF_FFFF
 }
 
 /// `dp4a` / `dp2a.lo` / `dp2a.hi`: c plus the products of a's bytes (dp4a) or 16-bit halves
@@ -570,6 +593,7 @@ mod tests {
             d_signed: signed,
             sat,
             add,
+            relu: false,
         };
         // |a - b| per byte, unsigned: bytes (10,200,0,255) vs (20,100,255,255).
         let (a, b) = (0xFF00_C80A, 0xFFFF_6414);
@@ -610,5 +634,57 @@ mod tests {
             video(v(VideoOp::Max, 4, true, false, false), a, b, 0),
             0x7F01_0202
         );
+    }
+
+    #[test]
+    fn integer_pairs_and_fns() {
+        let pair = |op, signed, relu| VideoSimd {
+            op,
+            lanes: 2,
+            a_signed: signed,
+            b_signed: signed,
+            d_signed: signed,
+            sat: false,
+            add: false,
+            relu,
+        };
+        // add.u16x2 wraps per half: (0xFFFF + 2, 1 + 3).
+        assert_eq!(
+            video(
+                pair(VideoOp::Add, false, false),
+                0x0001_FFFF,
+                0x0003_0002,
+                0
+            ),
+            0x0004_0001
+        );
+        // max.s16x2 vs max.u16x2 on (-1, 5) and (3, 2); max.relu.s16x2 of (-7, -1) and (-2, 4).
+        assert_eq!(
+            video(pair(VideoOp::Max, true, false), 0x0005_FFFF, 0x0002_0003, 0),
+            0x0005_0003
+        );
+        assert_eq!(
+            video(
+                pair(VideoOp::Max, false, false),
+                0x0005_FFFF,
+                0x0002_0003,
+                0
+            ),
+            0x0005_FFFF
+        );
+        assert_eq!(
+            video(pair(VideoOp::Max, true, true), 0xFFFF_FFF9, 0x0004_FFFE, 0),
+            0x0004_0000
+        );
+        // fns: bits 1, 4, 6 set.
+        let m = 0b101_0010;
+        assert_eq!(fns(m, 0, 1), 1);
+        assert_eq!(fns(m, 0, 3), 6);
+        assert_eq!(fns(m, 0, 4), 0xFFFF_FFFF);
+        assert_eq!(fns(m, 5, -1i32 as u32 as u64), 4);
+        assert_eq!(fns(m, 31, -3i32 as u32 as u64), 1);
+        assert_eq!(fns(m, 4, 0), 4);
+        assert_eq!(fns(m, 5, 0), 0xFFFF_FFFF);
+        assert_eq!(fns(m, 40, 1), 0xFFFF_FFFF);
     }
 }

@@ -281,6 +281,7 @@ impl Worker<'_> {
                     }
                 }
                 Op::CpAsync { size } => self.cp_async(w, i, m, pc, size)?,
+                Op::Fns => tern(&mut w.regs, i, m, alu::fns),
                 Op::Video(v) => tern(&mut w.regs, i, m, |a, b, c| alu::video(v, a, b, c)),
                 Op::Dp4a {
                     form,

@@ -78,6 +78,48 @@ impl KB<'_> {
         Ok(())
     }
 
+    /// An sm_90 integer pair operation: `add/sub.{u16,s16}x2`, `min/max{.relu}.{u16,s16}x2`,
+    /// each half wrapping (a SIMD video operation on two lanes).
+    pub(super) fn lower_int_pair(
+        &mut self,
+        mn: &Mn,
+        t: Ty,
+        g: Option<(Slot, bool)>,
+        ops: &[Operand],
+        line: usize,
+    ) -> Result<(), ModuleError> {
+        let unsup = || unsupported(line, format!("{} of .{:?}", mn.base, t.k));
+        let op = match mn.base {
+            "add" => VideoOp::Add,
+            "sub" => VideoOp::Sub,
+            "min" => VideoOp::Min,
+            "max" => VideoOp::Max,
+            _ => return Err(unsup()),
+        };
+        let signed = t.k == TK::S2;
+        let relu = mn.has("relu");
+        if (relu && !(signed && matches!(op, VideoOp::Min | VideoOp::Max)))
+            || mn.mods.iter().any(|m| *m != "relu")
+        {
+            return Err(unsup());
+        }
+        let b32 = Ty { k: TK::B, bits: 32 };
+        let mut r = self.operands3(ops, 2, b32, line)?;
+        r[3] = self.konst(0);
+        let v = VideoSimd {
+            op,
+            lanes: 2,
+            a_signed: signed,
+            b_signed: signed,
+            d_signed: signed,
+            sat: false,
+            add: false,
+            relu,
+        };
+        self.emit(Op::Video(v), g, r, 0);
+        Ok(())
+    }
+
     /// An `f16x2`/`bf16x2` operation: unpack the sources, run the scalar operation on each
     /// half, pack the results.
     pub(super) fn lower_packed(
@@ -407,8 +449,13 @@ impl KB<'_> {
                     d_signed: d.k == TK::S,
                     sat: mn.has("sat"),
                     add: mn.has("add"),
+                    relu: false,
                 };
                 self.emit(Op::Video(v), g, r, 0);
+            }
+            "fns" => {
+                let r = self.operands3(ops, 3, u32t, line)?;
+                self.emit(Op::Fns, g, r, 0);
             }
             "dp4a" | "dp2a" => {
                 if mn.types.len() < 2 {

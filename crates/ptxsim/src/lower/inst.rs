@@ -400,7 +400,9 @@ impl KB<'_> {
             | "min" | "max" | "abs" | "neg" | "sqrt" | "rcp" | "rsqrt" | "sin" | "cos" | "lg2"
             | "ex2" | "tanh" | "copysign" | "testp" | "sad" => {
                 let t = ty.ok_or_else(unsup)?;
-                if let Some(half) = t.packed() {
+                if matches!(t.k, TK::U2 | TK::S2) {
+                    self.lower_int_pair(&mn, t, g, ops, line)?;
+                } else if let Some(half) = t.packed() {
                     self.lower_packed(&mn, half, g, ops, line)?;
                 } else if t.is_float() {
                     self.lower_float(&mn, t, g, ops, line)?;
@@ -410,8 +412,8 @@ impl KB<'_> {
             }
             "and" | "or" | "xor" | "not" | "cnot" | "shl" | "shr" | "popc" | "clz" | "brev"
             | "bfind" | "bfe" | "bfi" | "prmt" | "shf" | "mul24" | "mad24" | "dp4a" | "dp2a"
-            | "vabsdiff2" | "vabsdiff4" | "vadd2" | "vadd4" | "vsub2" | "vsub4" | "vavrg2"
-            | "vavrg4" | "vmin2" | "vmin4" | "vmax2" | "vmax4" => {
+            | "fns" | "vabsdiff2" | "vabsdiff4" | "vadd2" | "vadd4" | "vsub2" | "vsub4"
+            | "vavrg2" | "vavrg4" | "vmin2" | "vmin4" | "vmax2" | "vmax4" => {
                 let t = ty.ok_or_else(unsup)?;
                 self.lower_bits(&mn, t, g, ops, line)?;
             }

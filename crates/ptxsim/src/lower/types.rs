@@ -18,6 +18,9 @@ pub enum TK {
     /// Packed pairs of f16 and of bf16 in 32 bits.
     F2,
     BF2,
+    /// Packed pairs of u16 and of s16 in 32 bits (`u16x2`, `s16x2`, sm_90).
+    U2,
+    S2,
     /// Packed or exotic types the simulator does not implement (`f16x2`, `bf16`, `b128`, …).
     Other,
 }
@@ -41,6 +44,12 @@ impl Ty {
             b'b' if s == "bf16x2" => {
                 return Some(Ty {
                     k: TK::BF2,
+                    bits: 32,
+                })
+            }
+            b'u' | b's' if s == "u16x2" || s == "s16x2" => {
+                return Some(Ty {
+                    k: if s == "u16x2" { TK::U2 } else { TK::S2 },
                     bits: 32,
                 })
             }
