@@ -21,7 +21,9 @@
 # cudarc), vector-add bandwidth against a device-to-device copy, host↔device copies, compile
 # cache miss/hit, and the tutorial CUDA kernels of crates/ptxsim/kernels on the GPU vs ptxsim;
 # then, where ncu is installed, scripts/ncu_compare.py: ncu's counters of the notebooks' main
-# CUDA kernels beside %profile's (ptxsim), ending in `counters: exact=K of N`.
+# CUDA kernels beside %profile's (ptxsim), ending in `counters: exact=K of N`, and
+# scripts/ncu_profile.py: `%profile --ncu` of one tutorial launch (ncu started by the Jupyter
+# kernel itself), ending in `ncu-profile: N metrics from ncu` or why ncu measured nothing.
 #
 # glibc: a plain build here needs the glibc this machine has (GLIBC_2.34 as of writing; `pack`
 # prints the newest symbol version the binaries need). When the GPU machine's glibc is older,
@@ -146,6 +148,14 @@ run() {
         PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 600 \
             "$B/venv/bin/python" -u "$ROOT/scripts/ncu_compare.py" "$out/ncu" 2>&1 \
             | tee "$out/ncu-compare.md" || true
+    else
+        echo "no ncu on this machine: skipped"
+    fi
+    echo "==> %profile --ncu on the GPU (scripts/ncu_profile.py; last line ncu-profile: ...)"
+    if command -v ncu >/dev/null; then
+        PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 300 \
+            "$B/venv/bin/python" -u "$ROOT/scripts/ncu_profile.py" 2>&1 \
+            | tee "$out/ncu-profile.md" || true
     else
         echo "no ncu on this machine: skipped"
     fi
