@@ -170,7 +170,13 @@ pub fn split_csv_line(line: &str) -> Option<Vec<String>> {
 pub fn parse_value(text: &str, unit: &str) -> Option<f64> {
     let t: String = text.trim().chars().filter(|c| *c != ',').collect();
     let v: f64 = t.parse().ok().filter(|v: &f64| v.is_finite())?;
-    Some(v * unit_scale(unit))
+    let scale = unit_scale(unit);
+    // Divide for sub-units: 5 usecond is exactly the double nearest 5e-6.
+    Some(if scale < 1.0 {
+        v / (1.0 / scale).round()
+    } else {
+        v * scale
+    })
 }
 
 /// The factor from `unit` to its base unit ("Kbyte" → 1e3, "Mbyte" → 1e6, "usecond" → 1e-6);
