@@ -255,7 +255,7 @@ fn ratio_text(ours: f64, theirs: f64) -> String {
 pub fn ncu_table(p: &ProfileOutcome) -> Option<(Table, String)> {
     let Some(Ok(n)) = &p.ncu else { return None };
     let ours = metrics(p);
-    let mut t = Table::new(&["metric", "ptxsim", "ncu", "ncu / ptxsim"]).caption(&format!(
+    let mut t = Table::new(&["metric", "ptxsim", "ncu", "ncu / ptxsim"]).caption(format!(
         "Nsight Compute beside ptxsim: {} ({:.1} s)",
         n.kernel_name, n.wall_s
     ));
