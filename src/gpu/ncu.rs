@@ -166,33 +166,37 @@ pub fn split_csv_line(line: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
-/// A metric value as ncu prints it: "1,024", "3.5", "1e+06", "n/a" (None).
+/// A metric value as ncu prints it: "1,024", "3.5", "1e+06", "n/a" (None). Sizes and counts
+/// come in their base unit ("Kbyte" → bytes); durations in nanoseconds, the unit of ptxsim's
+/// `gpu__time_duration.sum` ("usecond" → ×1000, "second" → ×1e9).
 pub fn parse_value(text: &str, unit: &str) -> Option<f64> {
     let t: String = text.trim().chars().filter(|c| *c != ',').collect();
     let v: f64 = t.parse().ok().filter(|v: &f64| v.is_finite())?;
-    let scale = unit_scale(unit);
-    // Divide for sub-units: 5 usecond is exactly the double nearest 5e-6.
-    Some(if scale < 1.0 {
-        v / (1.0 / scale).round()
-    } else {
-        v * scale
-    })
+    let (mul, div) = unit_scale(unit);
+    Some(v * mul / div)
 }
 
-/// The factor from `unit` to its base unit ("Kbyte" → 1e3, "Mbyte" → 1e6, "usecond" → 1e-6);
-/// 1 for base units, percentages and unknown units.
-fn unit_scale(unit: &str) -> f64 {
+/// (multiplier, divisor) from `unit` to the unit ptxsim reports: base units for counts and
+/// sizes ("Kbyte" → (1e3, 1)), nanoseconds for durations ("msecond" → (1e6, 1)); (1, 1) for
+/// base units, ratios, percentages and units it does not know.
+fn unit_scale(unit: &str) -> (f64, f64) {
     let u = unit.trim();
-    if u.is_empty() || u.starts_with('%') {
-        return 1.0;
+    // Durations: to nanoseconds.
+    match u {
+        "second" => return (1e9, 1.0),
+        "msecond" => return (1e6, 1.0),
+        "usecond" => return (1e3, 1.0),
+        "nsecond" => return (1.0, 1.0),
+        "psecond" => return (1.0, 1e3),
+        _ => {}
     }
     let mut chars = u.chars();
     let (Some(first), rest) = (chars.next(), chars.as_str()) else {
-        return 1.0;
+        return (1.0, 1.0);
     };
     // A prefix only before a lower-case unit word: "Kbyte", "Mcycle", "Gbyte/second".
     if rest.is_empty() || !rest.starts_with(|c: char| c.is_ascii_lowercase()) {
-        return 1.0;
+        return (1.0, 1.0);
     }
     let base = rest.split('/').next().unwrap_or(rest);
     let known_base = [
@@ -204,23 +208,19 @@ fn unit_scale(unit: &str) -> f64 {
         "warp",
         "thread",
         "block",
-        "second",
         "wavefront",
         "register",
         "transaction",
     ];
     if !known_base.contains(&base) {
-        return 1.0;
+        return (1.0, 1.0);
     }
     match first {
-        'K' => 1e3,
-        'M' => 1e6,
-        'G' => 1e9,
-        'T' => 1e12,
-        'm' => 1e-3,
-        'u' => 1e-6,
-        'n' => 1e-9,
-        _ => 1.0,
+        'K' => (1e3, 1.0),
+        'M' => (1e6, 1.0),
+        'G' => (1e9, 1.0),
+        'T' => (1e12, 1.0),
+        _ => (1.0, 1.0),
     }
 }
 

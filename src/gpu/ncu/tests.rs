@@ -62,7 +62,12 @@ fn values_lose_thousands_separators_and_get_base_units() {
     assert_eq!(parse_value("2", "Mbyte/second"), Some(2e6));
     assert_eq!(parse_value("12.5", "%"), Some(12.5));
     assert_eq!(parse_value("7", "register/thread"), Some(7.0));
-    assert_eq!(parse_value("5", "usecond"), Some(5e-6));
+    // Durations in nanoseconds, as ptxsim's gpu__time_duration.sum.
+    assert_eq!(parse_value("5", "usecond"), Some(5000.0));
+    assert_eq!(parse_value("3,456", "nsecond"), Some(3456.0));
+    assert_eq!(parse_value("1.5", "msecond"), Some(1.5e6));
+    assert_eq!(parse_value("0.002", "second"), Some(2e6));
+    assert_eq!(parse_value("1,500", "psecond"), Some(1.5));
     assert_eq!(parse_value("1e+06", "inst"), Some(1e6));
     assert_eq!(parse_value("n/a", ""), None);
     assert_eq!(parse_value("", ""), None);
@@ -88,7 +93,7 @@ fn details_page_of_ncu_2024_is_read_metric_by_metric() {
         m["sm__warps_active.avg.pct_of_peak_sustained_active"],
         12.34
     );
-    assert!((m["gpu__time_duration.sum"] - 3.456e-6).abs() < 1e-15);
+    assert_eq!(m["gpu__time_duration.sum"], 3456.0);
     assert_eq!(k.missing, vec!["smsp__inst_executed_pipe_tensor.sum"]);
 }
 
