@@ -208,6 +208,7 @@ impl Worker {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                 Err(e) => {
                     kill_group(&mut child);
+                    let _ = child.wait();
                     return Err(format!("the GPU worker could not connect: {e}"));
                 }
             }
@@ -226,6 +227,7 @@ impl Worker {
                 Ok(None) => std::thread::sleep(Duration::from_millis(10)),
                 Err(e) => {
                     kill_group(&mut child);
+                    let _ = child.wait();
                     return Err(format!("cannot wait for {}: {e}", l.program.display()));
                 }
             }
