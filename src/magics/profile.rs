@@ -108,8 +108,11 @@ impl Magics {
             let measured = self
                 .ncu_setup()
                 .and_then(|setup| self.dev.profile_ncu(&request, &names, &setup, cancel));
-            if let Err(f) = &measured {
-                out(CellOutput::Stderr(format!("{}\n", f.message())));
+            match &measured {
+                // Said by the error below, after the profile.
+                Err(NcuFailure::Interrupted) => {}
+                Err(f) => out(CellOutput::Stderr(format!("{}\n", f.message()))),
+                Ok(_) => {}
             }
             p.ncu = Some(measured);
         }
@@ -124,6 +127,17 @@ impl Magics {
             metadata: serde_json::Map::new(),
             display_id: None,
         });
+        // An interrupt during ncu's run stops the cell (the profile above is ptxsim's alone).
+        if let Some(Err(NcuFailure::Interrupted)) = &p.ncu {
+            return Err(ctx.plain(
+                "Interrupted",
+                format!(
+                    "%profile --ncu of {} was interrupted: ncu and its GPU worker were \
+                     stopped; ptxsim's counters are shown above",
+                    a.launch.kernel.text
+                ),
+            ));
+        }
         Ok(())
     }
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from nbkernel import has_cuda_device, ok, start_kernel, stop_kernel
+from nbkernel import collect, has_cuda_device, ok, start_kernel, stop_kernel
 
 CELL = """%%cuda
 __global__ void copy(const float* a, float* b, int n) {
@@ -50,6 +51,7 @@ done
 echo "==PROF== Connected to process $$ (${args[$start]})"
 "${args[@]:$start}"
 status=$?
+if [ $mode = hang ]; then sleep 120; fi
 if [ $mode = perm ]; then
   echo "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0. For instructions on enabling permissions and to get more information see https://developer.nvidia.com/ERR_NVGPUCTRPERM"
   exit 0
@@ -153,6 +155,46 @@ def test_fake_ncu_refused_the_counters_and_a_missing_ncu(tmp_path):
         j, _, err = profile(kc, f"%profile --ncu {LAUNCH}")
         assert "NBCUDA_NCU=" in err and "no-such-ncu" in err and "is not an executable" in err, err
         assert j["ncu_error"]["kind"] == "not_found", j
+    finally:
+        stop_kernel(km, kc)
+
+
+def test_a_hanging_ncu_is_stopped_by_the_timeout_and_by_the_interrupt(tmp_path):
+    env = dict(
+        os.environ,
+        NBCUDA_NCU_SIM="1",
+        NBCUDA_NCU=str(fake_ncu(tmp_path, "hang")),
+        NBCUDA_NCU_TIMEOUT="3",
+    )
+    km, kc = start_kernel(env=env)
+    try:
+        set_up(kc)
+        t0 = time.monotonic()
+        j, _, err = profile(kc, f"%profile --ncu {LAUNCH}")
+        took = time.monotonic() - t0
+        assert "did not finish within 3 s" in err and "NBCUDA_NCU_TIMEOUT" in err, err
+        assert j["ncu_error"]["kind"] == "timeout" and j["metrics"], j
+        assert took < 30, took
+    finally:
+        stop_kernel(km, kc)
+    env["NBCUDA_NCU_TIMEOUT"] = "120"
+    km, kc = start_kernel(env=env)
+    try:
+        set_up(kc)
+        # The interrupt: the cell ends with Interrupted after showing ptxsim's profile.
+        msg_id = kc.execute(f"%profile --ncu {LAUNCH}")
+        time.sleep(3)
+        t0 = time.monotonic()
+        km.interrupt_kernel()
+        ex = collect(kc, msg_id, timeout=30)
+        took = time.monotonic() - t0
+        assert ex.status == "error", ex.describe()
+        assert ex.reply["content"]["ename"] == "Interrupted", ex.describe()
+        assert "ncu and its GPU worker were stopped" in ex.reply["content"]["evalue"]
+        assert len(displays(ex)) == 1, ex.describe()
+        assert took < 5, took
+        # The Jupyter kernel goes on.
+        ok(kc, f"%profile {LAUNCH}")
     finally:
         stop_kernel(km, kc)
 
