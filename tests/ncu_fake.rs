@@ -73,7 +73,8 @@ fn fakes() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         std::env::set_var("NBCUDA_GPU_WORKER", env!("CARGO_BIN_EXE_nbcuda"));
-        let dir = std::env::temp_dir().join(format!("nbcuda-fake-ncu-{}", std::process::id()));
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("fake-ncu-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a folder for the fake ncu");
         for mode in ["csv", "perm", "fail", "unknown", "hang"] {
             let p = dir.join(format!("ncu-{mode}"));
