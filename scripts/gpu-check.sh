@@ -27,7 +27,9 @@
 # CUDA-event time (%time batches, >= 50 ms of GPU work a row, median of 10), ending in
 # `model: median_error=E% worst=W% order_agreement=A of B`; then, where ncu is installed,
 # scripts/ncu_compare.py: ncu's counters of the notebooks' main CUDA kernels beside %profile's
-# (ptxsim), ending in `counters: exact=K of N`.
+# (ptxsim), ending in `counters: exact=K of N`, and scripts/ncu_profile.py: `%profile --ncu` of
+# one tutorial launch (ncu started by the Jupyter kernel itself), ending in
+# `ncu-profile: N metrics from ncu` or why ncu measured nothing.
 #
 # The model check alone (a minute or two on the GPU, after the same unpacking and set-up):
 #
@@ -189,6 +191,14 @@ run() {
         PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 600 \
             "$B/venv/bin/python" -u "$ROOT/scripts/ncu_compare.py" "$out/ncu" 2>&1 \
             | tee "$out/ncu-compare.md" || true
+    else
+        echo "no ncu on this machine: skipped"
+    fi
+    echo "==> %profile --ncu on the GPU (scripts/ncu_profile.py; last line ncu-profile: ...)"
+    if command -v ncu >/dev/null; then
+        PATH="$B/venv/bin:$PATH" PYTHONUNBUFFERED=1 timeout 300 \
+            "$B/venv/bin/python" -u "$ROOT/scripts/ncu_profile.py" 2>&1 \
+            | tee "$out/ncu-profile.md" || true
     else
         echo "no ncu on this machine: skipped"
     fi

@@ -15,13 +15,14 @@ pub mod detect;
 pub mod dtype;
 pub mod fault;
 pub mod kernels;
+pub mod ncu;
 pub mod sim;
 mod state;
 pub mod worker;
 
 pub use dtype::Dtype;
 pub(crate) use state::closest;
-pub use state::{DeviceState, GraphStep, ProfileLine, ProfileOutcome};
+pub use state::{DeviceState, GraphStep, NcuOutcome, ProfileLine, ProfileOutcome};
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

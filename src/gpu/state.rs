@@ -28,11 +28,13 @@ use std::time::Instant;
 mod copies;
 mod graphs;
 mod model;
+mod ncu;
 mod profile;
 mod switch;
 mod symbols;
 
 pub use graphs::GraphStep;
+pub use ncu::NcuOutcome;
 pub use profile::{ProfileLine, ProfileOutcome};
 
 /// A launch run on a fresh ptxsim device on copies of its arrays

@@ -123,7 +123,7 @@ pub fn complete(m: &mut Magics, line: &str, cursor: usize) -> (Vec<String>, usiz
         }
         "profile" => {
             if flag_prefix.starts_with('-') {
-                return flags(&["--gpu", "--lines", "--check"]);
+                return flags(&["--gpu", "--lines", "--check", "--ncu"]);
             }
             if words.len() >= 2 && words[words.len() - 1 - usize::from(!at_new_word)] == "--gpu" {
                 filter(gpu_names(), prefix)

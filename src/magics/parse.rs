@@ -156,7 +156,7 @@ pub enum Command {
     Show(super::show::ShowArgs),
     /// `%time [-n RUNS] [--warmup W] [--bytes EXPR] [--flops EXPR] LAUNCH`.
     Time(Box<super::time::TimeArgs>),
-    /// `%profile [--gpu MODEL] [--lines] [--check] LAUNCH`.
+    /// `%profile [--gpu MODEL] [--lines] [--check] [--ncu] LAUNCH`.
     Profile(Box<super::profile::ProfileArgs>),
     /// `%timings [--clear]`.
     Timings {

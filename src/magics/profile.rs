@@ -1,6 +1,8 @@
-//! `%profile [--gpu MODEL] [--lines] LAUNCH`: the launch (as `%launch` takes it) counted on
-//! ptxsim on copies of its arrays, shown the way Nsight Compute shows a launch (the display
-//! is `profile_view`'s). On a GPU the launch also runs on the GPU on copies, timed.
+//! `%profile [--gpu MODEL] [--lines] [--check] [--ncu] LAUNCH`: the launch (as `%launch` takes
+//! it) counted on ptxsim on copies of its arrays, shown the way Nsight Compute shows a launch
+//! (the display is `profile_view`'s). On a GPU the launch also runs on the GPU on copies,
+//! timed; with `--ncu` it also runs under Nsight Compute in a fresh GPU worker, whose values
+//! are shown beside ptxsim's (`DeviceState::profile_ncu`).
 //!
 //! Parsing and running only; the device work is `DeviceState::profile`.
 
@@ -8,6 +10,7 @@ use super::lex::{Lexer, ParseError, Tok};
 use super::parse::{self, Launch, Name};
 use super::show::unknown_flag;
 use super::{profile_view, LineCtx, MagicError, Magics};
+use crate::gpu::ncu::{NcuFailure, NcuSetup};
 use crate::output::{CellOutput, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -19,14 +22,21 @@ pub struct ProfileArgs {
     pub gpu: Option<Name>,
     /// `--lines`: also show the cell's source annotated per line.
     pub lines: bool,
+    /// `--ncu`: also measure the launch with Nsight Compute (GPU backend only).
+    pub ncu: bool,
     pub launch: Launch,
 }
 
-const PROFILE_FLAGS: [&str; 3] = ["--gpu MODEL", "--lines", "--check"];
+pub(crate) const PROFILE_FLAGS: [&str; 4] = ["--gpu MODEL", "--lines", "--check", "--ncu"];
+
+/// Test-only: `NBCUDA_NCU_SIM=1` lets `%profile --ncu` run on ptxsim, with the worker under
+/// ncu on ptxsim too (`gpu-worker --sim`): the plumbing with a fake ncu on machines without a
+/// GPU (tests/python/test_profile.py).
+const NCU_SIM_ENV: &str = "NBCUDA_NCU_SIM";
 
 /// Parses what follows `%profile`: options, then a launch as `%launch` takes it.
 pub fn parse_profile(lx: &mut Lexer) -> Result<ProfileArgs, ParseError> {
-    let (mut gpu, mut lines, mut check) = (None, false, false);
+    let (mut gpu, mut lines, mut check, mut ncu) = (None, false, false, false);
     loop {
         let t = lx.peek()?;
         match &t.tok {
@@ -36,6 +46,7 @@ pub fn parse_profile(lx: &mut Lexer) -> Result<ProfileArgs, ParseError> {
                 match f.as_str() {
                     "--lines" => lines = true,
                     "--check" => check = true,
+                    "--ncu" => ncu = true,
                     "--gpu" => match lx.raw_word() {
                         Some((text, span)) if !text.is_empty() => gpu = Some(Name { text, span }),
                         _ => {
@@ -51,7 +62,7 @@ pub fn parse_profile(lx: &mut Lexer) -> Result<ProfileArgs, ParseError> {
             Tok::Eof => {
                 return Err(ParseError::at(
                     t.span,
-                    "%profile needs a launch: %profile [--gpu MODEL] [--lines] \
+                    "%profile needs a launch: %profile [--gpu MODEL] [--lines] [--ncu] \
                      KERNEL[GRID, BLOCK](ARGS)",
                 ))
             }
@@ -60,7 +71,12 @@ pub fn parse_profile(lx: &mut Lexer) -> Result<ProfileArgs, ParseError> {
     }
     let mut launch = parse::parse_launch(lx)?;
     launch.check |= check;
-    Ok(ProfileArgs { gpu, lines, launch })
+    Ok(ProfileArgs {
+        gpu,
+        lines,
+        ncu,
+        launch,
+    })
 }
 
 impl Magics {
@@ -77,7 +93,7 @@ impl Magics {
             None => self.dev.gpu_model(),
         };
         let request = self.launch_request(ctx, &a.launch, cancel)?;
-        let p = self.dev.profile(&request, &model).map_err(|e| {
+        let mut p = self.dev.profile(&request, &model).map_err(|e| {
             if cancel.load(Ordering::Relaxed) {
                 ctx.plain(
                     "Interrupted",
@@ -87,6 +103,19 @@ impl Magics {
                 ctx.gpu(e)
             }
         })?;
+        if a.ncu {
+            let names: Vec<String> = profile_view::metrics(&p).keys().cloned().collect();
+            let measured = self
+                .ncu_setup()
+                .and_then(|setup| self.dev.profile_ncu(&request, &names, &setup, cancel));
+            match &measured {
+                // Said by the error below, after the profile.
+                Err(NcuFailure::Interrupted) => {}
+                Err(f) => out(CellOutput::Stderr(format!("{}\n", f.message()))),
+                Ok(_) => {}
+            }
+            p.ncu = Some(measured);
+        }
         if !p.printf.is_empty() {
             out(CellOutput::Stdout(p.printf.clone()));
         }
@@ -98,7 +127,32 @@ impl Magics {
             metadata: serde_json::Map::new(),
             display_id: None,
         });
+        // An interrupt during ncu's run stops the cell (the profile above is ptxsim's alone).
+        if let Some(Err(NcuFailure::Interrupted)) = &p.ncu {
+            return Err(ctx.plain(
+                "Interrupted",
+                format!(
+                    "%profile --ncu of {} was interrupted: ncu and its GPU worker were \
+                     stopped; ptxsim's counters are shown above",
+                    a.launch.kernel.text
+                ),
+            ));
+        }
         Ok(())
+    }
+
+    /// How `%profile --ncu` runs ncu here, or why it cannot: the GPU backend is needed
+    /// (unless `NBCUDA_NCU_SIM=1`), and an ncu program.
+    fn ncu_setup(&self) -> Result<NcuSetup, NcuFailure> {
+        let sim_worker = std::env::var(NCU_SIM_ENV).ok().as_deref() == Some("1");
+        if !sim_worker && self.dev.backend_name() != "cuda" {
+            return Err(NcuFailure::NoGpu(
+                "the session runs on ptxsim (no GPU, or %backend sim)".into(),
+            ));
+        }
+        let mut setup = NcuSetup::from_env().map_err(NcuFailure::NotFound)?;
+        setup.sim_worker = sim_worker;
+        Ok(setup)
     }
 
     /// `nb::profile("LAUNCH")`: the metrics of `%profile LAUNCH` (Nsight Compute's names).
@@ -106,6 +160,15 @@ impl Magics {
         &mut self,
         launch: &str,
     ) -> Result<serde_json::Map<String, serde_json::Value>, MagicError> {
+        let p = self.profile_outcome(launch)?;
+        Ok(profile_view::metrics(&p))
+    }
+
+    /// The profile of `%profile LAUNCH` (without `--ncu`), undisplayed.
+    pub(crate) fn profile_outcome(
+        &mut self,
+        launch: &str,
+    ) -> Result<crate::gpu::ProfileOutcome, MagicError> {
         let line = format!("%profile {launch}");
         let ctx = LineCtx {
             line: &line,
@@ -120,7 +183,6 @@ impl Magics {
         };
         let cancel = Arc::new(AtomicBool::new(false));
         let request = self.launch_request(&ctx, &a.launch, &cancel)?;
-        let p = self.dev.profile(&request, &model).map_err(|e| ctx.gpu(e))?;
-        Ok(profile_view::metrics(&p))
+        self.dev.profile(&request, &model).map_err(|e| ctx.gpu(e))
     }
 }

@@ -220,8 +220,101 @@ pub fn metrics(p: &ProfileOutcome) -> Map<String, Value> {
     m
 }
 
+/// A metric value for the ncu table: integers with thousands separators, others with four
+/// significant digits.
+fn value_text(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        let s = count(v.abs() as u64);
+        if v < 0.0 {
+            format!("-{s}")
+        } else {
+            s
+        }
+    } else if v != 0.0 && (v.abs() >= 1e6 || v.abs() < 1e-3) {
+        format!("{v:.3e}")
+    } else {
+        let digits = (3 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
+        format!("{v:.digits$}")
+    }
+}
+
+/// ncu's value over ptxsim's: "1.000"; "=" when both are 0, "-" when only ptxsim's is.
+fn ratio_text(ours: f64, theirs: f64) -> String {
+    if ours == 0.0 {
+        if theirs == 0.0 {
+            "=".into()
+        } else {
+            "-".into()
+        }
+    } else {
+        format!("{:.3}", theirs / ours)
+    }
+}
+
+/// `--ncu`: metric | ptxsim | ncu | ncu / ptxsim for every metric both have, and a caption.
+pub fn ncu_table(p: &ProfileOutcome) -> Option<(Table, String)> {
+    let Some(Ok(n)) = &p.ncu else { return None };
+    let ours = metrics(p);
+    let mut t = Table::new(&["metric", "ptxsim", "ncu", "ncu / ptxsim"]).caption(format!(
+        "Nsight Compute beside ptxsim: {} ({:.1} s)",
+        n.kernel_name, n.wall_s
+    ));
+    let mut shown = 0;
+    for (k, v) in &ours {
+        let (Some(o), Some(h)) = (v.as_f64(), n.metrics.get(k)) else {
+            continue;
+        };
+        t.row(vec![
+            k.clone(),
+            value_text(o),
+            value_text(*h),
+            ratio_text(o, *h),
+        ]);
+        shown += 1;
+    }
+    let mut note = format!(
+        "ncu measured {shown} of ptxsim's {} metrics on the GPU (the launch replayed on copies \
+         in a GPU worker under {})",
+        ours.len(),
+        n.program.display()
+    );
+    if !n.unknown.is_empty() {
+        note.push_str(&format!("; no ncu value for {}", n.unknown.join(", ")));
+    }
+    Some((t, note))
+}
+
 /// The `application/json` entry of the display.
 pub fn json_entry(p: &ProfileOutcome) -> Value {
+    let mut j = json_entry_ptxsim(p);
+    if let (Some(r), Some(obj)) = (&p.ncu, j.as_object_mut()) {
+        match r {
+            Ok(n) => {
+                obj.insert(
+                    "ncu".into(),
+                    Value::Object(
+                        n.metrics
+                            .iter()
+                            .map(|(k, v)| (k.clone(), json!(v)))
+                            .collect(),
+                    ),
+                );
+                obj.insert("ncu_kernel".into(), json!(n.kernel_name));
+                obj.insert("ncu_unknown".into(), json!(n.unknown));
+            }
+            Err(f) => {
+                obj.insert("ncu".into(), Value::Null);
+                obj.insert(
+                    "ncu_error".into(),
+                    json!({"kind": f.kind(), "message": f.message()}),
+                );
+            }
+        }
+    }
+    j
+}
+
+fn json_entry_ptxsim(p: &ProfileOutcome) -> Value {
     json!({
         "kernel": p.kernel,
         "backend": p.backend,
@@ -645,6 +738,12 @@ pub fn bundle(p: &ProfileOutcome, with_lines: bool) -> MimeBundle {
         text.push_str(&t.text());
         text.push('\n');
         html.push_str(&t.html());
+    }
+    if let Some((t, note)) = ncu_table(p) {
+        text.push_str(&t.text());
+        text.push_str(&format!("{note}\n\n"));
+        html.push_str(&t.html());
+        html.push_str(&format!("<p>{}</p>", escape_html(&note)));
     }
     text.push_str(&format!("limiter: {limiter}\n\n"));
     html.push_str(&format!("<p><b>limiter:</b> {}</p>", escape_html(&limiter)));

@@ -251,3 +251,101 @@ fn time_on_ptxsim_shows_the_modelled_gpus_estimate() {
     assert!(j["estimate"]["ns"].as_f64().expect("ns") >= ptxsim::model::LAUNCH_NS);
     assert_eq!(j["time_measured"], false);
 }
+
+#[test]
+fn profile_ncu_on_ptxsim_says_why_in_one_line_and_still_shows_the_profile() {
+    let mut s = session();
+    if s.m.dev.backend_name() != "ptxsim" {
+        eprintln!("(the GPU backend: --ncu's no-GPU path is not reachable)");
+        return;
+    }
+    let before = s.m.dev.read_array("b").expect("b");
+    let (_, plain) = profile(&mut s, "%profile copy[n / 256, 256](a, b, n)");
+    s.ok("%profile --ncu copy[n / 256, 256](a, b, n)");
+    let outputs = s.take();
+    let stderr: Vec<&str> = outputs
+        .iter()
+        .filter_map(|o| match o {
+            CellOutput::Stderr(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stderr.len(), 1, "{outputs:?}");
+    let line = stderr[0];
+    assert_eq!(line.trim_end().lines().count(), 1, "{line}");
+    assert!(
+        line.starts_with("%profile --ncu needs the GPU backend:")
+            && line.contains("showing ptxsim's counters only"),
+        "{line}"
+    );
+    let shown: Vec<_> = outputs
+        .iter()
+        .filter_map(|o| match o {
+            CellOutput::Display { data, .. } => Some(data.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown.len(), 1);
+    let j = shown[0]
+        .get("application/json")
+        .cloned()
+        .expect("application/json");
+    // ptxsim's metrics as without --ncu; ncu's absent, and why.
+    assert_eq!(j["metrics"], plain["metrics"]);
+    assert!(j["ncu"].is_null(), "{j}");
+    assert_eq!(j["ncu_error"]["kind"], "no_gpu");
+    assert!(text(&shown[0]).contains("Memory workload"));
+    assert!(!text(&shown[0]).contains("Nsight Compute beside ptxsim"));
+    assert_eq!(s.m.dev.read_array("b").expect("b"), before);
+    // The option is in the help and the completion.
+    assert!(s.ok_text("%help profile").contains("[--ncu]"));
+    let line = "%profile --n";
+    let c = crate::magics::complete::complete(&mut s.m, line, line.len());
+    assert!(format!("{c:?}").contains("--ncu"), "{c:?}");
+}
+
+#[test]
+fn the_ncu_table_sets_ncu_beside_ptxsim_with_ratios() {
+    let mut s = session();
+    s.ok("%profile copy[n / 256, 256](a, b, n)");
+    s.take();
+    // A profile with an ncu result attached, as `%profile --ncu` attaches it on a GPU.
+    let m = s.m.profile_metrics("copy[n / 256, 256](a, b, n)").unwrap();
+    let ours_requests = m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
+        .as_f64()
+        .unwrap();
+    let mut p = s.m.profile_outcome("copy[n / 256, 256](a, b, n)").unwrap();
+    let mut values = std::collections::BTreeMap::new();
+    values.insert(
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum".to_string(),
+        ours_requests,
+    );
+    values.insert("dram__bytes_read.sum".to_string(), 2.0 * 16384.0);
+    values.insert("not_a_ptxsim_metric.sum".to_string(), 5.0);
+    p.ncu = Some(Ok(crate::gpu::NcuOutcome {
+        kernel_name: "copy".into(),
+        metrics: values,
+        unknown: vec!["sm__sass_inst_executed_op_fp32.sum".into()],
+        program: "/usr/local/cuda/bin/ncu".into(),
+        wall_s: 3.2,
+    }));
+    let b = super::profile_view::bundle(&p, false);
+    let t = text(&b);
+    assert!(t.contains("Nsight Compute beside ptxsim: copy"), "{t}");
+    let row = t
+        .lines()
+        .find(|l| l.contains("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"))
+        .expect("the requests row");
+    assert!(row.contains("1.000"), "{row}");
+    assert!(!t.contains("not_a_ptxsim_metric"), "{t}");
+    assert!(
+        t.contains("no ncu value for sm__sass_inst_executed_op_fp32.sum"),
+        "{t}"
+    );
+    let html = b["text/html"].as_str().unwrap();
+    assert!(html.contains("ncu / ptxsim"), "{html}");
+    let j = &b["application/json"];
+    assert_eq!(j["ncu"]["dram__bytes_read.sum"], 32768.0);
+    assert_eq!(j["ncu_kernel"], "copy");
+    assert!(j.get("ncu_error").is_none());
+}

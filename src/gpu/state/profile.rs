@@ -60,6 +60,8 @@ pub struct ProfileOutcome {
     pub printf: String,
     /// Checker findings (`%profile --check`), rendered.
     pub reports: Vec<String>,
+    /// `%profile --ncu`: what Nsight Compute measured of the same launch, or why nothing.
+    pub ncu: Option<Result<super::ncu::NcuOutcome, crate::gpu::ncu::NcuFailure>>,
 }
 
 impl DeviceState {
@@ -144,6 +146,7 @@ impl DeviceState {
             estimate,
             printf: report.printf,
             reports,
+            ncu: None,
         })
     }
 

@@ -87,9 +87,173 @@ struct Worker {
     child: Child,
     reader: BufReader<UnixStream>,
     writer: BufWriter<UnixStream>,
+    /// Started under a launcher in its own process group (killed as a group).
+    group: bool,
+}
+
+/// A program that starts the worker, such as Nsight Compute:
+/// `PROGRAM ARGS... WORKER gpu-worker --ordinal N [--sim] --connect SOCKET`. It runs in its own
+/// process group, with stdout and stderr into the given files; the worker connects to a socket
+/// in `dir` (a launcher need not pass descriptor 3 on to its child).
+pub struct Launcher {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub stdout: std::fs::File,
+    pub stderr: std::fs::File,
+    /// A private folder for the socket.
+    pub dir: PathBuf,
+    /// Raised: kill the launcher and the worker (Jupyter's interrupt).
+    pub cancel: Arc<AtomicBool>,
+    /// When to kill them at the latest.
+    pub deadline: Instant,
+}
+
+/// Why a launched worker's process group was killed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stopped {
+    Interrupted,
+    TimedOut,
+}
+
+/// Kills a launched worker's process group once its `cancel` flag is raised or its deadline
+/// passes, until stopped.
+struct GroupWatch {
+    stop: Arc<AtomicBool>,
+    fired: Arc<Mutex<Option<Stopped>>>,
+}
+
+impl GroupWatch {
+    fn start(pgid: i32, cancel: Arc<AtomicBool>, deadline: Instant) -> GroupWatch {
+        let stop = Arc::new(AtomicBool::new(false));
+        let fired = Arc::new(Mutex::new(None));
+        let (stop2, fired2) = (stop.clone(), fired.clone());
+        let spawned = std::thread::Builder::new()
+            .name("gpu-worker-launcher-watch".into())
+            .spawn(move || {
+                while !stop2.load(Ordering::Relaxed) {
+                    let why = if cancel.load(Ordering::Relaxed) {
+                        Some(Stopped::Interrupted)
+                    } else if Instant::now() >= deadline {
+                        Some(Stopped::TimedOut)
+                    } else {
+                        None
+                    };
+                    if let Some(why) = why {
+                        if let Ok(mut f) = fired2.lock() {
+                            *f = Some(why);
+                        }
+                        // SAFETY: signals the process group of our own child (it made its
+                        // own group: `process_group(0)`).
+                        unsafe { libc::killpg(pgid, libc::SIGKILL) };
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("no watch over the launched GPU worker: {e}");
+        }
+        GroupWatch { stop, fired }
+    }
+
+    fn fired(&self) -> Option<Stopped> {
+        self.fired.lock().ok().and_then(|f| *f)
+    }
+}
+
+impl Drop for GroupWatch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
 }
 
 impl Worker {
+    /// Starts the worker under `l` and waits for it to connect (bounded by `l`'s deadline and
+    /// interrupt: the watch kills the group).
+    fn spawn_under(
+        l: Launcher,
+        ordinal: usize,
+        sim: bool,
+    ) -> Result<(Worker, Hello, GroupWatch), String> {
+        let program = worker_program()?;
+        let path = l.dir.join("worker.sock");
+        let _ = std::fs::remove_file(&path);
+        let listener = std::os::unix::net::UnixListener::bind(&path)
+            .map_err(|e| format!("cannot make a socket in {}: {e}", l.dir.display()))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| format!("cannot use the socket {}: {e}", path.display()))?;
+        let mut cmd = Command::new(&l.program);
+        cmd.args(&l.args)
+            .arg(&program)
+            .arg("gpu-worker")
+            .arg("--ordinal")
+            .arg(ordinal.to_string());
+        if sim {
+            cmd.arg("--sim");
+        }
+        cmd.arg("--connect")
+            .arg(&path)
+            .stdin(Stdio::null())
+            .stdout(l.stdout)
+            .stderr(l.stderr)
+            .process_group(0);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", l.program.display()))?;
+        let watch = GroupWatch::start(child.id() as i32, l.cancel, l.deadline);
+        let stream = loop {
+            match listener.accept() {
+                Ok((s, _)) => break s,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => {
+                    kill_group(&mut child);
+                    let _ = child.wait();
+                    return Err(format!("the GPU worker could not connect: {e}"));
+                }
+            }
+            match child.try_wait() {
+                Ok(Some(status)) => {
+                    let why = match watch.fired() {
+                        Some(Stopped::Interrupted) => "it was interrupted".to_string(),
+                        Some(Stopped::TimedOut) => "it ran out of time".to_string(),
+                        None => describe_exit(status),
+                    };
+                    return Err(format!(
+                        "{} ended before the GPU worker connected ({why})",
+                        l.program.display()
+                    ));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+                Err(e) => {
+                    kill_group(&mut child);
+                    let _ = child.wait();
+                    return Err(format!("cannot wait for {}: {e}", l.program.display()));
+                }
+            }
+        };
+        let _ = std::fs::remove_file(&path);
+        stream
+            .set_nonblocking(false)
+            .map_err(|e| format!("cannot use the GPU worker's socket: {e}"))?;
+        let read_half = stream
+            .try_clone()
+            .map_err(|e| format!("cannot use the GPU worker's socket: {e}"))?;
+        let mut worker = Worker {
+            child,
+            reader: BufReader::with_capacity(1 << 16, read_half),
+            writer: BufWriter::with_capacity(1 << 16, stream),
+            group: true,
+        };
+        match wire::read_frame::<Hello>(&mut worker.reader) {
+            Ok((hello, _)) => Ok((worker, hello, watch)),
+            Err(e) => {
+                let status = worker.end();
+                Err(format!("the GPU worker did not start ({e}; {status})"))
+            }
+        }
+    }
+
     fn spawn(ordinal: usize, sim: bool) -> Result<(Worker, Hello), String> {
         let program = worker_program()?;
         let (ours, theirs) = UnixStream::pair()
@@ -124,6 +288,7 @@ impl Worker {
             child,
             reader: BufReader::with_capacity(1 << 16, read_half),
             writer: BufWriter::with_capacity(1 << 16, ours),
+            group: false,
         };
         match wire::read_frame::<Hello>(&mut worker.reader) {
             Ok((hello, _)) => Ok((worker, hello)),
@@ -146,6 +311,9 @@ impl Worker {
                     std::thread::sleep(Duration::from_millis(5))
                 }
                 _ => {
+                    if self.group {
+                        kill_group(&mut self.child);
+                    }
                     let _ = self.child.kill();
                     return self
                         .child
@@ -156,6 +324,13 @@ impl Worker {
             }
         }
     }
+}
+
+/// Kills the process group of `child`, which leads its own group.
+fn kill_group(child: &mut Child) {
+    // SAFETY: signals the process group of our own child (`process_group(0)`).
+    unsafe { libc::killpg(child.id() as i32, libc::SIGKILL) };
+    let _ = child.kill();
 }
 
 fn describe_exit(s: std::process::ExitStatus) -> String {
@@ -186,15 +361,83 @@ pub struct RemoteBackend {
     /// Sizes of downloads in flight (large ones come back through shared memory).
     downloads: std::collections::HashMap<u64, usize>,
     watch: Arc<Watch>,
+    /// A worker started under a launcher: the watch that kills its group.
+    launched: Option<GroupWatch>,
 }
 
 impl RemoteBackend {
     /// Starts a worker on GPU `ordinal` (`sim`: on ptxsim). `Err` says why not.
     pub fn spawn(ordinal: usize, sim: bool) -> Result<RemoteBackend, String> {
         let (worker, hello) = Worker::spawn(ordinal, sim)?;
+        RemoteBackend::from_worker(worker, hello, ordinal, sim, None)
+    }
+
+    /// Starts a worker under `launcher` (ncu for `%profile --ncu`) on GPU `ordinal` (`sim`: on
+    /// ptxsim). The launcher and the worker are killed when its `cancel` flag is raised or its
+    /// deadline passes; [`RemoteBackend::finish`] ends the worker and waits for the launcher.
+    pub fn spawn_under(
+        launcher: Launcher,
+        ordinal: usize,
+        sim: bool,
+    ) -> Result<RemoteBackend, String> {
+        let (worker, hello, watch) = Worker::spawn_under(launcher, ordinal, sim)?;
+        RemoteBackend::from_worker(worker, hello, ordinal, sim, Some(watch))
+    }
+
+    /// Closes the socket (the worker exits) and waits for the launcher to exit: its exit
+    /// status, or why it was killed. For a worker started by [`RemoteBackend::spawn`] it waits
+    /// as `Drop` does.
+    pub fn finish(mut self) -> Result<std::process::ExitStatus, Stopped> {
+        let launched = self.launched.take();
+        let Some(mut w) = self.worker.borrow_mut().take() else {
+            return match launched.as_ref().and_then(GroupWatch::fired) {
+                Some(why) => Err(why),
+                None => Ok(std::process::ExitStatus::from_raw(0)),
+            };
+        };
+        let _ = w.writer.get_ref().shutdown(std::net::Shutdown::Both);
+        let Some(watch) = launched else {
+            w.end();
+            return Ok(std::process::ExitStatus::from_raw(0));
+        };
+        // The watch bounds the wait: at the deadline or an interrupt it kills the group.
+        loop {
+            match w.child.try_wait() {
+                Ok(Some(status)) => {
+                    return match watch.fired() {
+                        Some(why) => Err(why),
+                        None => Ok(status),
+                    };
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+                Err(_) => {
+                    kill_group(&mut w.child);
+                    let _ = w.child.wait();
+                    return Err(watch.fired().unwrap_or(Stopped::TimedOut));
+                }
+            }
+        }
+    }
+
+    /// Why a launched worker's group was killed, if it was.
+    pub fn stopped(&self) -> Option<Stopped> {
+        self.launched.as_ref().and_then(GroupWatch::fired)
+    }
+
+    fn from_worker(
+        worker: Worker,
+        hello: Hello,
+        ordinal: usize,
+        sim: bool,
+        launched: Option<GroupWatch>,
+    ) -> Result<RemoteBackend, String> {
         let (name, limits) = match hello {
             Hello::Ready { backend, limits } => (backend, limits),
-            Hello::Failed(why) => return Err(why),
+            Hello::Failed(why) => {
+                let mut worker = worker;
+                worker.end();
+                return Err(why);
+            }
         };
         let name = if name == "cuda" { "cuda" } else { "ptxsim" };
         let watch = Watch::start(worker.child.id() as i32);
@@ -211,6 +454,7 @@ impl RemoteBackend {
             downloads: std::collections::HashMap::new(),
             spin: wire::spin_time(200),
             watch,
+            launched,
         })
     }
 

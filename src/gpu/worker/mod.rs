@@ -16,7 +16,7 @@ pub mod server;
 pub mod shm;
 pub mod wire;
 
-pub use client::RemoteBackend;
+pub use client::{Launcher, RemoteBackend, Stopped};
 
 use super::backend::Backend;
 use super::cuda::CudaBackend;

@@ -29,15 +29,25 @@ extern "C" fn on_sigusr1(_: libc::c_int) {
     }
 }
 
-/// `nbcuda gpu-worker [--ordinal N] [--sim]`: serves until the Jupyter kernel closes the socket.
-/// Returns the process exit code.
+/// `nbcuda gpu-worker [--ordinal N] [--sim] [--connect PATH]`: serves until the Jupyter kernel
+/// closes the socket. The socket is descriptor 3, or with `--connect` the Unix socket the
+/// Jupyter kernel listens on at PATH (a worker started under a launcher such as ncu, which
+/// need not pass descriptor 3 on). Returns the process exit code.
 pub fn main(args: &[String]) -> i32 {
     let mut ordinal = 0usize;
     let mut sim = false;
+    let mut connect: Option<String> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--sim" => sim = true,
+            "--connect" => match it.next() {
+                Some(p) => connect = Some(p.clone()),
+                None => {
+                    eprintln!("nbcuda gpu-worker: --connect needs a socket path");
+                    return 2;
+                }
+            },
             "--ordinal" => match it.next().and_then(|v| v.parse().ok()) {
                 Some(n) => ordinal = n,
                 None => {
@@ -51,8 +61,18 @@ pub fn main(args: &[String]) -> i32 {
             }
         }
     }
-    // SAFETY: fd 3 was set up by the Jupyter kernel (see `client::spawn`) and is used only here.
-    let socket = unsafe { UnixStream::from_raw_fd(SOCKET_FD) };
+    let socket = match connect {
+        Some(path) => match UnixStream::connect(&path) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("nbcuda gpu-worker: cannot connect to {path}: {e}");
+                return 1;
+            }
+        },
+        // SAFETY: fd 3 was set up by the Jupyter kernel (see `client::spawn`) and is used only
+        // here.
+        None => unsafe { UnixStream::from_raw_fd(SOCKET_FD) },
+    };
     let flag = CANCEL
         .get_or_init(|| Arc::new(AtomicBool::new(false)))
         .clone();
