@@ -365,3 +365,5 @@ fn decode_b64(s: &str) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(test)]
+mod vocabulary_tests;

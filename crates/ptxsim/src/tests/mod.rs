@@ -23,6 +23,7 @@ mod memory;
 mod replay;
 mod robust;
 mod semantics;
+mod simd_video;
 mod uniform;
 mod warp;
 mod wmma;

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Regenerate half_conf_80.ptx and half_conf_90.ptx from half_conf.cu with NVRTC 12.9.
+"""Regenerate half_conf_{80,90}.ptx from half_conf.cu and simd_video_{80,90}.ptx from
+simd_video.cu with NVRTC 12.9.
 
     python3 gen_ptx.py [path/to/libnvrtc.so.12]
 
@@ -18,7 +19,10 @@ HERE = Path(__file__).resolve().parent
 # NVRTC 12.9 does not have cuda_fp16.h/cuda_bf16.h built in: they are given to it as in-memory
 # headers (by bare name, so that the PTX's .file directives name no folder of this machine).
 HEADERS = ["cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h", "cuda_bf16.hpp"]
-SOURCES = {"half_conf.cu": [("compute_80", "half_conf_80.ptx"), ("compute_90", "half_conf_90.ptx")]}
+SOURCES = {
+    "half_conf.cu": [("compute_80", "half_conf_80.ptx"), ("compute_90", "half_conf_90.ptx")],
+    "simd_video.cu": [("compute_80", "simd_video_80.ptx"), ("compute_90", "simd_video_90.ptx")],
+}
 
 
 def find_lib():
