@@ -58,8 +58,11 @@
 //!   interpreter, a whole warp at a time (`exec::tensor` gives the fragment layouts and the order
 //!   of accumulation). Their loads and stores are checked like any other; a warp not all of whose
 //!   32 lanes execute one together is a `DivergentWarpCollective` fault.
-//! - `%clock`/`%clock64` count simulated work (4 per warp-instruction), `%globaltimer` is the
-//!   host's wall clock in ns.
+//! - `%clock`/`%clock_hi`/`%clock64` count simulated work (4 per warp-instruction),
+//!   `%globaltimer` (and its `_lo`/`_hi` halves) is the host's wall clock in ns.
+//!
+//! `crates/ptxsim/ARCHITECTURE.md` is the map for changing the crate: where each part lives,
+//! the invariants, how a launch flows and where an instruction goes.
 //! - f32/f64 add, sub, mul, div and fma that give NaN give the canonical NaN (f32: 0x7FFFFFFF,
 //!   as on the GPU; f64: 0x7FF8000000000000), whatever the operands' payloads.
 //! - Once a kernel has run enough, its lane-local loops and long straight-line stretches run as
