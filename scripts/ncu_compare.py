@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python"))
-from tutorial_kernels import MAIN_KERNELS, setup_cells  # noqa: E402
+from tutorial_kernels import MAIN_KERNELS, Session, setup_cells  # noqa: E402
 
 # Metrics whose counts the hardware and ptxsim must agree on exactly.
 EXACT = [
@@ -56,23 +55,10 @@ def kernel_name(launch: str) -> str:
 
 def child(out: Path) -> int:
     """Under ncu: set up, %profile (ptxsim) and %launch (GPU) each main launch."""
-    from jupyter_client.manager import KernelManager
-
     profiles = {}
     for name, launches in sorted(MAIN_KERNELS.items()):
-        km = KernelManager(kernel_name=os.environ.get("NBCUDA_KERNEL_NAME", "nbcuda"))
-        km.start_kernel(cwd=str(Path(__file__).resolve().parents[1] / "notebooks"))
-        kc = km.client()
-        kc.start_channels()
-        kc.wait_for_ready(timeout=120)
-
-        def run(code: str) -> list[dict]:
-            outputs: list[dict] = []
-            reply = kc.execute_interactive(code, timeout=600, output_hook=outputs.append)
-            if reply["content"]["status"] != "ok":
-                raise RuntimeError(f"{name}: {code[:60]!r}: {reply['content'].get('evalue', '')[:300]}")
-            return outputs
-
+        s = Session()
+        run = s.run
         try:
             # The ptxsim sizes (by_backend), so that counting the launch on ptxsim is quick;
             # then the arrays and CUDA kernels move to the GPU.
@@ -88,8 +74,7 @@ def child(out: Path) -> int:
         except Exception as e:  # one notebook's failure is a row, not the end of the table
             profiles[f"{name}/error"] = {"error": str(e)}
         finally:
-            kc.stop_channels()
-            km.shutdown_kernel(now=True)
+            s.close()
     (out / "ptxsim.json").write_text(json.dumps(profiles, indent=1))
     return 0
 

@@ -19,27 +19,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "python"))
-from tutorial_kernels import MAIN_KERNELS, setup_cells  # noqa: E402
+from tutorial_kernels import MAIN_KERNELS, Session, setup_cells  # noqa: E402
 
 
 def main() -> int:
-    from jupyter_client.manager import KernelManager
-
     name, label = (sys.argv[1], sys.argv[2]) if len(sys.argv) > 2 else ("02-matrix-multiply", "tiled")
     launch = next(l for lab, l, _ in MAIN_KERNELS[name] if lab == label)
-    km = KernelManager(kernel_name=os.environ.get("NBCUDA_KERNEL_NAME", "nbcuda"))
-    km.start_kernel(cwd=str(ROOT / "notebooks"))
-    kc = km.client()
-    kc.start_channels()
-    kc.wait_for_ready(timeout=120)
-
-    def run(code: str) -> list[dict]:
-        outputs: list[dict] = []
-        reply = kc.execute_interactive(code, timeout=600, output_hook=outputs.append)
-        if reply["content"]["status"] != "ok":
-            raise RuntimeError(f"{code[:60]!r}: {reply['content'].get('evalue', '')[:500]}")
-        return outputs
-
+    s = Session()
+    run = s.run
     try:
         run("%backend sim")
         for cell in setup_cells(name):
@@ -65,8 +52,7 @@ def main() -> int:
         print(f"ncu-profile: the cell failed: {e}")
         return 1
     finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
+        s.close()
 
 
 if __name__ == "__main__":

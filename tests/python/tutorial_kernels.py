@@ -1,11 +1,13 @@
 """The main CUDA kernel launches of the tutorial notebooks and the Nsight Compute metrics that
-`%profile` must carry: shared by tests/python/test_profile.py and scripts/ncu_compare.py (the
-GPU check's ncu-vs-ptxsim table), so both profile the same launches after the same set-up.
+`%profile` must carry: shared by tests/python/test_profile.py and the GPU check's scripts
+(ncu_compare.py, ncu_profile.py, model_check.py), so all profile the same launches after the
+same set-up. `Session` is the one Jupyter kernel those scripts run a notebook's set-up in.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,3 +158,48 @@ def checked_launches(name: str) -> list[tuple[str, str, list[str]]]:
     """Notebook `name`'s main launches then its compared ones: (label, launch, set-up lines)."""
     main = [(label, launch, []) for label, launch, _ in MAIN_KERNELS.get(name, [])]
     return main + [(label, launch, list(lines)) for label, launch, lines in COMPARED.get(name, [])]
+
+
+class CellError(RuntimeError):
+    pass
+
+
+class Session:
+    """One Jupyter kernel (the nbcuda kernelspec) and a way to run cells in it."""
+
+    def __init__(self, timeout: float = 600):
+        from jupyter_client.manager import KernelManager
+
+        self.timeout = timeout
+        self.km = KernelManager(kernel_name=os.environ.get("NBCUDA_KERNEL_NAME", "nbcuda"))
+        self.km.start_kernel(cwd=str(ROOT / "notebooks"))
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=120)
+
+    def run(self, code: str) -> list[dict]:
+        """Runs a cell; its iopub outputs. Raises CellError (with the error text) on an error."""
+        outputs: list[dict] = []
+        reply = self.kc.execute_interactive(code, timeout=self.timeout, output_hook=outputs.append)
+        c = reply["content"]
+        if c["status"] != "ok":
+            raise CellError(f"{code.splitlines()[0][:80]!r}: {c.get('ename', '')}: {c.get('evalue', '')[:400]}")
+        return outputs
+
+    def json_of(self, code: str) -> dict:
+        """The application/json of the one display a cell shows (%profile, %time)."""
+        shown = [
+            m["content"]["data"]["application/json"]
+            for m in self.run(code)
+            if m["msg_type"] in ("display_data", "execute_result")
+            and "application/json" in m["content"]["data"]
+        ]
+        if not shown:
+            raise CellError(f"{code[:80]!r}: no application/json in its output")
+        return shown[-1]
+
+    def close(self) -> None:
+        try:
+            self.kc.stop_channels()
+        finally:
+            self.km.shutdown_kernel(now=True)

@@ -268,6 +268,23 @@ pub struct VideoSimd {
     pub relu: bool,
 }
 
+impl VideoSimd {
+    /// An sm_90 integer pair operation (`add/sub/min/max{.relu}.{u16,s16}x2`): two wrapping
+    /// 16-bit lanes, all of one signedness.
+    pub fn pair(op: VideoOp, signed: bool, relu: bool) -> VideoSimd {
+        VideoSimd {
+            op,
+            lanes: 2,
+            a_signed: signed,
+            b_signed: signed,
+            d_signed: signed,
+            sat: false,
+            add: false,
+            relu,
+        }
+    }
+}
+
 /// Which dot product a [`Op::Dp4a`] computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DotForm {

@@ -638,16 +638,7 @@ mod tests {
 
     #[test]
     fn integer_pairs_and_fns() {
-        let pair = |op, signed, relu| VideoSimd {
-            op,
-            lanes: 2,
-            a_signed: signed,
-            b_signed: signed,
-            d_signed: signed,
-            sat: false,
-            add: false,
-            relu,
-        };
+        let pair = VideoSimd::pair;
         // add.u16x2 wraps per half: (0xFFFF + 2, 1 + 3).
         assert_eq!(
             video(

@@ -106,17 +106,7 @@ impl KB<'_> {
         let b32 = Ty { k: TK::B, bits: 32 };
         let mut r = self.operands3(ops, 2, b32, line)?;
         r[3] = self.konst(0);
-        let v = VideoSimd {
-            op,
-            lanes: 2,
-            a_signed: signed,
-            b_signed: signed,
-            d_signed: signed,
-            sat: false,
-            add: false,
-            relu,
-        };
-        self.emit(Op::Video(v), g, r, 0);
+        self.emit(Op::Video(VideoSimd::pair(op, signed, relu)), g, r, 0);
         Ok(())
     }
 
