@@ -24,6 +24,7 @@ pub use dtype::Dtype;
 pub(crate) use state::closest;
 pub use state::{DeviceState, GraphStep, NcuOutcome, ProfileLine, ProfileOutcome};
 
+use nb::ErrorKind;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -34,32 +35,31 @@ pub type Dim3 = (u32, u32, u32);
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
 pub struct GpuError {
-    /// `"ArgumentError" | "LaunchError" | "MemoryError" | "DeviceFault" | "CompileError"`.
-    pub ename: &'static str,
+    pub ename: ErrorKind,
     pub message: String,
 }
 
 impl GpuError {
-    pub fn new(ename: &'static str, message: impl Into<String>) -> GpuError {
+    pub fn new(ename: ErrorKind, message: impl Into<String>) -> GpuError {
         GpuError {
             ename,
             message: message.into(),
         }
     }
     pub fn argument(message: impl Into<String>) -> GpuError {
-        GpuError::new("ArgumentError", message)
+        GpuError::new(ErrorKind::Argument, message)
     }
     pub fn launch(message: impl Into<String>) -> GpuError {
-        GpuError::new("LaunchError", message)
+        GpuError::new(ErrorKind::Launch, message)
     }
     pub fn memory(message: impl Into<String>) -> GpuError {
-        GpuError::new("MemoryError", message)
+        GpuError::new(ErrorKind::Memory, message)
     }
     pub fn fault(message: impl Into<String>) -> GpuError {
-        GpuError::new("DeviceFault", message)
+        GpuError::new(ErrorKind::DeviceFault, message)
     }
     pub fn compile(message: impl Into<String>) -> GpuError {
-        GpuError::new("CompileError", message)
+        GpuError::new(ErrorKind::Compile, message)
     }
 }
 

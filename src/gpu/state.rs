@@ -20,6 +20,7 @@ use super::kernels::{self, Cell, LoadedKernel};
 use super::sim::SimBackend;
 use super::*;
 use crate::compile::{scan, Compiler};
+use nb::ErrorKind;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -720,7 +721,7 @@ impl DeviceState {
         let name = self.backend.name();
         let out = self.finish(ci, &k, &packed, result, elapsed_ms, &allocs, name);
         match out {
-            Err(mut e) if e.ename == "DeviceFault" && self.backend.fault().is_some() => {
+            Err(mut e) if e.ename == ErrorKind::DeviceFault && self.backend.fault().is_some() => {
                 e.message.push_str(&self.fault_epilogue());
                 Err(e)
             }
@@ -933,7 +934,7 @@ impl DeviceState {
             "ptxsim (--check)",
         )
         .map_err(|mut e| {
-            if e.ename == "DeviceFault" {
+            if e.ename == ErrorKind::DeviceFault {
                 e.message.push_str(
                     "\n(--check ran this launch on ptxsim on copies of its arrays; every array \
                      is unchanged)",

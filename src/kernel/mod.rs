@@ -13,6 +13,7 @@ use crate::output::{CellOutput, MimeBundle, OutputSink};
 use crate::protocol::{CellIo, ExecuteOutcome, Interpreter, KernelInfo};
 use crate::rust::{InputFn, RustCellError, RustEngine, RustInterrupt};
 use cells::{is_magic_line, split_cell, Segment};
+use nb::ErrorKind;
 use nb_server::{HostError, NbHost, NbServer};
 use serde_json::json;
 use std::path::Path;
@@ -134,7 +135,7 @@ impl NbcudaInterpreter {
         segment: &Segment,
         sink: &OutputSink,
         io: &Arc<dyn CellIo>,
-    ) -> Result<Option<MimeBundle>, (String, String)> {
+    ) -> Result<Option<MimeBundle>, HostError> {
         match segment {
             Segment::CellMagic {
                 header,
@@ -159,9 +160,9 @@ impl NbcudaInterpreter {
                     .map_err(|e: RustCellError| match e {
                         RustCellError::UserError { message, stderr } => {
                             nb_error_of(&stderr, &lock(&self.nb_errors))
-                                .unwrap_or_else(|| ("Error".to_string(), message))
+                                .unwrap_or_else(|| (ErrorKind::Other, message))
                         }
-                        e => (e.ename().to_string(), e.to_string()),
+                        e => (e.ename(), e.to_string()),
                     })?;
                 Ok(route_rust_result(result, sink))
             }
@@ -242,12 +243,12 @@ fn nb_error_of(stderr: &[String], errors: &[HostError]) -> Option<HostError> {
         tail.iter()
             .map(|l| l.trim_end())
             .eq(lines.iter().map(|l| l.trim_end()))
-            .then(|| (ename.clone(), message.clone()))
+            .then(|| (*ename, message.clone()))
     })
 }
 
 fn gpu_err(e: crate::gpu::GpuError) -> HostError {
-    (e.ename.to_string(), e.message)
+    (e.ename, e.message)
 }
 
 impl ArrayHost {
@@ -271,24 +272,15 @@ impl NbHost for ArrayHost {
         shape: Vec<usize>,
         data: &[u8],
     ) -> Result<(), HostError> {
-        let dt = crate::gpu::Dtype::parse(dtype).ok_or_else(|| {
-            (
-                "ArgumentError".to_string(),
-                format!("unknown dtype '{dtype}'"),
-            )
-        })?;
+        let dt = crate::gpu::Dtype::parse(dtype)
+            .ok_or_else(|| (ErrorKind::Argument, format!("unknown dtype '{dtype}'")))?;
         let expected = shape
             .iter()
             .try_fold(dt.size(), |a, &d| a.checked_mul(d))
-            .ok_or_else(|| {
-                (
-                    "ArgumentError".to_string(),
-                    format!("shape {shape:?} is too large"),
-                )
-            })?;
+            .ok_or_else(|| (ErrorKind::Argument, format!("shape {shape:?} is too large")))?;
         if expected != data.len() {
             return Err((
-                "ArgumentError".to_string(),
+                ErrorKind::Argument,
                 format!(
                     "shape {shape:?} of {dtype} needs {expected} bytes, got {}",
                     data.len()
@@ -304,12 +296,9 @@ impl NbHost for ArrayHost {
     fn get(&self, name: &str) -> Result<(String, Vec<usize>, Vec<u8>), HostError> {
         let mut magics = lock(&self.magics);
         let dev = magics.device();
-        let info = dev.array(name).ok_or_else(|| {
-            (
-                "ArgumentError".to_string(),
-                format!("no array named '{name}'"),
-            )
-        })?;
+        let info = dev
+            .array(name)
+            .ok_or_else(|| (ErrorKind::Argument, format!("no array named '{name}'")))?;
         let data = dev.read_array(name).map_err(gpu_err)?;
         Ok((info.dtype.name().to_string(), info.shape, data))
     }
@@ -318,7 +307,7 @@ impl NbHost for ArrayHost {
         let line = line.trim();
         if !cells::is_magic_line(line) || line.starts_with("%%") {
             return Err((
-                "SyntaxError".to_string(),
+                ErrorKind::Syntax,
                 format!("nb::exec takes one magic line starting with '%', got {line:?}"),
             ));
         }
@@ -373,8 +362,8 @@ impl NbHost for ArrayHost {
     }
 }
 
-fn magic_error(e: MagicError) -> (String, String) {
-    (e.ename.to_string(), e.message)
+fn magic_error(e: MagicError) -> HostError {
+    (e.ename, e.message)
 }
 
 /// The line of `code` that contains byte offset `cursor`: (line start, line text).
@@ -439,13 +428,13 @@ impl Interpreter for NbcudaInterpreter {
         let mut outcome = ExecuteOutcome::Ok(None);
         for segment in segments {
             if self.cancel.load(Ordering::SeqCst) {
-                outcome = error_outcome("Interrupted", "the cell was interrupted");
+                outcome = error_outcome(ErrorKind::Interrupted, "the cell was interrupted");
                 break;
             }
             match self.run_segment(&segment, &sink, &io) {
                 Ok(r) => outcome = ExecuteOutcome::Ok(r),
                 Err((ename, message)) => {
-                    outcome = error_outcome(&ename, &message);
+                    outcome = error_outcome(ename, &message);
                     break;
                 }
             }
@@ -559,14 +548,14 @@ impl NbcudaInterpreter {
     }
 }
 
-fn error_outcome(ename: &str, message: &str) -> ExecuteOutcome {
+fn error_outcome(ename: ErrorKind, message: &str) -> ExecuteOutcome {
     let mut traceback = vec![format!(
         "\x1b[0;31m{ename}\x1b[0m: {}",
         message.lines().next().unwrap_or("")
     )];
     traceback.extend(message.lines().skip(1).map(str::to_string));
     ExecuteOutcome::Error {
-        ename: ename.to_string(),
+        ename,
         evalue: message.to_string(),
         traceback,
     }
@@ -615,8 +604,8 @@ mod tests {
     fn nb_errors_are_recovered_whole_from_stderr() {
         let message = "line 1: unknown name 'q' (not a %set scalar or an array)\n    %set z = q\n             ^";
         let errors = vec![
-            ("ArgumentError".to_string(), "other".to_string()),
-            ("SyntaxError".to_string(), message.to_string()),
+            (ErrorKind::Argument, "other".to_string()),
+            (ErrorKind::Syntax, message.to_string()),
         ];
         let mut stderr: Vec<String> = vec!["a line the cell printed".into()];
         stderr.extend(
@@ -627,7 +616,7 @@ mod tests {
         stderr.push(String::new());
         assert_eq!(
             nb_error_of(&stderr, &errors),
-            Some(("SyntaxError".to_string(), message.to_string()))
+            Some((ErrorKind::Syntax, message.to_string()))
         );
         // Another error (a std::io::Error, say) ending the cell keeps the engine's message.
         let io = vec!["No such file or directory (os error 2)".to_string()];

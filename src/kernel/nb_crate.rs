@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 const FILES: &[(&str, &str)] = &[
     ("Cargo.toml", include_str!("../../crates/nb/Cargo.toml")),
+    ("src/error.rs", include_str!("../../crates/nb/src/error.rs")),
     ("src/lib.rs", include_str!("../../crates/nb/src/lib.rs")),
     ("src/view.rs", include_str!("../../crates/nb/src/view.rs")),
     ("src/wire.rs", include_str!("../../crates/nb/src/wire.rs")),

@@ -13,6 +13,7 @@ use crate::display::Colormap;
 use crate::gpu::Dtype;
 use crate::output::MimeBundle;
 use nb::wire::{read_frame, write_frame};
+use nb::ErrorKind;
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::io::AsRawFd;
@@ -20,8 +21,8 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// An error for the `nb` side: (ename, message).
-pub type HostError = (String, String);
+/// An error for the `nb` side: (kind, message).
+pub type HostError = (ErrorKind, String);
 
 /// What the server asks of the interpreter.
 pub trait NbHost: Send + Sync + 'static {
@@ -151,8 +152,7 @@ fn serve_connection(mut stream: UnixStream, host: Arc<dyn NbHost>) {
             Ok(f) => f,
             Err(e) => {
                 if e.kind() != std::io::ErrorKind::UnexpectedEof {
-                    let reply =
-                        json!({"ok": false, "ename": "ProtocolError", "message": e.to_string()});
+                    let reply = json!({"ok": false, "ename": ErrorKind::Protocol.as_str(), "message": e.to_string()});
                     let _ = write_frame(&mut stream, &reply, &[]);
                 }
                 return;
@@ -167,26 +167,24 @@ fn serve_connection(mut stream: UnixStream, host: Arc<dyn NbHost>) {
 
 fn fail((ename, message): HostError) -> (Value, Vec<u8>) {
     (
-        json!({"ok": false, "ename": ename, "message": message}),
+        json!({"ok": false, "ename": ename.as_str(), "message": message}),
         Vec::new(),
     )
 }
 
 fn str_of<'a>(header: &'a Value, key: &str) -> Result<&'a str, HostError> {
-    header.get(key).and_then(Value::as_str).ok_or_else(|| {
-        (
-            "ProtocolError".to_string(),
-            format!("the request has no '{key}'"),
-        )
-    })
+    header
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| (ErrorKind::Protocol, format!("the request has no '{key}'")))
 }
 
 fn protocol(message: &str) -> HostError {
-    ("ProtocolError".to_string(), message.to_string())
+    (ErrorKind::Protocol, message.to_string())
 }
 
 fn argument(message: String) -> HostError {
-    ("ArgumentError".to_string(), message)
+    (ErrorKind::Argument, message)
 }
 
 fn shape_of(header: &Value) -> Result<Vec<usize>, HostError> {
@@ -325,10 +323,7 @@ pub fn handle(host: &dyn NbHost, header: &Value, payload: &[u8]) -> (Value, Vec<
                 .map_err(argument)?;
                 Ok(deliver(host, header, shown))
             }
-            other => Err((
-                "ProtocolError".to_string(),
-                format!("unknown request '{other}'"),
-            )),
+            other => Err((ErrorKind::Protocol, format!("unknown request '{other}'"))),
         }
     })();
     result.unwrap_or_else(fail)

@@ -17,6 +17,7 @@ use crate::display::gif::{encode_gif, gif_bundle, heatmap_frames, MAX_GIF_BYTES}
 use crate::display::progress::Progress;
 use crate::display::{fmt_sig, image_metadata, Colormap, HeatmapOptions};
 use crate::output::{CellOutput, MimeBundle, OutputSink};
+use nb::ErrorKind;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -132,10 +133,10 @@ impl Magics {
             line: header,
             line_no: 1,
         };
-        let a = parse_animate_header(header).map_err(|e| hctx.err("SyntaxError", e))?;
+        let a = parse_animate_header(header).map_err(|e| hctx.err(ErrorKind::Syntax, e))?;
         if let Some(g) = self.dev.recording_graph() {
             return Err(hctx.plain(
-                "GraphError",
+                ErrorKind::Graph,
                 format!(
                     "%%animate cannot run while graph `{g}` is being recorded: it runs its lines \
                      to capture frames (%graph end first)"
@@ -154,12 +155,12 @@ impl Magics {
             let ctx = LineCtx { line, line_no: no };
             if !t.starts_with('%') || t.starts_with("%%") {
                 return Err(ctx.plain(
-                    "SyntaxError",
+                    ErrorKind::Syntax,
                     "the body of %%animate holds magic lines (%launch, %swap, ...), run once per frame",
                 ));
             }
             if let Some(n) = show_line_name(line) {
-                let n = n.map_err(|e| ctx.err("SyntaxError", e))?;
+                let n = n.map_err(|e| ctx.err(ErrorKind::Syntax, e))?;
                 shown.get_or_insert(n);
                 continue;
             }
@@ -170,7 +171,7 @@ impl Magics {
             match a.show.clone().or(shown) {
                 Some(n) => n.text,
                 None => return Err(hctx.plain(
-                    "ArgumentError",
+                    ErrorKind::Argument,
                     "which array should the animation show? add --show NAME (or a %show NAME line)",
                 )),
             };
@@ -179,11 +180,11 @@ impl Magics {
             let Some(e) = e else {
                 return Ok(default as usize);
             };
-            let v =
-                super::eval::eval_int(e, &env, what).map_err(|x| hctx.err("ArgumentError", x))?;
+            let v = super::eval::eval_int(e, &env, what)
+                .map_err(|x| hctx.err(ErrorKind::Argument, x))?;
             if !(1..=MAX_FRAMES).contains(&v) {
                 return Err(hctx.err(
-                    "ArgumentError",
+                    ErrorKind::Argument,
                     ParseError::at(
                         e.span,
                         format!("{what} must be between 1 and {MAX_FRAMES}, not {v}"),
@@ -196,10 +197,11 @@ impl Magics {
         let every = int(a.every.as_ref(), "--every", 1)?;
         let fps = match &a.fps {
             Some(e) => {
-                let v = super::eval::eval_f64(e, &env).map_err(|x| hctx.err("ArgumentError", x))?;
+                let v =
+                    super::eval::eval_f64(e, &env).map_err(|x| hctx.err(ErrorKind::Argument, x))?;
                 if !(v.is_finite() && v > 0.0 && v <= 100.0) {
                     return Err(hctx.err(
-                        "ArgumentError",
+                        ErrorKind::Argument,
                         ParseError::at(e.span, "--fps must be above 0 and at most 100"),
                     ));
                 }
@@ -231,7 +233,7 @@ impl Magics {
             if cancel.load(Ordering::Relaxed) {
                 progress.abandon();
                 return Err(hctx.plain(
-                    "Interrupted",
+                    ErrorKind::Interrupted,
                     format!("%%animate was interrupted at frame {}", f + 1),
                 ));
             }
@@ -262,7 +264,7 @@ impl Magics {
         }
         let Some((h, w, dtype)) = geometry else {
             progress.abandon();
-            return Err(hctx.plain("ArgumentError", "no frame was captured"));
+            return Err(hctx.plain(ErrorKind::Argument, "no frame was captured"));
         };
         progress.update(1.0, "%%animate: encoding the GIF");
         let hopts = HeatmapOptions {
@@ -279,7 +281,7 @@ impl Magics {
             Ok(x) => x,
             Err(m) => {
                 progress.abandon();
-                return Err(hctx.plain("ArgumentError", m));
+                return Err(hctx.plain(ErrorKind::Argument, m));
             }
         };
         let summary = format!(
@@ -306,13 +308,13 @@ impl Magics {
     ) -> Result<Vec<f64>, MagicError> {
         let info = self.dev.array(name).ok_or_else(|| {
             ctx.plain(
-                "ArgumentError",
+                ErrorKind::Argument,
                 format!("unknown array '{name}' to animate"),
             )
         })?;
         let [h, w] = info.shape[..] else {
             return Err(ctx.plain(
-                "ArgumentError",
+                ErrorKind::Argument,
                 format!(
                     "'{name}' has shape {}: %%animate shows 2-D arrays",
                     host::fmt_shape(&info.shape)
@@ -324,7 +326,7 @@ impl Magics {
                 let per = h.saturating_mul(w).saturating_mul(8);
                 if per.saturating_mul(captures) > MAX_GIF_BYTES {
                     return Err(ctx.plain(
-                        "MemoryError",
+                        ErrorKind::Memory,
                         format!(
                             "{captures} frames of {h}×{w} are too many to keep; capture fewer (--every) or animate a smaller array"
                         ),
@@ -334,7 +336,7 @@ impl Magics {
             }
             Some((h0, w0, d0)) if (*h0, *w0, *d0) != (h, w, info.dtype) => {
                 return Err(ctx.plain(
-                    "ArgumentError",
+                    ErrorKind::Argument,
                     format!(
                         "'{name}' changed from ({h0}, {w0}) {d0} to ({h}, {w}) {} during the animation",
                         info.dtype

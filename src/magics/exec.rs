@@ -13,6 +13,7 @@ use super::table::Table;
 use super::{help, LineCtx, MagicError, Magics};
 use crate::gpu::{DeviceState, Dtype};
 use crate::output::{CellOutput, MimeBundle, OutputSink};
+use nb::ErrorKind;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -36,7 +37,7 @@ impl Env for EnvRef<'_> {
 }
 
 fn arg_err(ctx: &LineCtx, e: ParseError) -> MagicError {
-    ctx.err("ArgumentError", e)
+    ctx.err(ErrorKind::Argument, e)
 }
 
 impl Magics {
@@ -84,7 +85,7 @@ impl Magics {
             Command::Help(name) => {
                 let text = help::help(name.as_ref().map(|n| n.text.as_str())).map_err(|m| {
                     let span = name.as_ref().map(|n| n.span).unwrap_or_default();
-                    ctx.err("UnknownMagic", ParseError::at(span, m))
+                    ctx.err(ErrorKind::UnknownMagic, ParseError::at(span, m))
                 })?;
                 out(CellOutput::Stdout(text));
             }
@@ -255,7 +256,7 @@ impl Magics {
                     .dev
                     .synchronize(stream.as_ref().map(|s| s.text.as_str()))
                     .map_err(|e| match &stream {
-                        Some(s) if e.ename == "ArgumentError" => ctx.gpu_at(e, s.span),
+                        Some(s) if e.ename == ErrorKind::Argument => ctx.gpu_at(e, s.span),
                         _ => ctx.gpu(e),
                     })?;
                 if !printf.is_empty() {
@@ -278,10 +279,10 @@ impl Magics {
             }
             Command::Device(Some(n)) => {
                 let v = eval::eval_int(&n, &self.env(), "the GPU number")
-                    .map_err(|e| ctx.err("ArgumentError", e))?;
+                    .map_err(|e| ctx.err(ErrorKind::Argument, e))?;
                 let ordinal = usize::try_from(v).map_err(|_| {
                     ctx.err(
-                        "ArgumentError",
+                        ErrorKind::Argument,
                         ParseError::at(n.span, format!("GPU number {v} is negative")),
                     )
                 })?;
@@ -376,7 +377,9 @@ impl Magics {
                 let mut rows = Vec::new();
                 for g in ptxsim::gpus::GPUS.iter() {
                     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                        return Err(ctx.plain("Interrupted", "%gpu compare was interrupted"));
+                        return Err(
+                            ctx.plain(ErrorKind::Interrupted, "%gpu compare was interrupted")
+                        );
                     }
                     let p = self.dev.profile(&request, g).map_err(|e| ctx.gpu(e))?;
                     rows.push((g.clone(), p.estimate));
@@ -437,7 +440,7 @@ impl Magics {
                 .map_err(|e| ctx.gpu(e));
         }
         let Some(d) = dtype else {
-            return Err(ctx.plain("SyntaxError", "missing dtype"));
+            return Err(ctx.plain(ErrorKind::Syntax, "missing dtype"));
         };
         let env = self.env();
         let shape_of = |e: &Expr| -> Result<Vec<usize>, MagicError> {
@@ -469,7 +472,7 @@ impl Magics {
                     [n] => (Value::Int(0), *n, Value::Int(1)),
                     [a, b] => (*a, *b, Value::Int(1)),
                     [a, b, s] => (*a, *b, *s),
-                    _ => return Err(ctx.plain("SyntaxError", "arange() takes 1 to 3 numbers")),
+                    _ => return Err(ctx.plain(ErrorKind::Syntax, "arange() takes 1 to 3 numbers")),
                 };
                 let count = arange_len(start, stop, step)
                     .map_err(|m| arg_err(ctx, ParseError::at(span, m)))?;
@@ -481,14 +484,18 @@ impl Magics {
                     .map_err(|x| arg_err(ctx, x))?[0] as usize;
                 (vec![count], Fill::Linspace { a, b })
             }
-            Ctor::Copy(_) => return Err(ctx.plain("SyntaxError", "copy()")),
+            Ctor::Copy(_) => return Err(ctx.plain(ErrorKind::Syntax, "copy()")),
         };
         let len = shape
             .iter()
             .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-            .ok_or_else(|| ctx.plain("MemoryError", "the shape is too large"))?;
+            .ok_or_else(|| ctx.plain(ErrorKind::Memory, "the shape is too large"))?;
         let data = host::generate(fill, d, len).map_err(|(mem, m)| {
-            let ename = if mem { "MemoryError" } else { "ArgumentError" };
+            let ename = if mem {
+                ErrorKind::Memory
+            } else {
+                ErrorKind::Argument
+            };
             ctx.err(ename, ParseError::at(span, m))
         })?;
         self.dev

@@ -13,6 +13,7 @@
 
 use super::host::{self, put_f64, put_int};
 use crate::gpu::Dtype;
+use nb::ErrorKind;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -21,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub type FileResult<T> = Result<T, (&'static str, String)>;
+pub type FileResult<T> = Result<T, (ErrorKind, String)>;
 
 /// Host-side array data.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,14 +60,14 @@ fn format_of(path: &str) -> FileResult<Format> {
         Some("jpg") | Some("jpeg") => Ok(Format::Jpeg),
         Some("npy") => Ok(Format::Npy),
         _ => Err((
-            "IOError",
+            ErrorKind::Io,
             format!("cannot tell the format of '{path}': use a .png, .jpg or .npy file"),
         )),
     }
 }
 
-fn io_err(path: &str, e: impl std::fmt::Display) -> (&'static str, String) {
-    ("IOError", format!("{path}: {e}"))
+fn io_err(path: &str, e: impl std::fmt::Display) -> (ErrorKind, String) {
+    (ErrorKind::Io, format!("{path}: {e}"))
 }
 
 /// Reads an image or `.npy` file. `gray` applies to images; `as_dtype` converts (images to f32/f64
@@ -85,7 +86,7 @@ fn load_with(
     let fmt = format_of(path)?;
     let p = expand(path);
     if !p.exists() {
-        return Err(("IOError", format!("no such file: '{path}'")));
+        return Err((ErrorKind::Io, format!("no such file: '{path}'")));
     }
     let file = StopAt {
         inner: open_regular(path, &p, Access::Read)?,
@@ -96,7 +97,7 @@ fn load_with(
         Format::Npy => {
             if gray {
                 return Err((
-                    "ArgumentError",
+                    ErrorKind::Argument,
                     "--gray applies to images, not to .npy files".into(),
                 ));
             }
@@ -161,7 +162,7 @@ fn load_image(
     let data = if dtype == Dtype::U8 {
         data
     } else {
-        let mut out = host::alloc(dtype, data.len()).map_err(|m| ("MemoryError", m))?;
+        let mut out = host::alloc(dtype, data.len()).map_err(|m| (ErrorKind::Memory, m))?;
         for &v in &data {
             if dtype.is_float() {
                 put_f64(dtype, v as f64 / 255.0, &mut out);
@@ -178,7 +179,7 @@ fn load_image(
 /// saturate, integers to narrower integers wrap).
 pub fn convert(from: Dtype, data: &[u8], to: Dtype) -> FileResult<Vec<u8>> {
     let n = data.len() / from.size();
-    let mut out = host::alloc(to, n).map_err(|m| ("MemoryError", m))?;
+    let mut out = host::alloc(to, n).map_err(|m| (ErrorKind::Memory, m))?;
     for i in 0..n {
         if from.is_float() {
             put_f64(to, host::get_f64(from, data, i), &mut out);
@@ -214,7 +215,7 @@ fn load_npy(path: &str, file: StopAt<File>) -> FileResult<HostArray> {
     let shape: Vec<usize> = file.shape().iter().map(|&d| d as usize).collect();
     if shape.is_empty() || shape.len() > 4 {
         return Err((
-            "ArgumentError",
+            ErrorKind::Argument,
             format!(
                 "{path}: a {}-dimensional array; %load takes 1 to 4 dimensions",
                 shape.len()
@@ -222,7 +223,7 @@ fn load_npy(path: &str, file: StopAt<File>) -> FileResult<HostArray> {
         ));
     }
     if shape.contains(&0) {
-        return Err(("ArgumentError", format!("{path}: the array is empty")));
+        return Err((ErrorKind::Argument, format!("{path}: the array is empty")));
     }
     let item = file.dtype().num_bytes().unwrap_or(0) as u64;
     let want = file
@@ -233,7 +234,7 @@ fn load_npy(path: &str, file: StopAt<File>) -> FileResult<HostArray> {
         Some(w) if w <= data_len => {}
         Some(w) => {
             return Err((
-                "IOError",
+                ErrorKind::Io,
                 format!(
                 "{path}: the header's shape needs {w} bytes of data but the file holds {data_len}"
             ),
@@ -241,7 +242,7 @@ fn load_npy(path: &str, file: StopAt<File>) -> FileResult<HostArray> {
         }
         None => {
             return Err((
-                "IOError",
+                ErrorKind::Io,
                 format!("{path}: the header's shape has more elements than fit in memory"),
             ))
         }
@@ -250,7 +251,7 @@ fn load_npy(path: &str, file: StopAt<File>) -> FileResult<HostArray> {
     let fortran = file.order() == npyz::Order::Fortran;
     let npyz::DType::Plain(ts) = file.dtype() else {
         return Err((
-            "ArgumentError",
+            ErrorKind::Argument,
             format!("{path}: structured dtypes are not supported"),
         ));
     };
@@ -278,7 +279,7 @@ fn load_npy(path: &str, file: StopAt<File>) -> FileResult<HostArray> {
         }
         _ => {
             return Err((
-                "ArgumentError",
+                ErrorKind::Argument,
                 format!(
                     "{path}: dtype '{ts}' is not supported (use f32 f64 f16 i8..i64 u8..u64 bool, or V2 for bf16)"
                 ),
@@ -313,7 +314,12 @@ pub const NPY_MAX_NESTING: usize = 4;
 /// [`NPY_MAX_HEADER_BYTES`], bracket nesting up to [`NPY_MAX_NESTING`]) before any parser sees
 /// them; returns the bytes read, to be parsed.
 pub fn npy_header(path: &str, r: &mut impl Read) -> FileResult<Vec<u8>> {
-    let bad = |what: String| ("IOError", format!("{path}: not a valid .npy file: {what}"));
+    let bad = |what: String| {
+        (
+            ErrorKind::Io,
+            format!("{path}: not a valid .npy file: {what}"),
+        )
+    };
     let mut head = vec![0u8; 8];
     r.read_exact(&mut head)
         .map_err(|_| bad("shorter than the 8-byte preamble".into()))?;
@@ -332,7 +338,7 @@ pub fn npy_header(path: &str, r: &mut impl Read) -> FileResult<Vec<u8>> {
     let n = u32::from_le_bytes(len) as usize;
     if n > NPY_MAX_HEADER_BYTES {
         return Err((
-            "IOError",
+            ErrorKind::Io,
             format!(
                 "{path}: the .npy header is {n} bytes, over numpy's limit of {NPY_MAX_HEADER_BYTES} (max_header_size)"
             ),
@@ -432,7 +438,7 @@ fn open_regular(path: &str, p: &Path, access: Access) -> FileResult<File> {
             "not a regular file"
         };
         (
-            "IOError",
+            ErrorKind::Io,
             format!("'{path}' is {what}: %load and %save use regular files only"),
         )
     };
@@ -525,9 +531,9 @@ pub fn save_interruptible(path: &str, a: HostArray, cancel: &AtomicBool) -> File
     })
 }
 
-fn interrupted_as(e: (&'static str, String), message: String) -> (&'static str, String) {
-    if e.0 == "Interrupted" {
-        ("Interrupted", message)
+fn interrupted_as(e: (ErrorKind, String), message: String) -> (ErrorKind, String) {
+    if e.0 == ErrorKind::Interrupted {
+        (ErrorKind::Interrupted, message)
     } else {
         e
     }
@@ -549,18 +555,21 @@ pub fn interruptible<T: Send + 'static>(
         .spawn(move || {
             let _ = tx.send(op(&thread_stop));
         })
-        .map_err(|e| ("IOError", format!("cannot start a file thread: {e}")))?;
+        .map_err(|e| (ErrorKind::Io, format!("cannot start a file thread: {e}")))?;
     loop {
         match rx.recv_timeout(CANCEL_POLL) {
             Ok(r) => return r,
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(("IOError", "the file operation failed".into()))
+                return Err((ErrorKind::Io, "the file operation failed".into()))
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
         if cancel.load(Ordering::Relaxed) {
             stop.store(true, Ordering::Relaxed);
-            return Err(("Interrupted", "the file operation was interrupted".into()));
+            return Err((
+                ErrorKind::Interrupted,
+                "the file operation was interrupted".into(),
+            ));
         }
     }
 }
@@ -652,7 +661,7 @@ fn save_image(
 ) -> FileResult<()> {
     let bad = || {
         (
-            "ArgumentError",
+            ErrorKind::Argument,
             format!(
                 "cannot save a {} {} array as an image: images are (H, W) or (H, W, 3|4); use .npy",
                 a.dtype,

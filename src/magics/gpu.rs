@@ -7,6 +7,7 @@ use super::parse::Name;
 use super::table::Table;
 use super::{help, LineCtx, MagicError};
 use crate::gpu::OccupancyTable;
+use nb::ErrorKind;
 use ptxsim::gpus::{self, GpuModel};
 
 /// The table entry called `name`, or an ArgumentError naming the known models.
@@ -27,7 +28,7 @@ pub(crate) fn find_model(ctx: &LineCtx, name: &Name) -> Result<&'static GpuModel
             msg.push_str(&format!("; did you mean {}?", known[i]));
         }
     }
-    Err(ctx.err("ArgumentError", ParseError::at(name.span, msg)))
+    Err(ctx.err(ErrorKind::Argument, ParseError::at(name.span, msg)))
 }
 
 fn mib(bytes: u64) -> String {

@@ -17,6 +17,7 @@ use crate::display::timing;
 use crate::display::timing::{timing_table, TimeEstimate, Timing, TimingStats};
 use crate::gpu::GraphStep;
 use crate::output::{CellOutput, OutputSink};
+use nb::ErrorKind;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -61,7 +62,7 @@ impl Magics {
         }
         let magic = ctx.line.split_whitespace().next().unwrap_or("this command");
         Some(ctx.plain(
-            "GraphError",
+            ErrorKind::Graph,
             format!(
                 "{magic} cannot run while graph `{graph}` is being recorded: a graph records \
                  %launch and %copy lines only (%graph end finishes it, %graph drop {graph} \
@@ -106,10 +107,10 @@ impl Magics {
                     None => 1,
                     Some(e) => {
                         let v = eval::eval_int(e, &self.env(), "-n")
-                            .map_err(|x| ctx.err("ArgumentError", x))?;
+                            .map_err(|x| ctx.err(ErrorKind::Argument, x))?;
                         if !(1..=MAX_RUNS).contains(&v) {
                             return Err(ctx.err(
-                                "ArgumentError",
+                                ErrorKind::Argument,
                                 ParseError::at(
                                     e.span,
                                     format!("-n must be between 1 and {MAX_RUNS}, not {v}"),
@@ -208,7 +209,7 @@ impl Magics {
         }
         let samples = &o.launch_ms[warmup.min(o.launch_ms.len())..];
         let Some(stats) = TimingStats::from_samples(samples) else {
-            return Err(ctx.plain("LaunchError", "the graph reported no usable time"));
+            return Err(ctx.plain(ErrorKind::Launch, "the graph reported no usable time"));
         };
         // A GPU: the same steps one by one, as many times.
         let mut one_by_one = Vec::new();
@@ -290,7 +291,7 @@ impl Magics {
                     let p = self.dev.profile(r, &model).map_err(|e| ctx.gpu(e))?;
                     let ns = p.estimate.map(|e| e.ns).ok_or_else(|| {
                         ctx.plain(
-                            "LaunchError",
+                            ErrorKind::Launch,
                             format!("no estimate for {}: its resources are unknown", r.kernel),
                         )
                     })?;

@@ -13,6 +13,7 @@ use super::parse::{Expr, ExprKind, Launch, LaunchConfig};
 use super::{LineCtx, MagicError, Magics};
 use crate::gpu::{Dim3, Dtype, KernelParam, LaunchArg, LaunchRequest, ParamKind};
 use crate::output::{CellOutput, OutputSink};
+use nb::ErrorKind;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -43,7 +44,10 @@ impl Magics {
         }
         let outcome = self.dev.launch(&request).map_err(|e| {
             if cancel.load(Ordering::Relaxed) {
-                ctx.plain("Interrupted", format!("{} was interrupted", l.kernel.text))
+                ctx.plain(
+                    ErrorKind::Interrupted,
+                    format!("{} was interrupted", l.kernel.text),
+                )
             } else {
                 ctx.gpu(e)
             }
@@ -71,7 +75,7 @@ impl Magics {
             .dev
             .kernel_params(&l.kernel.text)
             .map_err(|e| self.kernel_err(ctx, e, &l.kernel))?;
-        let argerr = |e: ParseError| ctx.err("ArgumentError", e);
+        let argerr = |e: ParseError| ctx.err(ErrorKind::Argument, e);
         if l.args.len() != params.len() {
             let span = match (l.args.first(), l.args.last()) {
                 (Some(a), Some(b)) => a.span.to(b.span),

@@ -42,6 +42,7 @@ use crate::gpu::{DeviceState, GpuError};
 use crate::output::{CellOutput, MimeBundle, OutputSink};
 use eval::Value;
 use lex::ParseError;
+use nb::ErrorKind;
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -49,9 +50,7 @@ use std::sync::Arc;
 /// An error of a magic line or cell, shown as a Jupyter `error` reply.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MagicError {
-    /// `"SyntaxError" | "ArgumentError" | "LaunchError" | "MemoryError" | "DeviceFault" |
-    /// "CompileError" | "UnknownMagic" | "IOError" | "Interrupted"`.
-    pub ename: &'static str,
+    pub ename: ErrorKind,
     pub message: String,
 }
 
@@ -85,7 +84,7 @@ pub(crate) struct LineCtx<'a> {
 
 impl LineCtx<'_> {
     /// `line N: message`, then the line and a caret under the offending token.
-    pub fn err(&self, ename: &'static str, e: ParseError) -> MagicError {
+    pub fn err(&self, ename: ErrorKind, e: ParseError) -> MagicError {
         let mut message = format!("line {}: {}", self.line_no, e.message);
         if let Some(span) = e.span {
             let (text, col, width) = excerpt(self.line.trim_end(), span);
@@ -111,7 +110,7 @@ impl LineCtx<'_> {
         self.err(e.ename, ParseError::at(span, e.message))
     }
 
-    pub fn plain(&self, ename: &'static str, message: impl std::fmt::Display) -> MagicError {
+    pub fn plain(&self, ename: ErrorKind, message: impl std::fmt::Display) -> MagicError {
         MagicError {
             ename,
             message: format!("line {}: {message}", self.line_no),
@@ -171,7 +170,7 @@ pub fn check_cell_header(header: &str) -> Result<(), MagicError> {
                     line: header,
                     line_no: 1,
                 }
-                .err("SyntaxError", e)
+                .err(ErrorKind::Syntax, e)
             });
     }
     cell_header(header).map(|_| ())
@@ -193,11 +192,11 @@ fn cell_header(header: &str) -> Result<parse::CudaHeader, MagicError> {
         let full = format!("%%{word}");
         let at = header.len() - trimmed.len();
         return Err(ctx.err(
-            "UnknownMagic",
+            ErrorKind::UnknownMagic,
             ParseError::at(lex::Span::new(at, at + full.len()), unknown_magic(&full)),
         ));
     }
-    parse::parse_cuda_header(header).map_err(|e| ctx.err("SyntaxError", e))
+    parse::parse_cuda_header(header).map_err(|e| ctx.err(ErrorKind::Syntax, e))
 }
 
 fn unknown_magic(full: &str) -> String {
@@ -216,14 +215,14 @@ fn parse_line_ctx(ctx: &LineCtx) -> Result<parse::Command, MagicError> {
             let at = ctx.line.len() - ctx.line.trim_start().len();
             let word = parse::magic_word(ctx.line, at + 1);
             ctx.err(
-                "UnknownMagic",
+                ErrorKind::UnknownMagic,
                 ParseError {
                     message: unknown_magic(&format!("%{word}")),
                     span: e.span,
                 },
             )
         } else {
-            ctx.err("SyntaxError", e)
+            ctx.err(ErrorKind::Syntax, e)
         }
     })
 }

@@ -12,6 +12,7 @@ use super::show::unknown_flag;
 use super::{profile_view, LineCtx, MagicError, Magics};
 use crate::gpu::ncu::{NcuFailure, NcuSetup};
 use crate::output::{CellOutput, OutputSink};
+use nb::ErrorKind;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -96,7 +97,7 @@ impl Magics {
         let mut p = self.dev.profile(&request, &model).map_err(|e| {
             if cancel.load(Ordering::Relaxed) {
                 ctx.plain(
-                    "Interrupted",
+                    ErrorKind::Interrupted,
                     format!("%profile of {} was interrupted", a.launch.kernel.text),
                 )
             } else {
@@ -130,7 +131,7 @@ impl Magics {
         // An interrupt during ncu's run stops the cell (the profile above is ptxsim's alone).
         if let Some(Err(NcuFailure::Interrupted)) = &p.ncu {
             return Err(ctx.plain(
-                "Interrupted",
+                ErrorKind::Interrupted,
                 format!(
                     "%profile --ncu of {} was interrupted: ncu and its GPU worker were \
                      stopped; ptxsim's counters are shown above",
@@ -175,7 +176,7 @@ impl Magics {
             line_no: 1,
         };
         let super::parse::Command::Profile(a) = super::parse_line_ctx(&ctx)? else {
-            return Err(ctx.plain("SyntaxError", "not a launch"));
+            return Err(ctx.plain(ErrorKind::Syntax, "not a launch"));
         };
         let model = match &a.gpu {
             Some(g) => super::gpu::find_model(&ctx, g)?.clone(),

@@ -13,6 +13,7 @@ use super::{LineCtx, MagicError, Magics};
 use crate::display::{self, Colormap, HeatmapOptions, Rendered};
 use crate::gpu::{DeviceState, Dtype, GpuError};
 use crate::output::OutputSink;
+use nb::ErrorKind;
 
 /// The parsed arguments of `%show`.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,7 +129,7 @@ impl Magics {
         scale: Option<&Expr>,
     ) -> Result<ShowOptions, MagicError> {
         let env = self.env();
-        let arg = |e: ParseError| ctx.err("ArgumentError", e);
+        let arg = |e: ParseError| ctx.err(ErrorKind::Argument, e);
         let num = |e: Option<&Expr>, what: &str| -> Result<Option<f64>, MagicError> {
             let Some(e) = e else { return Ok(None) };
             let v = eval::eval_f64(e, &env).map_err(arg)?;

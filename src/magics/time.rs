@@ -24,6 +24,7 @@ use crate::display::timing::{
 };
 use crate::display::{png_display, timing};
 use crate::output::{CellOutput, OutputSink};
+use nb::ErrorKind;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -186,10 +187,11 @@ impl Magics {
         let Some(e) = e else {
             return Ok(default as usize);
         };
-        let v = eval::eval_int(e, &self.env(), what).map_err(|x| ctx.err("ArgumentError", x))?;
+        let v =
+            eval::eval_int(e, &self.env(), what).map_err(|x| ctx.err(ErrorKind::Argument, x))?;
         if !(min..=MAX_RUNS).contains(&v) {
             return Err(ctx.err(
-                "ArgumentError",
+                ErrorKind::Argument,
                 ParseError::at(
                     e.span,
                     format!("{what} must be between {min} and {MAX_RUNS}, not {v}"),
@@ -207,10 +209,10 @@ impl Magics {
         what: &str,
     ) -> Result<Option<f64>, MagicError> {
         let Some(e) = e else { return Ok(None) };
-        let v = eval::eval_f64(e, &self.env()).map_err(|x| ctx.err("ArgumentError", x))?;
+        let v = eval::eval_f64(e, &self.env()).map_err(|x| ctx.err(ErrorKind::Argument, x))?;
         if !v.is_finite() || v < 0.0 {
             return Err(ctx.err(
-                "ArgumentError",
+                ErrorKind::Argument,
                 ParseError::at(e.span, format!("{what} must be a non-negative number")),
             ));
         }
@@ -263,7 +265,7 @@ impl Magics {
             if cancel.load(Ordering::Relaxed) {
                 progress.abandon();
                 return Err(ctx.plain(
-                    "Interrupted",
+                    ErrorKind::Interrupted,
                     format!("%time was interrupted after {i} of {total} runs"),
                 ));
             }
@@ -274,7 +276,7 @@ impl Magics {
                     progress.abandon();
                     return Err(if cancel.load(Ordering::Relaxed) {
                         ctx.plain(
-                            "Interrupted",
+                            ErrorKind::Interrupted,
                             format!("{} was interrupted", launch.kernel.text),
                         )
                     } else {
@@ -327,7 +329,7 @@ impl Magics {
         }
         let Some(stats) = TimingStats::from_samples(&samples) else {
             progress.abandon();
-            return Err(ctx.plain("LaunchError", "the launch reported no usable time"));
+            return Err(ctx.plain(ErrorKind::Launch, "the launch reported no usable time"));
         };
         // On ptxsim: what the modelled GPU would take, from one counted run on copies.
         let estimate = if simulated {

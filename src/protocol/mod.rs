@@ -37,7 +37,7 @@ pub enum ExecuteOutcome {
     Page(MimeBundle),
     /// An error: published as an `error` message and returned in `execute_reply`.
     Error {
-        ename: String,
+        ename: nb::ErrorKind,
         evalue: String,
         traceback: Vec<String>,
     },

@@ -13,6 +13,7 @@ use crate::output::CellOutput;
 use anyhow::Context;
 use bytes::Bytes;
 use jupyter_protocol::ConnectionInfo;
+use nb::ErrorKind;
 use ring::hmac;
 use serde_json::{json, Map, Value};
 use std::path::Path;
@@ -642,9 +643,12 @@ async fn execute(
     let outcome = tokio::task::spawn_blocking(move || interp.execute(&code2, count, io))
         .await
         .unwrap_or_else(|e| ExecuteOutcome::Error {
-            ename: "InternalError".into(),
+            ename: ErrorKind::Internal,
             evalue: format!("the cell's thread failed: {e}"),
-            traceback: vec![format!("InternalError: the cell's thread failed: {e}")],
+            traceback: vec![format!(
+                "{}: the cell's thread failed: {e}",
+                ErrorKind::Internal
+            )],
         });
     let mut output_text = None;
     let (reply, failed) = match outcome {
@@ -680,10 +684,10 @@ async fn execute(
             kernel.publisher.send(
                 "error",
                 Some(msg),
-                json!({"ename": ename, "evalue": evalue, "traceback": traceback}),
+                json!({"ename": ename.as_str(), "evalue": evalue, "traceback": traceback}),
             );
             (
-                json!({"status": "error", "execution_count": count, "ename": ename,
+                json!({"status": "error", "execution_count": count, "ename": ename.as_str(),
                        "evalue": evalue, "traceback": traceback, "user_expressions": {}, "payload": []}),
                 stop_on_error.then(chrono::Utc::now),
             )

@@ -23,6 +23,7 @@ pub use engine::InputFn;
 
 use crate::output::{CellOutput, MimeBundle, OutputSink};
 use engine::{lock, Job, Shared, Status};
+use nb::ErrorKind;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -90,15 +91,15 @@ pub enum RustCellError {
 
 impl RustCellError {
     /// The Jupyter `ename` of the error.
-    pub fn ename(&self) -> &'static str {
+    pub fn ename(&self) -> ErrorKind {
         match self {
-            RustCellError::Compile { .. } => "CompileError",
-            RustCellError::Panic { .. } => "Panic",
-            RustCellError::Interrupted => "Interrupted",
-            RustCellError::ChildDied { .. } => "ChildProcessDied",
-            RustCellError::Unavailable { .. } => "RustUnavailable",
-            RustCellError::UserError { .. } => "Error",
-            RustCellError::Other { .. } => "RustError",
+            RustCellError::Compile { .. } => ErrorKind::Compile,
+            RustCellError::Panic { .. } => ErrorKind::Panic,
+            RustCellError::Interrupted => ErrorKind::Interrupted,
+            RustCellError::ChildDied { .. } => ErrorKind::ChildProcessDied,
+            RustCellError::Unavailable { .. } => ErrorKind::RustUnavailable,
+            RustCellError::UserError { .. } => ErrorKind::Other,
+            RustCellError::Other { .. } => ErrorKind::Rust,
         }
     }
 }

@@ -44,9 +44,11 @@
 //! Unix socket (path in `NBCUDA_SOCKET`), sends one request and reads one reply. This crate keeps
 //! no state in statics, because evcxr copies statics into every cell.
 
+mod error;
 mod view;
 pub mod wire;
 
+pub use error::ErrorKind;
 pub use view::{Frames, MimeBundle, Style};
 
 /// The `ndarray` crate `nb` converts to and from, re-exported so cells need no `:dep` of their own.
@@ -60,13 +62,28 @@ use std::os::unix::net::UnixStream;
 /// The environment variable holding the kernel's socket path.
 pub const SOCKET_ENV: &str = "NBCUDA_SOCKET";
 
-/// An error from the kernel (same `ename`s as the magic lines: `ArgumentError`, `LaunchError`,
+/// An error from the kernel (the same kinds as the magic lines: `ArgumentError`, `LaunchError`,
 /// `MemoryError`, `DeviceFault`, `CompileError`, `SyntaxError`, …) or from the connection
-/// (`NotConnected`, `ProtocolError`).
+/// (`NotConnected`, `ProtocolError`). `Display` shows `ENAME: message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
-    pub ename: String,
+    /// The kind, named as the `ename` of a Jupyter error output.
+    pub ename: ErrorKind,
     pub message: String,
+}
+
+impl Error {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        Error {
+            ename: kind,
+            message: message.into(),
+        }
+    }
+
+    /// What went wrong, for a `match`.
+    pub fn kind(&self) -> ErrorKind {
+        self.ename
+    }
 }
 
 impl fmt::Display for Error {
@@ -77,11 +94,8 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-pub(crate) fn err(ename: &str, message: impl Into<String>) -> Error {
-    Error {
-        ename: ename.to_string(),
-        message: message.into(),
-    }
+pub(crate) fn err(kind: ErrorKind, message: impl Into<String>) -> Error {
+    Error::new(kind, message)
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -204,17 +218,20 @@ pub struct ArrayInfo {
 
 pub(crate) fn check_shape(len: usize, shape: &[usize]) -> Result<()> {
     if shape.is_empty() {
-        return Err(err("ArgumentError", "a shape needs at least one dimension"));
+        return Err(err(
+            ErrorKind::Argument,
+            "a shape needs at least one dimension",
+        ));
     }
     let product = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
     match product {
         Some(p) if p == len => Ok(()),
         Some(p) => Err(err(
-            "ArgumentError",
+            ErrorKind::Argument,
             format!("shape {shape:?} holds {p} elements but the data has {len}"),
         )),
         None => Err(err(
-            "ArgumentError",
+            ErrorKind::Argument,
             format!("shape {shape:?} is too large"),
         )),
     }
@@ -224,35 +241,42 @@ pub(crate) fn check_shape(len: usize, shape: &[usize]) -> Result<()> {
 pub(crate) fn request(header: Value, payload: &[u8]) -> Result<(Value, Vec<u8>)> {
     let path = std::env::var(SOCKET_ENV).map_err(|_| {
         err(
-            "NotConnected",
+            ErrorKind::NotConnected,
             format!("nb works inside the nbcuda Jupyter kernel ({SOCKET_ENV} is not set)"),
         )
     })?;
     let mut stream = UnixStream::connect(&path).map_err(|e| {
         err(
-            "NotConnected",
+            ErrorKind::NotConnected,
             format!("cannot reach the nbcuda Jupyter kernel at {path}: {e}"),
         )
     })?;
-    wire::write_frame(&mut stream, &header, payload)
-        .map_err(|e| err("ProtocolError", format!("sending the request failed: {e}")))?;
-    let (reply, data) = wire::read_frame(&mut stream)
-        .map_err(|e| err("ProtocolError", format!("reading the reply failed: {e}")))?;
+    wire::write_frame(&mut stream, &header, payload).map_err(|e| {
+        err(
+            ErrorKind::Protocol,
+            format!("sending the request failed: {e}"),
+        )
+    })?;
+    let (reply, data) = wire::read_frame(&mut stream).map_err(|e| {
+        err(
+            ErrorKind::Protocol,
+            format!("reading the reply failed: {e}"),
+        )
+    })?;
     if reply.get("ok").and_then(Value::as_bool) == Some(true) {
         Ok((reply, data))
     } else {
-        Err(Error {
-            ename: reply
+        Err(Error::new(
+            reply
                 .get("ename")
                 .and_then(Value::as_str)
-                .unwrap_or("Error")
-                .to_string(),
-            message: reply
+                .and_then(ErrorKind::from_ename)
+                .unwrap_or(ErrorKind::Other),
+            reply
                 .get("message")
                 .and_then(Value::as_str)
-                .unwrap_or("the kernel gave no message")
-                .to_string(),
-        })
+                .unwrap_or("the kernel gave no message"),
+        ))
     }
 }
 
@@ -309,7 +333,7 @@ pub fn get<T: Element>(name: &str) -> Result<Array<T>> {
     let (dtype, shape, data) = get_raw(name)?;
     if dtype != T::DTYPE {
         return Err(err(
-            "ArgumentError",
+            ErrorKind::Argument,
             format!(
                 "array '{name}' holds {dtype}, not {}: use nb::get::<{dtype}>(\"{name}\")",
                 T::DTYPE
@@ -317,7 +341,7 @@ pub fn get<T: Element>(name: &str) -> Result<Array<T>> {
         ));
     }
     let data = T::from_le_bytes_vec(&data);
-    check_shape(data.len(), &shape).map_err(|e| err("ProtocolError", e.message))?;
+    check_shape(data.len(), &shape).map_err(|e| err(ErrorKind::Protocol, e.message))?;
     Ok(Array { data, shape })
 }
 

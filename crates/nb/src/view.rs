@@ -6,7 +6,7 @@
 //! MIME bundle (printed for evcxr between `EVCXR_BEGIN_CONTENT` and `EVCXR_END_CONTENT`) or shows
 //! it in the running cell. This keeps image and plotting crates out of every notebook's build.
 
-use crate::{check_shape, err, get_raw, request, Array, Element, Result};
+use crate::{check_shape, err, get_raw, request, Array, Element, ErrorKind, Result};
 use serde_json::{json, Map, Value};
 
 /// How an array or an animation is drawn: the options of `%show` plus a title.
@@ -221,14 +221,14 @@ impl Frames {
     ) -> Result<()> {
         if shape.len() != 2 {
             return Err(err(
-                "ArgumentError",
+                ErrorKind::Argument,
                 format!("a frame is a 2-D array, not one of shape {shape:?}"),
             ));
         }
         if let Some(d) = &self.dtype {
             if d != dtype || self.shape != shape {
                 return Err(err(
-                    "ArgumentError",
+                    ErrorKind::Argument,
                     format!(
                         "frame {} is {dtype} {shape:?}, but the first frame was {d} {:?}: every frame has the first one's dtype and shape",
                         self.len() + 1,
@@ -261,7 +261,7 @@ impl Frames {
         let dtype = self
             .dtype
             .as_deref()
-            .ok_or_else(|| err("ArgumentError", "an animation needs at least one frame"))?;
+            .ok_or_else(|| err(ErrorKind::Argument, "an animation needs at least one frame"))?;
         let mut header = self.style.header("animate", dtype, &self.shape, publish);
         header["frames"] = json!(self.len());
         header["labels"] = json!(self.labels);

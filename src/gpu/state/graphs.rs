@@ -16,6 +16,7 @@
 use super::DeviceState;
 use crate::gpu::backend::{BackendLaunchError, GraphId, GraphNode};
 use crate::gpu::{GpuError, LaunchRequest};
+use nb::ErrorKind;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -347,7 +348,7 @@ impl DeviceState {
         for _ in 0..times {
             if cancel.load(Ordering::Relaxed) {
                 return Err(GpuError::new(
-                    "Interrupted",
+                    ErrorKind::Interrupted,
                     format!(
                         "graph `{name}` was interrupted after {} of {times} launches",
                         out.launch_ms.len()

@@ -16,6 +16,7 @@ use crate::gpu::backend::{
     KernelMeta, ModuleId, ModuleImage, Occupancy, StreamId,
 };
 use crate::gpu::{CudaOptions, DeviceDescription, DeviceLimits, GpuError};
+use nb::ErrorKind;
 use std::cell::RefCell;
 use std::io::{BufReader, BufWriter};
 use std::os::fd::AsRawFd;
@@ -481,7 +482,8 @@ impl RemoteBackend {
                 *self.lost.borrow_mut() = reply.fault;
                 match reply.answer {
                     Answer::Error { ename, message } => {
-                        Err(GpuError::new(static_ename(&ename), message))
+                        let kind = ErrorKind::from_ename(&ename).unwrap_or(ErrorKind::Device);
+                        Err(GpuError::new(kind, message))
                     }
                     answer => Ok((answer, bytes)),
                 }
@@ -619,7 +621,7 @@ impl RemoteBackend {
                 Err(fault(message, printf))
             }
             Ok((a, _)) => Err(BackendLaunchError::Rejected(unexpected(&a).message)),
-            Err(e) if e.ename == "DeviceFault" => Err(fault(e.message, String::new())),
+            Err(e) if e.ename == ErrorKind::DeviceFault => Err(fault(e.message, String::new())),
             Err(e) => Err(BackendLaunchError::Rejected(e.message)),
         }
     }
@@ -634,19 +636,6 @@ const SHARED_FROM: usize = 1 << 20;
 
 fn unexpected(a: &Answer) -> GpuError {
     GpuError::launch(format!("the GPU worker answered out of turn: {a:?}"))
-}
-
-/// The `&'static` name of an error class that crossed the socket.
-fn static_ename(e: &str) -> &'static str {
-    match e {
-        "ArgumentError" => "ArgumentError",
-        "LaunchError" => "LaunchError",
-        "MemoryError" => "MemoryError",
-        "DeviceFault" => "DeviceFault",
-        "CompileError" => "CompileError",
-        "Interrupted" => "Interrupted",
-        _ => "DeviceError",
-    }
 }
 
 impl Drop for RemoteBackend {

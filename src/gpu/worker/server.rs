@@ -219,7 +219,7 @@ fn mapped<'a>(
 
 fn error(e: GpuError) -> Answer {
     Answer::Error {
-        ename: e.ename.to_string(),
+        ename: e.ename.as_str().to_string(),
         message: e.message,
     }
 }
