@@ -12,7 +12,7 @@ use crate::display::array_view::{array_bundle, frames_bundle, Metadata, ViewOpti
 use crate::display::Colormap;
 use crate::gpu::Dtype;
 use crate::output::MimeBundle;
-use nb::wire::{read_frame, write_frame};
+use nb::wire::{read_frame, write_frame, NB_LIMITS};
 use nb::ErrorKind;
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
@@ -148,18 +148,18 @@ fn accept_loop(listener: UnixListener, host: Arc<dyn NbHost>) {
 
 fn serve_connection(mut stream: UnixStream, host: Arc<dyn NbHost>) {
     loop {
-        let (header, payload) = match read_frame(&mut stream) {
+        let (header, payload): (Value, _) = match read_frame(&mut stream, NB_LIMITS) {
             Ok(f) => f,
             Err(e) => {
                 if e.kind() != std::io::ErrorKind::UnexpectedEof {
                     let reply = json!({"ok": false, "ename": ErrorKind::Protocol.as_str(), "message": e.to_string()});
-                    let _ = write_frame(&mut stream, &reply, &[]);
+                    let _ = write_frame(&mut stream, &reply, &[], NB_LIMITS);
                 }
                 return;
             }
         };
         let (reply, data) = handle(&*host, &header, &payload);
-        if write_frame(&mut stream, &reply, &data).is_err() {
+        if write_frame(&mut stream, &reply, &data, NB_LIMITS).is_err() {
             return;
         }
     }

@@ -251,18 +251,19 @@ pub(crate) fn request(header: Value, payload: &[u8]) -> Result<(Value, Vec<u8>)>
             format!("cannot reach the nbcuda Jupyter kernel at {path}: {e}"),
         )
     })?;
-    wire::write_frame(&mut stream, &header, payload).map_err(|e| {
+    wire::write_frame(&mut stream, &header, payload, wire::NB_LIMITS).map_err(|e| {
         err(
             ErrorKind::Protocol,
             format!("sending the request failed: {e}"),
         )
     })?;
-    let (reply, data) = wire::read_frame(&mut stream).map_err(|e| {
-        err(
-            ErrorKind::Protocol,
-            format!("reading the reply failed: {e}"),
-        )
-    })?;
+    let (reply, data): (Value, _) =
+        wire::read_frame(&mut stream, wire::NB_LIMITS).map_err(|e| {
+            err(
+                ErrorKind::Protocol,
+                format!("reading the reply failed: {e}"),
+            )
+        })?;
     if reply.get("ok").and_then(Value::as_bool) == Some(true) {
         Ok((reply, data))
     } else {

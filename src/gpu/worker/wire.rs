@@ -1,6 +1,6 @@
-//! The messages between the Jupyter kernel process and its GPU worker process, and their framing
-//! on the socket: a little-endian `u32` length and a JSON header, then a little-endian `u64`
-//! length and raw bytes (array contents, module images, packed parameters).
+//! The messages between the Jupyter kernel process and its GPU worker process, and the limits of
+//! their frames on the socket (the framing is `nb::wire`'s: a JSON header, then raw bytes such
+//! as array contents, module images, packed parameters).
 //!
 //! Only data types here: no sockets are opened and no device is touched.
 
@@ -9,11 +9,10 @@ use crate::gpu::backend::{
     DevPtr, EventId, GraphId, GraphNode, KernelMeta, ModuleId, Occupancy, StreamId,
 };
 use crate::gpu::{CudaOptions, DeviceLimits, Dim3};
+use nb::wire::Limits;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
-
-/// Headers above this size are refused (a corrupt stream, not a real message).
-const MAX_HEADER: u32 = 64 << 20;
 
 /// One call of the `Backend` trait; bulk bytes travel in the frame's payload.
 #[derive(Debug, Serialize, Deserialize)]
@@ -206,41 +205,22 @@ pub enum Hello {
     Failed(String),
 }
 
-/// Writes one frame.
+/// The worker socket's limits: headers up to 64 MiB (a larger one is a corrupt stream, not a
+/// real message); payloads of any size this machine can hold (large copies normally go through
+/// shared memory, see `shm`).
+pub const LIMITS: Limits = Limits {
+    header: 64 << 20,
+    payload: usize::MAX as u64,
+};
+
+/// Writes one frame (`nb::wire`'s framing, with [`LIMITS`]).
 pub fn write_frame<T: Serialize>(w: &mut impl Write, header: &T, payload: &[u8]) -> io::Result<()> {
-    let head = serde_json::to_vec(header).map_err(io::Error::other)?;
-    let len = u32::try_from(head.len()).map_err(|_| io::Error::other("header too large"))?;
-    let mut prefix = Vec::with_capacity(4 + head.len() + 8);
-    prefix.extend_from_slice(&len.to_le_bytes());
-    prefix.extend_from_slice(&head);
-    prefix.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    w.write_all(&prefix)?;
-    w.write_all(payload)?;
-    w.flush()
+    nb::wire::write_frame(w, header, payload, LIMITS)
 }
 
 /// Reads one frame: the header and the payload.
-pub fn read_frame<T: for<'de> Deserialize<'de>>(r: &mut impl Read) -> io::Result<(T, Vec<u8>)> {
-    let mut n4 = [0u8; 4];
-    r.read_exact(&mut n4)?;
-    let n = u32::from_le_bytes(n4);
-    if n > MAX_HEADER {
-        return Err(io::Error::other(format!("a message header of {n} bytes")));
-    }
-    let mut head = vec![0u8; n as usize];
-    r.read_exact(&mut head)?;
-    let header = serde_json::from_slice(&head).map_err(io::Error::other)?;
-    let mut n8 = [0u8; 8];
-    r.read_exact(&mut n8)?;
-    let len = usize::try_from(u64::from_le_bytes(n8))
-        .map_err(|_| io::Error::other("a payload too large for this machine"))?;
-    let mut payload = Vec::new();
-    payload
-        .try_reserve_exact(len)
-        .map_err(|_| io::Error::other(format!("cannot hold a payload of {len} bytes")))?;
-    payload.resize(len, 0);
-    r.read_exact(&mut payload)?;
-    Ok((header, payload))
+pub fn read_frame<T: DeserializeOwned>(r: &mut impl Read) -> io::Result<(T, Vec<u8>)> {
+    nb::wire::read_frame(r, LIMITS)
 }
 
 /// Waits up to `spin` for bytes on `socket` by polling it (no sleep), so a quick answer is read
