@@ -33,7 +33,7 @@ pub mod select;
 mod staging;
 
 pub use capture::{capture_stdout, Captured, DEFAULT_LIMIT as PRINTF_LIMIT};
-pub use driver::{cubin_function_names, is_sticky, missing_symbols, ptx_entry_names};
+pub use driver::{cubin_function_names, is_sticky, missing_symbols};
 
 use super::backend::{
     Backend, BackendLaunch, BackendLaunchError, BackendReport, DevPtr, EventId, KernelMeta,
@@ -664,11 +664,12 @@ impl Backend for CudaBackend {
             }
             ModuleImage::Ptx(text) => {
                 let m = self.load_ptx(text)?;
+                let entries = ptxsim::ptx_entries(text).unwrap_or_default();
                 (
                     m,
-                    ptx_entry_names(text),
+                    entries.iter().map(|e| e.name.clone()).collect(),
                     driver::uses_printf(text.as_bytes()),
-                    Some(text),
+                    Some(entries),
                 )
             }
         };
@@ -684,8 +685,9 @@ impl Backend for CudaBackend {
                 continue; // a device function, not a CUDA kernel
             }
             let sizes = ptx
-                .and_then(|p| crate::compile::ptx::entry_params(p, &name))
-                .map(|ps| ps.iter().map(|p| p.size).collect())
+                .as_ref()
+                .and_then(|es| es.iter().find(|e| e.name == name))
+                .map(|e| e.params.iter().map(|p| p.size).collect())
                 .unwrap_or_default();
             metas.push(CudaBackend::kernel_meta(f, &name, sizes));
             functions.insert(name, f);

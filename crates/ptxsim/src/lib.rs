@@ -93,6 +93,7 @@ pub use lower::is_predefined_name;
 mod lower;
 mod mem;
 mod parse;
+pub use parse::{ptx_entries, Entry, EntryParam};
 mod pool;
 mod printf;
 #[cfg(test)]

@@ -186,25 +186,6 @@ pub fn cubin_function_names(elf: &[u8]) -> Vec<String> {
     parse().unwrap_or_default()
 }
 
-/// Names of every `.entry` in a PTX text.
-pub fn ptx_entry_names(ptx: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = ptx;
-    while let Some(pos) = rest.find(".entry") {
-        let after = &rest[pos + 6..];
-        let name: String = after
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '.'))
-            .collect();
-        if !name.is_empty() && after.starts_with(char::is_whitespace) && !out.contains(&name) {
-            out.push(name);
-        }
-        rest = after;
-    }
-    out
-}
-
 /// Whether a module image calls device `printf` (PTX text or CUBIN bytes mention `vprintf`).
 pub fn uses_printf(image: &[u8]) -> bool {
     image.windows(7).any(|w| w == b"vprintf")
@@ -261,7 +242,11 @@ mod tests {
         let lowered = out.lowered[0].1.clone();
         assert!(names.contains(&"first".to_string()), "{names:?}");
         assert!(names.contains(&lowered), "{names:?} lacks {lowered}");
-        let entries = ptx_entry_names(&out.ptx);
+        let entries: Vec<String> = ptxsim::ptx_entries(&out.ptx)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
         assert_eq!(entries.len(), 2, "{entries:?}");
         assert!(entries.contains(&"first".to_string()) && entries.contains(&lowered));
         assert!(uses_printf(&cubin) && uses_printf(out.ptx.as_bytes()));

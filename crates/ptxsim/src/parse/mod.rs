@@ -4,9 +4,11 @@
 //! as strings. It does not resolve names, check types or decide semantics: that is `lower`'s
 //! job.
 
+mod entries;
 mod lexer;
 mod parser;
 
+pub use entries::{ptx_entries, Entry, EntryParam};
 pub use parser::parse;
 
 /// State spaces of declarations and memory instructions.
@@ -136,6 +138,8 @@ pub struct Function {
     pub maxntid: Option<Vec<u32>>,
     pub reqntid: Option<Vec<u32>>,
     pub line: usize,
+    /// The line of the closing `}` (or of the `;` of a prototype).
+    pub end_line: usize,
 }
 
 /// A parsed module.

@@ -14,6 +14,9 @@ struct P {
     /// Open `operand`/`init` calls: nested vectors, lists and initialisers, bounded by
     /// [`MAX_NESTING`] so that no input recurses without end.
     depth: usize,
+    /// Outline mode ([`parse_outline`]): function bodies are skipped, not parsed, and module
+    /// directives this parser does not know are skipped.
+    outline: bool,
 }
 
 /// The deepest nesting of `{…}`/`(…)` operands and `{…}` initialisers a module may have (NVRTC
@@ -87,6 +90,13 @@ impl P {
             .ok_or_else(|| perr(line, "unexpected end of PTX"))?;
         self.i += 1;
         Ok(t)
+    }
+    /// The line of the token just consumed.
+    fn prev_line(&self) -> usize {
+        self.i
+            .checked_sub(1)
+            .and_then(|i| self.t.get(i))
+            .map_or(1, |t| t.line)
     }
     fn is_punct(&self, c: char) -> bool {
         self.peek() == Some(&Tok::Punct(c))
@@ -226,6 +236,8 @@ impl P {
                                 let v = self.var_decl(space, is_extern, line)?;
                                 is_extern = false;
                                 ast.vars.push(v);
+                            } else if self.outline {
+                                self.skip_statement();
                             } else {
                                 return Err(perr(
                                     line,
@@ -419,6 +431,7 @@ impl P {
             maxntid: None,
             reqntid: None,
             line,
+            end_line: line,
         };
         if !is_entry && self.is_punct('(') {
             f.rets = self.param_list()?;
@@ -446,10 +459,17 @@ impl P {
             }
         }
         if self.eat_punct(';') {
+            f.end_line = self.prev_line();
             return Ok(f);
         }
-        self.expect_punct('{')?;
-        f.body = Some(self.body()?);
+        if self.outline && self.is_punct('{') {
+            self.skip_braces()?;
+            f.body = Some(Vec::new());
+        } else {
+            self.expect_punct('{')?;
+            f.body = Some(self.body()?);
+        }
+        f.end_line = self.prev_line();
         Ok(f)
     }
 
@@ -662,7 +682,26 @@ impl P {
 /// Parse PTX text into a syntax tree.
 pub fn parse(src: &str) -> Result<Ast, ModuleError> {
     let t = tokenize(src)?;
-    let mut p = P { t, i: 0, depth: 0 };
+    let mut p = P {
+        t,
+        i: 0,
+        depth: 0,
+        outline: false,
+    };
+    p.module()
+}
+
+/// Parse PTX text into a syntax tree of its module scope only: functions keep their names,
+/// parameters and lines, but their bodies are skipped (`Some(vec![])`), and unknown module
+/// directives are skipped. The whole text is still tokenised, so comments never count.
+pub fn parse_outline(src: &str) -> Result<Ast, ModuleError> {
+    let t = tokenize(src)?;
+    let mut p = P {
+        t,
+        i: 0,
+        depth: 0,
+        outline: true,
+    };
     p.module()
 }
 
