@@ -160,7 +160,7 @@ impl NbcudaInterpreter {
                     .map_err(|e: RustCellError| match e {
                         RustCellError::UserError { message, stderr } => {
                             nb_error_of(&stderr, &lock(&self.nb_errors))
-                                .unwrap_or_else(|| (ErrorKind::Other, message))
+                                .unwrap_or((ErrorKind::Other, message))
                         }
                         e => (e.ename(), e.to_string()),
                     })?;
