@@ -9,11 +9,11 @@ pub mod nb_server;
 pub mod scratch;
 
 use crate::magics::{MagicError, Magics};
-use crate::output::{CellOutput, MimeBundle, OutputSink};
-use crate::protocol::{CellIo, ExecuteOutcome, Interpreter, KernelInfo};
 use crate::rust::{InputFn, RustCellError, RustEngine, RustInterrupt};
 use cells::{is_magic_line, split_cell, Segment};
 use nb_server::{HostError, NbHost, NbServer};
+use protocol::output::{CellOutput, MimeBundle, OutputSink};
+use protocol::{CellIo, ExecuteOutcome, Interpreter, KernelInfo};
 use serde_json::json;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,7 +26,7 @@ pub fn run(connection_file: &Path) -> anyhow::Result<()> {
     let scratch = scratch::Scratch::for_this_kernel();
     let interpreter = Arc::new(NbcudaInterpreter::new());
     *lock(&interpreter.scratch) = scratch;
-    crate::protocol::serve(connection_file, interpreter)
+    protocol::serve(connection_file, interpreter)
 }
 
 /// The nbcuda interpreter: Rust cells, `%%cuda` cells and magic lines.
@@ -181,7 +181,7 @@ fn route_rust_result(result: Option<MimeBundle>, sink: &OutputSink) -> Option<Mi
             Some(_) => Some(bundle),
         };
     }
-    sink(crate::output::CellOutput::Display {
+    sink(protocol::output::CellOutput::Display {
         data: bundle,
         metadata: serde_json::Map::new(),
         display_id: None,
@@ -528,7 +528,7 @@ impl NbcudaInterpreter {
         let text = Arc::new(Mutex::new(String::new()));
         let collected = text.clone();
         let sink: OutputSink = Arc::new(move |o| {
-            if let crate::output::CellOutput::Stdout(t) = o {
+            if let protocol::output::CellOutput::Stdout(t) = o {
                 lock(&collected).push_str(&t);
             }
         });

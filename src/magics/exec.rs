@@ -12,7 +12,7 @@ use super::parse::{Command, Ctor, Expr, Name};
 use super::table::Table;
 use super::{help, LineCtx, MagicError, Magics};
 use crate::gpu::{DeviceState, Dtype};
-use crate::output::{CellOutput, MimeBundle, OutputSink};
+use protocol::output::{CellOutput, MimeBundle, OutputSink};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

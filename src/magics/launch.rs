@@ -12,7 +12,7 @@ use super::lex::{ParseError, Span};
 use super::parse::{Expr, ExprKind, Launch, LaunchConfig};
 use super::{LineCtx, MagicError, Magics};
 use crate::gpu::{Dim3, Dtype, KernelParam, LaunchArg, LaunchRequest, ParamKind};
-use crate::output::{CellOutput, OutputSink};
+use protocol::output::{CellOutput, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 

@@ -1,6 +1,7 @@
 //! What a running cell produces, independent of the wire: text on stdout/stderr, rich display
-//! data, updates of an earlier display. The interpreter turns these into iopub messages; the
-//! producers (`rust`, `magics`, `display`) know nothing of Jupyter messages.
+//! data, updates of an earlier display. The protocol server turns these into iopub messages; the
+//! producers (the `nbcuda` crate's `rust`, `magics` and `display` modules) know nothing of Jupyter
+//! messages.
 
 use std::sync::Arc;
 

@@ -7,15 +7,16 @@
 //! - `wire_raw` feeds the frames as they are, with the key (the signature check itself) and
 //!   without one (no check).
 //!
-//! Neither may panic, overflow a 2 MiB stack or hang. Corpus: `fuzz/corpus/wire/*.frames`, real
-//! messages that `jupyter_client.session.Session(key=b"fuzz-key")` serialised, one frame per
-//! line (frames are split at `\n`; one trailing `\n` is ignored). `cargo test --release --test
+//! Neither may panic, overflow a 2 MiB stack or hang. Corpus:
+//! `crates/protocol/fuzz/corpus/wire/*.frames`, real messages that
+//! `jupyter_client.session.Session(key=b"fuzz-key")` serialised, one frame per line (frames are
+//! split at `\n`; one trailing `\n` is ignored). `cargo test --release -p nbcuda-protocol --test
 //! fuzz_wire` runs both; `benches/fuzz.sh 60 wire_signed wire_raw` runs the ignored `*_long`.
 
 use bytes::Bytes;
 use data_encoding::HEXLOWER;
 use fuzzing::Target;
-use nbcuda::protocol::Message;
+use protocol::Message;
 use ring::hmac;
 
 const DELIMITER: &[u8] = b"<IDS|MSG>";

@@ -1,18 +1,21 @@
-//! The Jupyter wire layer: connection file, the five sockets, signing, message routing and iopub
-//! publishing.
+//! The Jupyter wire layer of the nbcuda Jupyter kernel: connection file, the five sockets,
+//! signing, message routing, iopub publishing and the execution history; plus [`output`], what a
+//! running cell produces, independent of the wire.
 //!
 //! It knows nothing of Rust, CUDA or magics: everything language-specific sits behind the
 //! [`Interpreter`] trait (xeus-style: `execute`, `complete`, `inspect`, `is_complete`, plus
-//! `interrupt`). This module must never import `crate::gpu`, `crate::rust` or `crate::magics`.
+//! `interrupt`), which the `nbcuda` crate's `kernel` module implements. This crate must not
+//! depend on evcxr, cudarc, ptxsim or the `nbcuda` crate; its Cargo.toml enforces that.
 
 mod history;
+pub mod output;
 mod server;
 mod wire;
 
 pub use server::{serve, INTERPRETER_STACK_BYTES};
 pub use wire::{Message, Signer, WireError, PROTOCOL_VERSION};
 
-use crate::output::{CellOutput, MimeBundle};
+pub use output::{CellOutput, MimeBundle, OutputSink};
 use serde_json::Value;
 
 /// What `kernel_info_reply` says about the interpreter.
