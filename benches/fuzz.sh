@@ -7,8 +7,10 @@
 #
 # Targets: magic (magic-line parser + evaluator, %%cuda header), ptx (ptxsim's PTX parser and
 # lowering), npy and image (the %load loaders), wire_signed and wire_raw (the Jupyter message
-# parser, with frames signed by the harness or as they come). Each is the ignored `*_long` test
-# of its file (tests/fuzz_*.rs, crates/ptxsim/tests/fuzz.rs), built in release.
+# parser, with frames signed by the harness or as they come), frame_codec (the nb and GPU-worker
+# socket framing). Each is the ignored `*_long` test
+# of its file (tests/fuzz_*.rs, crates/protocol/tests/fuzz_wire.rs, crates/ptxsim/tests/fuzz.rs),
+# built in release.
 #
 # Environment: FUZZ_SEED (default: from the clock, printed), FUZZ_HANG_SECS (an input running
 # longer is a hang, default 20), CARGO_TARGET_DIR. Crashing inputs go to
@@ -21,7 +23,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
 shift || true
-all=(magic ptx npy image wire_signed wire_raw)
+all=(magic ptx npy image wire_signed wire_raw frame_codec)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 target_dir=${CARGO_TARGET_DIR:-target}
@@ -34,8 +36,9 @@ where() {
         ptx) echo "ptxsim fuzz ptx_long" ;;
         npy) echo "nbcuda fuzz_loaders npy_long" ;;
         image) echo "nbcuda fuzz_loaders image_long" ;;
-        wire_signed) echo "nbcuda fuzz_wire wire_signed_long" ;;
-        wire_raw) echo "nbcuda fuzz_wire wire_raw_long" ;;
+        wire_signed) echo "nbcuda-protocol fuzz_wire wire_signed_long" ;;
+        wire_raw) echo "nbcuda-protocol fuzz_wire wire_raw_long" ;;
+        frame_codec) echo "nbcuda fuzz_frames frame_codec_long" ;;
         *) return 1 ;;
     esac
 }
@@ -44,7 +47,8 @@ for t in "${targets[@]}"; do
 done
 
 echo "==> building the fuzz targets (release)" >&2
-cargo test --release -p nbcuda --test fuzz_magic --test fuzz_loaders --test fuzz_wire --no-run -q >&2 &&
+cargo test --release -p nbcuda --test fuzz_magic --test fuzz_loaders --test fuzz_frames --no-run -q >&2 &&
+    cargo test --release -p nbcuda-protocol --test fuzz_wire --no-run -q >&2 &&
     cargo test --release -p ptxsim --test fuzz --no-run -q >&2 || { echo "fuzz.sh: build failed" >&2; exit 1; }
 
 log=$(mktemp "${TMPDIR:-/tmp}/nbcuda-fuzz.XXXXXX")

@@ -37,8 +37,8 @@
 #       carry=["target/gpu-check"], timeout_s=420)
 #
 # It writes $OUT/model-check/model-check.{md,json,csv}. Commit the .md and the .json as
-# benches/results/<gpu>-<date>/model-check.md and model-check.json (e.g.
-# benches/results/h100-2026-12-05/): tests/python/test_model_check.py then re-estimates every
+# benches/results/<gpu>/model-check.md and model-check.json (e.g. benches/results/h100/,
+# replacing the last ones): tests/python/test_model_check.py then re-estimates every
 # row with the current model on ptxsim and fails when the median error exceeds 30% or an order
 # the GPU measured is lost (with no such file it is skipped). Put the last line's figures in
 # the note that goes with the commit.
@@ -151,7 +151,7 @@ model() {
     local t0=$SECONDS
     prepare
     model_check
-    echo "gpu-check model: $((SECONDS - t0)) s; commit $out/model-check/model-check.md and .json as benches/results/<gpu>-<date>/"
+    echo "gpu-check model: $((SECONDS - t0)) s; commit $out/model-check/model-check.md and .json as benches/results/<gpu>/"
 }
 
 run() {

@@ -1,8 +1,10 @@
 //! nbcuda: a Jupyter kernel for GPU-accelerated Rust notebooks.
 //!
-//! Layers (see DESIGN.md): `protocol` (wire, language-agnostic) → `kernel` (the interpreter:
-//! routes cells) → `rust` (evcxr), `magics` (the command language), `compile` (NVRTC),
-//! `gpu` (device state behind one `Backend` trait), `display` (images, tables).
+//! Layers (see DESIGN.md): the `protocol` crate (crates/protocol: the Jupyter wire,
+//! language-agnostic, and `protocol::output`, what a cell produces) → `kernel` (the interpreter
+//! that implements `protocol::Interpreter`: routes cells) → `rust` (evcxr), `magics` (the command
+//! language), `compile` (NVRTC), `gpu` (device state behind one `Backend` trait), `display`
+//! (images, tables).
 //! `cli` holds the `install` and `doctor` subcommands.
 
 pub mod cli;
@@ -11,6 +13,4 @@ pub mod display;
 pub mod gpu;
 pub mod kernel;
 pub mod magics;
-pub mod output;
-pub mod protocol;
 pub mod rust;

@@ -17,7 +17,7 @@ use nbcuda::gpu::cuda::CudaBackend;
 use nbcuda::gpu::worker::RemoteBackend;
 use nbcuda::gpu::{detect, CudaOptions, DeviceState, Dtype, LaunchArg, LaunchRequest};
 use nbcuda::magics::Magics;
-use nbcuda::output::{CellOutput, OutputSink};
+use protocol::output::{CellOutput, OutputSink};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;

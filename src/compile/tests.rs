@@ -2,12 +2,13 @@
 
 use super::*;
 
-/// True when NVRTC can be loaded; otherwise prints why the test is skipped.
+/// True when NVRTC can be loaded; otherwise reports the test as skipped (`testkit::skip`), and
+/// the test returns.
 pub(crate) fn nvrtc_available() -> bool {
     match library::load_nvrtc() {
         Ok(_) => true,
         Err(e) => {
-            eprintln!("SKIPPED: NVRTC not found: {e}");
+            testkit::skip(format!("NVRTC not found: {e}"));
             false
         }
     }
@@ -183,7 +184,9 @@ fn compile_cache_hit_is_fast_and_survives_a_new_compiler() {
         median,
         times[times.len() - 1]
     );
-    assert!(median < 2.0, "cache hit took {median:.3} ms");
+    // Liveness, 20x the 2 ms a hit takes on an idle machine (benches/responsiveness.py measures
+    // it through the Jupyter kernel): a hit that recompiled would take NVRTC's tens of ms.
+    assert!(median < 40.0, "cache hit took {median:.3} ms");
     // A different option is a different entry.
     let fast = CudaOptions {
         fast_math: true,

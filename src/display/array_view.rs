@@ -17,7 +17,7 @@ use super::{Colormap, HeatmapOptions};
 use crate::gpu::Dtype;
 use crate::magics::host::{fmt_elem, fmt_shape, fmt_stats, stats, to_f64_vec};
 use crate::magics::table::Table;
-use crate::output::MimeBundle;
+use protocol::output::MimeBundle;
 
 /// `display_data` metadata (image sizes).
 pub type Metadata = serde_json::Map<String, serde_json::Value>;

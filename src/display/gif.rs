@@ -12,7 +12,7 @@ use image::{Delay, Frame, RgbaImage};
 use super::image::{
     color_norm, heatmap_body, value_stats, with_title, HeatmapOptions, ValueStats, WHITE,
 };
-use crate::output::MimeBundle;
+use protocol::output::MimeBundle;
 
 /// The quantiser's speed (1 = best and slowest, 30 = fastest); 10 keeps colormap gradients smooth.
 const SPEED: i32 = 10;

@@ -20,8 +20,8 @@ pub use self::colormap::Colormap;
 pub use self::image::{render_heatmap, render_rgb, side_by_side, HeatmapOptions, Rendered};
 pub use self::plot::line_plot;
 
-use crate::output::{CellOutput, MimeBundle};
 use base64::Engine;
+use protocol::output::{CellOutput, MimeBundle};
 
 /// The largest image (width × height, in pixels) that any function here will produce.
 pub const MAX_PIXELS: usize = 64 << 20;

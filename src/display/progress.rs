@@ -6,7 +6,7 @@
 //! would also erase what the cell printed before, and the result would jump to the end.
 
 use crate::magics::table::escape_html;
-use crate::output::{CellOutput, MimeBundle, OutputSink};
+use protocol::output::{CellOutput, MimeBundle, OutputSink};
 use std::time::{Duration, Instant};
 
 /// The bar as text/plain (`[#####.....]  50%  label`) and text/html (a styled `<div>`).

@@ -9,12 +9,12 @@ pub mod nb_server;
 pub mod scratch;
 
 use crate::magics::{MagicError, Magics};
-use crate::output::{CellOutput, MimeBundle, OutputSink};
-use crate::protocol::{CellIo, ExecuteOutcome, Interpreter, KernelInfo};
 use crate::rust::{InputFn, RustCellError, RustEngine, RustInterrupt};
 use cells::{is_magic_line, split_cell, Segment};
 use nb::ErrorKind;
 use nb_server::{HostError, NbHost, NbServer};
+use protocol::output::{CellOutput, MimeBundle, OutputSink};
+use protocol::{CellIo, ExecuteOutcome, Interpreter, KernelInfo};
 use serde_json::json;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,7 +27,7 @@ pub fn run(connection_file: &Path) -> anyhow::Result<()> {
     let scratch = scratch::Scratch::for_this_kernel();
     let interpreter = Arc::new(NbcudaInterpreter::new());
     *lock(&interpreter.scratch) = scratch;
-    crate::protocol::serve(connection_file, interpreter)
+    protocol::serve(connection_file, interpreter)
 }
 
 /// The nbcuda interpreter: Rust cells, `%%cuda` cells and magic lines.
@@ -182,7 +182,7 @@ fn route_rust_result(result: Option<MimeBundle>, sink: &OutputSink) -> Option<Mi
             Some(_) => Some(bundle),
         };
     }
-    sink(crate::output::CellOutput::Display {
+    sink(protocol::output::CellOutput::Display {
         data: bundle,
         metadata: serde_json::Map::new(),
         display_id: None,
@@ -517,7 +517,7 @@ impl NbcudaInterpreter {
         let text = Arc::new(Mutex::new(String::new()));
         let collected = text.clone();
         let sink: OutputSink = Arc::new(move |o| {
-            if let crate::output::CellOutput::Stdout(t) = o {
+            if let protocol::output::CellOutput::Stdout(t) = o {
                 lock(&collected).push_str(&t);
             }
         });
@@ -555,7 +555,7 @@ fn error_outcome(ename: ErrorKind, message: &str) -> ExecuteOutcome {
     )];
     traceback.extend(message.lines().skip(1).map(str::to_string));
     ExecuteOutcome::Error {
-        ename,
+        ename: ename.as_str().to_string(),
         evalue: message.to_string(),
         traceback,
     }

@@ -11,9 +11,9 @@
 use crate::display::array_view::{array_bundle, frames_bundle, Metadata, ViewOptions};
 use crate::display::Colormap;
 use crate::gpu::Dtype;
-use crate::output::MimeBundle;
 use nb::wire::{read_frame, write_frame, NB_LIMITS};
 use nb::ErrorKind;
+use protocol::output::MimeBundle;
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::io::AsRawFd;
@@ -141,7 +141,7 @@ fn accept_loop(listener: UnixListener, host: Arc<dyn NbHost>) {
         let host = host.clone();
         let _ = std::thread::Builder::new()
             .name("nb-conn".into())
-            .stack_size(crate::protocol::INTERPRETER_STACK_BYTES)
+            .stack_size(protocol::INTERPRETER_STACK_BYTES)
             .spawn(move || serve_connection(stream, host));
     }
 }

@@ -16,8 +16,8 @@ use super::{check_line, LineCtx, MagicError, Magics};
 use crate::display::gif::{encode_gif, gif_bundle, heatmap_frames, MAX_GIF_BYTES};
 use crate::display::progress::Progress;
 use crate::display::{fmt_sig, image_metadata, Colormap, HeatmapOptions};
-use crate::output::{CellOutput, MimeBundle, OutputSink};
 use nb::ErrorKind;
+use protocol::output::{CellOutput, MimeBundle, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -355,8 +355,8 @@ mod tests {
     use super::super::test_session::{b64, text, Session};
     use crate::display::image::element_pixel;
     use crate::display::progress::set_thread_delay;
-    use crate::output::{CellOutput, MimeBundle};
     use image::AnimationDecoder;
+    use protocol::output::{CellOutput, MimeBundle};
 
     const INC: &str = r#"
 __global__ void inc(float* u, int n) {

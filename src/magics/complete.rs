@@ -9,7 +9,7 @@ use super::eval::FUNCTIONS;
 use super::lex::is_ident_char;
 use super::{help, host, Magics};
 use crate::gpu::{Dtype, ParamKind};
-use crate::output::MimeBundle;
+use protocol::output::MimeBundle;
 use std::path::Path;
 
 const CTORS: [&str; 9] = [

@@ -16,8 +16,8 @@ use super::{LineCtx, MagicError, Magics};
 use crate::display::timing;
 use crate::display::timing::{timing_table, TimeEstimate, Timing, TimingStats};
 use crate::gpu::GraphStep;
-use crate::output::{CellOutput, OutputSink};
 use nb::ErrorKind;
+use protocol::output::{CellOutput, OutputSink};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 

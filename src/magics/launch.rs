@@ -12,8 +12,8 @@ use super::lex::{ParseError, Span};
 use super::parse::{Expr, ExprKind, Launch, LaunchConfig};
 use super::{LineCtx, MagicError, Magics};
 use crate::gpu::{Dim3, Dtype, KernelParam, LaunchArg, LaunchRequest, ParamKind};
-use crate::output::{CellOutput, OutputSink};
 use nb::ErrorKind;
+use protocol::output::{CellOutput, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 

@@ -39,10 +39,10 @@ mod tests_profile;
 pub mod time;
 
 use crate::gpu::{DeviceState, GpuError};
-use crate::output::{CellOutput, MimeBundle, OutputSink};
 use eval::Value;
 use lex::ParseError;
 use nb::ErrorKind;
+use protocol::output::{CellOutput, MimeBundle, OutputSink};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

@@ -11,8 +11,8 @@ use super::parse::{self, Launch, Name};
 use super::show::unknown_flag;
 use super::{profile_view, LineCtx, MagicError, Magics};
 use crate::gpu::ncu::{NcuFailure, NcuSetup};
-use crate::output::{CellOutput, OutputSink};
 use nb::ErrorKind;
+use protocol::output::{CellOutput, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 

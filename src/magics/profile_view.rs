@@ -7,7 +7,7 @@
 
 use super::table::{escape_html, Table};
 use crate::gpu::{ProfileLine, ProfileOutcome};
-use crate::output::MimeBundle;
+use protocol::output::MimeBundle;
 use ptxsim::counters::InstCounts;
 use serde_json::{json, Map, Value};
 

@@ -12,8 +12,8 @@ use super::parse::{self, Expr, Name};
 use super::{LineCtx, MagicError, Magics};
 use crate::display::{self, Colormap, HeatmapOptions, Rendered};
 use crate::gpu::{DeviceState, Dtype, GpuError};
-use crate::output::OutputSink;
 use nb::ErrorKind;
+use protocol::output::OutputSink;
 
 /// The parsed arguments of `%show`.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,7 +3,7 @@
 //!
 //! It only formats; it knows nothing of arrays or devices.
 
-use crate::output::{CellOutput, MimeBundle};
+use protocol::output::{CellOutput, MimeBundle};
 
 #[derive(Debug, Clone, Default)]
 pub struct Table {

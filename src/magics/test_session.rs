@@ -3,8 +3,8 @@
 
 use super::{MagicError, Magics};
 use crate::gpu::Dtype;
-use crate::output::{CellOutput, MimeBundle, OutputSink};
 use base64::Engine;
+use protocol::output::{CellOutput, MimeBundle, OutputSink};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 

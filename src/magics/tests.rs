@@ -1167,5 +1167,6 @@ fn an_image_that_declares_huge_dimensions_is_refused_before_decoding() {
     let (ename, msg) = files::load(&path.to_string_lossy(), false, None).expect_err("refused");
     assert_eq!(ename, "IOError");
     assert!(msg.contains("the image is too large to load"), "{msg}");
-    assert!(t0.elapsed().as_secs_f64() < 1.0, "{:?}", t0.elapsed());
+    // Liveness, 10x the usual bound: decoding it took 20 s.
+    assert!(t0.elapsed().as_secs_f64() < 10.0, "{:?}", t0.elapsed());
 }

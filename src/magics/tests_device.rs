@@ -4,7 +4,7 @@
 
 use super::test_session::Session;
 use crate::gpu::Dtype;
-use crate::output::{CellOutput, MimeBundle};
+use protocol::output::{CellOutput, MimeBundle};
 
 #[test]
 fn arrays_hold_the_constructed_values() {

@@ -3,7 +3,7 @@
 //! JSON entry's Nsight Compute names, `--lines`, `--gpu`, and that profiling changes no data.
 
 use super::test_session::{text, Session};
-use crate::output::CellOutput;
+use protocol::output::CellOutput;
 use serde_json::Value;
 
 const KERNELS: &str = r#"

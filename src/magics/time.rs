@@ -23,8 +23,8 @@ use crate::display::timing::{
     timing_table, timings_chart, timings_table, TimeEstimate, Timing, TimingStats,
 };
 use crate::display::{png_display, timing};
-use crate::output::{CellOutput, OutputSink};
 use nb::ErrorKind;
+use protocol::output::{CellOutput, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -440,7 +440,7 @@ pub fn parse_timings(lx: &mut Lexer) -> Result<bool, ParseError> {
 mod tests {
     use super::super::test_session::{png, text, Session};
     use crate::display::progress::set_thread_delay;
-    use crate::output::CellOutput;
+    use protocol::output::CellOutput;
 
     const ADD: &str = r#"
 __global__ void add(const float* a, const float* b, float* c, int n) {

@@ -7,8 +7,8 @@
 
 use super::text;
 use super::{RustCellError, RustCompletions};
-use crate::output::{CellOutput, MimeBundle, OutputSink};
 use crossbeam_channel::{Receiver, Select};
+use protocol::output::{CellOutput, MimeBundle, OutputSink};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};

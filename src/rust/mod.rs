@@ -21,9 +21,9 @@ pub mod toolchain;
 pub use complete::is_complete;
 pub use engine::InputFn;
 
-use crate::output::{CellOutput, MimeBundle, OutputSink};
 use engine::{lock, Job, Shared, Status};
 use nb::ErrorKind;
+use protocol::output::{CellOutput, MimeBundle, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};

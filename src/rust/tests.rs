@@ -252,7 +252,13 @@ fn slow_evcxr_engine_end_to_end() {
     for _ in 0..30 {
         let asked = Instant::now();
         completions = engine.complete("counter_v", 9);
-        assert!(asked.elapsed() < Duration::from_millis(2600));
+        // Liveness, 10x the usual answer: a slow machine must not fail it (timing is
+        // benches/responsiveness.py's business).
+        assert!(
+            asked.elapsed() < Duration::from_secs(26),
+            "{:?}",
+            asked.elapsed()
+        );
         if !completions.matches.is_empty() {
             break;
         }
@@ -323,7 +329,11 @@ fn slow_evcxr_engine_end_to_end() {
         matches!(result, Ok(Err(RustCellError::Interrupted))),
         "{result:?}"
     );
-    assert!(interrupted_after < Duration::from_secs(2));
+    // Liveness (an interrupt that does not work never returns): 10x the usual bound.
+    assert!(
+        interrupted_after < Duration::from_secs(20),
+        "{interrupted_after:?}"
+    );
     assert!(
         collector.stderr().contains("variables"),
         "{}",
@@ -362,7 +372,11 @@ fn slow_evcxr_engine_end_to_end() {
         matches!(result, Ok(Err(RustCellError::Interrupted))),
         "{result:?}"
     );
-    assert!(interrupted_after < Duration::from_secs(2));
+    // Liveness (an interrupt that does not work never returns): 10x the usual bound.
+    assert!(
+        interrupted_after < Duration::from_secs(20),
+        "{interrupted_after:?}"
+    );
     let t = Instant::now();
     let (result, _) = run(&engine, "5 + 6");
     eprintln!("next cell after {:?}", t.elapsed());

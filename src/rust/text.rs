@@ -4,7 +4,7 @@
 //!
 //! Nothing here talks to evcxr's child process or to Jupyter.
 
-use crate::output::MimeBundle;
+use protocol::output::MimeBundle;
 use std::collections::HashMap;
 
 /// Turns evcxr's `content_by_mime_type` (the `EVCXR_BEGIN_CONTENT mime … EVCXR_END_CONTENT`

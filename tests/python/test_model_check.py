@@ -3,7 +3,7 @@
 scripts/model_check.py, run on a GPU (scripts/gpu-check.sh's run step), writes
 model-check.json: every tutorial launch and every launch the notebooks compare, the model's
 estimate and the CUDA-event time measured, and the orders the notebooks teach. Committed under
-benches/results/<gpu>-<date>/, each such file is a regression test of the model: here every row
+benches/results/<gpu>/, each such file is a regression test of the model: here every row
 is estimated again with the current model on ptxsim (the GPU model the file names), and the
 median error must stay <= 30% and every order the GPU measured must be kept. With no such file
 committed yet that test is skipped, saying so.

@@ -192,7 +192,7 @@ def test_a_hanging_ncu_is_stopped_by_the_timeout_and_by_the_interrupt(tmp_path):
         assert ex.reply["content"]["ename"] == "Interrupted", ex.describe()
         assert "ncu and its GPU worker were stopped" in ex.reply["content"]["evalue"]
         assert len(displays(ex)) == 1, ex.describe()
-        assert took < 5, took
+        assert took < 20, took  # liveness: without the interrupt, ncu runs for 120 s
         # The Jupyter kernel goes on.
         ok(kc, f"%profile {LAUNCH}")
     finally:

@@ -62,7 +62,7 @@ def test_runaway_recursion_is_a_quick_device_fault_and_the_state_survives(sim, t
     assert err["ename"] == "DeviceFault", ex.describe()
     message = err["evalue"]
     print(f"reported in {took * 1e3:.0f} ms: {message}")
-    assert took < 5.0, f"took {took:.1f} s"
+    assert took < 30.0, f"took {took:.1f} s"  # liveness: it is reported in milliseconds
     assert "call stack overflow" in message, message
     assert "1024-byte stack" in message, message
     assert "CUDA kernel `runaway`" in message, message

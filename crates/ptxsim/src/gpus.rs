@@ -215,7 +215,7 @@ pub static GPUS: [GpuModel; 8] = [
     ),
     // NVIDIA H200 datasheet: 141 GB HBM3e at 4.8 TB/s; the same GH100 die as H100 SXM5
     // (132 SMs, 1980 MHz, 50 MB L2), as nvidia-smi and cuDeviceGetAttribute report on an H200
-    // (benches/results/h200-2026-11-29/gpu-check.log of this repository).
+    // (benches/results/h200/gpu-check.log of this repository).
     gpu(
         "H200",
         "NVIDIA H200 SXM 141 GB",

@@ -27,7 +27,7 @@
 //! - **L2**: `t_l2 = 32 · l2_sectors / (32 · S · f)`: 32 bytes a cycle per SM of L2 bandwidth.
 //! - **DRAM**: `t_dram = (dram_read + dram_write) / (0.75 · peak)`: 75% of the datasheet
 //!   bandwidth is what streaming kernels sustain (measured on an H200 by this repository's GPU
-//!   check: vector add 69%, device-to-device copy 83%, benches/results/h200-2026-11-29).
+//!   check: vector add 69%, device-to-device copy 83%, benches/results/h200).
 //! - **Latency**: each warp's global loads are taken as dependent (one in flight per warp),
 //!   each costing `L` = 600 ns from DRAM or 250 ns from L2 (mixed by the L2 model's hit rate).
 //!   With `r` warps resident per SM (the theoretical occupancy's active warps), the warps run

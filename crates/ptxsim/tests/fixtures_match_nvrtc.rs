@@ -3,8 +3,9 @@
 //!
 //! NVRTC is found through `NBCUDA_NVRTC_LIB` (a path to `libnvrtc.so.12`), the workspace's
 //! `.venv` (pip package `nvidia-cuda-nvrtc-cu12`), or the dynamic loader's search path
-//! (`LD_LIBRARY_PATH`). Without it, or with another NVRTC version, the test prints why it skips
-//! and passes: every other test reads the checked-in fixtures only, so none of them needs NVRTC.
+//! (`LD_LIBRARY_PATH`). Without it, or with another NVRTC version, the test reports itself
+//! skipped (`testkit::skip`, which says why) and returns: every other test reads the checked-in
+//! fixtures only, so none of them needs NVRTC.
 //! This file must not be used to compile anything but the fixtures.
 
 use std::ffi::{c_char, c_int, c_void, CString};
@@ -217,7 +218,9 @@ fn stem(p: &Path) -> String {
 #[test]
 fn fixtures_match_nvrtc() {
     let Some(nvrtc) = load_nvrtc() else {
-        println!("SKIP fixtures_match_nvrtc: NVRTC not found (set NBCUDA_NVRTC_LIB, create .venv, or set LD_LIBRARY_PATH)");
+        testkit::skip(
+            "NVRTC not found (set NBCUDA_NVRTC_LIB, create .venv, or set LD_LIBRARY_PATH)",
+        );
         return;
     };
     let version = match nvrtc.version() {
@@ -225,10 +228,10 @@ fn fixtures_match_nvrtc() {
         Err(e) => panic!("{}: {e}", nvrtc.path),
     };
     if version != PINNED_VERSION {
-        println!(
-            "SKIP fixtures_match_nvrtc: {} is NVRTC {}.{}, the fixtures are pinned to {}.{}",
+        testkit::skip(format!(
+            "{} is NVRTC {}.{}, the fixtures are pinned to {}.{}",
             nvrtc.path, version.0, version.1, PINNED_VERSION.0, PINNED_VERSION.1
-        );
+        ));
         return;
     }
     let bless = std::env::var("PTXSIM_BLESS").is_ok_and(|v| v == "1");

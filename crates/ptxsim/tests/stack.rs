@@ -72,7 +72,8 @@ fn runaway_recursion_is_a_stack_overflow_naming_thread_line_and_depth() {
     let took = t0.elapsed();
     let report = overflow(r);
     eprintln!("reported in {took:?}: {}", report.message);
-    assert!(took < Duration::from_secs(1), "took {took:?}");
+    // Liveness, 10x the usual bound (unchecked recursion would run until memory ran out).
+    assert!(took < Duration::from_secs(10), "took {took:?}");
     assert_eq!(report.kernel, "runaway");
     assert_eq!(report.thread, (3, 0, 0));
     assert_eq!(report.block, (0, 0, 0));
@@ -112,7 +113,8 @@ fn runaway_recursion_with_a_large_stack_stops_quickly_in_bounded_memory() {
     let took = t0.elapsed();
     let report = overflow(r);
     eprintln!("reported in {took:?}: {}", report.message);
-    assert!(took < Duration::from_secs(5), "took {took:?}");
+    // Liveness, 10x the usual bound.
+    assert!(took < Duration::from_secs(50), "took {took:?}");
     assert!(
         report.message.contains("the 1048576-byte stack"),
         "{}",

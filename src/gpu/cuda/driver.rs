@@ -223,8 +223,7 @@ mod tests {
 
     #[test]
     fn kernel_names_from_nvrtc_cubin_and_ptx() {
-        if crate::compile::library::load_nvrtc().is_err() {
-            eprintln!("skipped: NVRTC not found");
+        if !crate::compile::tests::nvrtc_available() {
             return;
         }
         let src = "extern \"C\" __global__ void first(float* a) { a[threadIdx.x] += 1.0f; }\n\

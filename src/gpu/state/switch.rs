@@ -534,7 +534,7 @@ mod tests {
     #[test]
     fn switching_to_a_missing_gpu_changes_nothing() {
         if detect::detect_gpus().is_ok_and(|g| !g.is_empty()) {
-            eprintln!("skipped: a GPU is present");
+            testkit::skip("a GPU is present");
             return;
         }
         let mut s = DeviceState::with_cache_dir(None);

@@ -568,7 +568,7 @@ fn main() -> Res<()> {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    // The ratios differ between AVX-512 and AVX2 machines (docs/block-tier.md, session 23).
+    // The ratios differ between AVX-512 and AVX2 machines (docs/block-tier.md, "Measuring").
     let build = ptxsim::HostBuild::from_env().runs();
     println!("ptxsim benchmark: {} tutorial CUDA kernels, {cores} cores, lane loops built for {build:?}, rates in threads/s (native ratios at the big size, Numba ratios on Numba's size)", all.len());
     let mut rows = Vec::new();

@@ -1,4 +1,4 @@
-//! The block tier (stage 2 of `docs/block-tier.md`, with stage 3's shuffles): runs a whole
+//! The block tier (the design and its reasons: `docs/block-tier.md`): runs a whole
 //! block of an eligible kernel with its threads' registers side by side (`[slot][thread]`),
 //! each instruction dispatched once for all the threads at one PC and run as loops over
 //! 64-thread words, instead of once per warp.

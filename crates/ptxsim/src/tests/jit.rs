@@ -115,7 +115,8 @@ fn cancel_and_budget_stop_a_compiled_loop() {
         std::time::Duration::from_millis(200),
     );
     assert_eq!(report.kind, CheckKind::Cancelled);
-    assert!(secs < 1.0, "stopped {secs} s after the cancel");
+    // Liveness (a cancel that does not work never stops the spin), 10x the usual bound.
+    assert!(secs < 10.0, "stopped {secs} s after the cancel");
 
     let mut c = cfg(1, 32, JitMode::Always);
     c.instruction_budget = Some(20_000);
