@@ -14,3 +14,4 @@ pub mod magics;
 pub mod output;
 pub mod protocol;
 pub mod rust;
+pub mod suggest;
