@@ -4,8 +4,8 @@
 
 use super::lex::ParseError;
 use super::parse::Name;
-use super::table::Table;
 use super::{LineCtx, MagicError};
+use crate::display::table::Table;
 use crate::gpu::OccupancyTable;
 use ptxsim::gpus::{self, GpuModel};
 

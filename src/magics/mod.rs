@@ -24,7 +24,6 @@ mod profile;
 mod profile_view;
 pub mod registry;
 pub mod show;
-pub mod table;
 #[cfg(test)]
 mod test_session;
 #[cfg(test)]
