@@ -14,3 +14,4 @@ pub mod gpu;
 pub mod kernel;
 pub mod magics;
 pub mod rust;
+pub mod suggest;

@@ -11,7 +11,8 @@
 
 use fuzzing::{Rng, Target};
 use nbcuda::magics::eval::{eval, eval_dims, eval_f64, eval_int, Env, Value};
-use nbcuda::magics::parse::{parse_cuda_header, parse_line, Command, Ctor, Expr, LaunchConfig};
+use nbcuda::magics::parse::{parse_cuda_header, Command, Ctor, Expr, LaunchConfig};
+use nbcuda::magics::registry::parse_line;
 
 /// Two scalars and two arrays; `on_gpu` alternates with the input's length.
 struct FakeEnv(bool);

@@ -14,9 +14,9 @@
 use super::gif::{encode_gif, gif_bundle, heatmap_frames};
 use super::{fmt_sig, image_metadata, png_bundle, render_heatmap, render_rgb};
 use super::{Colormap, HeatmapOptions};
+use crate::display::table::Table;
 use crate::gpu::Dtype;
 use crate::magics::host::{fmt_elem, fmt_shape, fmt_stats, stats, to_f64_vec};
-use crate::magics::table::Table;
 use protocol::output::MimeBundle;
 
 /// `display_data` metadata (image sizes).

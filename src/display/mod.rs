@@ -13,6 +13,7 @@ pub mod gif;
 pub mod image;
 pub mod plot;
 pub mod progress;
+pub mod table;
 pub mod text;
 pub mod timing;
 

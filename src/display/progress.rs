@@ -5,7 +5,7 @@
 //! Replacing (an `UpdateDisplay` with the final content) rather than clearing: `clear_output`
 //! would also erase what the cell printed before, and the result would jump to the end.
 
-use crate::magics::table::escape_html;
+use crate::display::table::escape_html;
 use protocol::output::{CellOutput, MimeBundle, OutputSink};
 use std::time::{Duration, Instant};
 

@@ -7,7 +7,7 @@
 use super::fmt_sig;
 use super::image::Rendered;
 use super::plot::{bar_chart, Bar};
-use crate::magics::table::Table;
+use crate::display::table::Table;
 use protocol::output::MimeBundle;
 
 /// Statistics of one `%time`'s runs, in milliseconds.

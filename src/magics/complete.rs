@@ -3,18 +3,15 @@
 //! and file paths after `%load NAME =` / `%save NAME`; inspect shows a magic's help, a CUDA
 //! kernel's signature, an array's dtype/shape/bytes/statistics or a scalar's value.
 //!
+//! The magic's arguments are completed by its registry entry's completer (`complete_args`).
+//!
 //! Read-only: nothing here changes arrays or scalars.
 
-use super::eval::FUNCTIONS;
+use super::complete_args::{self, filter, ArgsAtCursor};
 use super::lex::is_ident_char;
-use super::{help, host, Magics};
+use super::{host, registry, Magics};
 use crate::gpu::{Dtype, ParamKind};
 use protocol::output::MimeBundle;
-use std::path::Path;
-
-const CTORS: [&str; 9] = [
-    "zeros", "ones", "empty", "full", "arange", "linspace", "rand", "randn", "copy",
-];
 
 fn floor_boundary(s: &str, mut i: usize) -> usize {
     i = i.min(s.len());
@@ -35,17 +32,7 @@ fn ident_start(s: &str, end: usize) -> usize {
         .map_or(end, |(i, _)| i)
 }
 
-fn filter(cands: impl IntoIterator<Item = String>, prefix: &str) -> Vec<String> {
-    let mut v: Vec<String> = cands
-        .into_iter()
-        .filter(|c| c.starts_with(prefix))
-        .collect();
-    v.sort();
-    v.dedup();
-    v
-}
-
-pub fn complete(m: &mut Magics, line: &str, cursor: usize) -> (Vec<String>, usize, usize) {
+pub fn complete(m: &Magics, line: &str, cursor: usize) -> (Vec<String>, usize, usize) {
     let cursor = floor_boundary(line, cursor);
     let before = &line[..cursor];
     let lead = before.len() - before.trim_start().len();
@@ -58,36 +45,18 @@ pub fn complete(m: &mut Magics, line: &str, cursor: usize) -> (Vec<String>, usiz
     let word = super::parse::magic_word(body, pcts);
     if pcts + word.len() == body.len() {
         let typed = &body[..pcts + word.len()];
-        let names = help::names().into_iter().map(String::from);
-        let mut v = filter(names, typed);
+        let names = || registry::names().into_iter().map(String::from);
+        let mut v = filter(names(), typed);
         if pcts == 1 {
             // `%cu` also offers `%%cuda`.
-            v.extend(filter(
-                help::names().into_iter().map(String::from),
-                &format!("%{typed}"),
-            ));
+            v.extend(filter(names(), &format!("%{typed}")));
         }
         return (v, lead, cursor);
     }
     let args = &body[pcts + word.len()..];
     let id_start = ident_start(before, cursor);
-    let prefix = &before[id_start..];
-    let arrays = || -> Vec<String> { m.dev.arrays().into_iter().map(|a| a.name).collect() };
-    let values = |m: &Magics| -> Vec<String> {
-        let mut v: Vec<String> = m.dev.arrays().into_iter().map(|a| a.name).collect();
-        v.extend(m.scalars.keys().cloned());
-        v.extend(FUNCTIONS.iter().map(|s| s.to_string()));
-        v
-    };
-    let dtypes = || {
-        Dtype::ALL
-            .iter()
-            .map(|d| d.name().to_string())
-            .collect::<Vec<_>>()
-    };
     let words: Vec<&str> = args.split_whitespace().collect();
     let at_new_word = args.ends_with(char::is_whitespace);
-    // Index of the word under the cursor among the arguments.
     let word_idx = if at_new_word {
         words.len()
     } else {
@@ -97,180 +66,22 @@ pub fn complete(m: &mut Magics, line: &str, cursor: usize) -> (Vec<String>, usiz
         .rfind(char::is_whitespace)
         .map_or(0, |i| i + 1)
         .max(lead);
-    let flag_prefix = &before[flag_start..];
-    let flags = |list: &[&str]| -> (Vec<String>, usize, usize) {
-        (
-            filter(list.iter().map(|s| s.to_string()), flag_prefix),
-            flag_start,
-            cursor,
-        )
+    let at = ArgsAtCursor {
+        m,
+        before,
+        args,
+        words,
+        at_new_word,
+        word_idx,
+        flag_start,
+        id_start,
+        cursor,
+        magic_names: registry::names(),
     };
-    let matches: Vec<String> = match word {
-        "launch" => {
-            if flag_prefix.starts_with('-') {
-                return flags(&["--check"]);
-            }
-            if !args.contains('[') && !args.contains("<<<") {
-                filter(m.dev.kernel_names(), prefix)
-            } else if args.contains('(') {
-                filter(values(m), prefix)
-            } else {
-                let mut v = values(m);
-                v.push("auto".into());
-                v.push("stream".into());
-                filter(v, prefix)
-            }
-        }
-        "profile" => {
-            if flag_prefix.starts_with('-') {
-                return flags(&["--gpu", "--lines", "--check", "--ncu"]);
-            }
-            if words.len() >= 2 && words[words.len() - 1 - usize::from(!at_new_word)] == "--gpu" {
-                filter(gpu_names(), prefix)
-            } else if !args.contains('[') && !args.contains("<<<") {
-                filter(m.dev.kernel_names(), prefix)
-            } else {
-                filter(values(m), prefix)
-            }
-        }
-        "ptx" => filter(m.dev.kernel_names(), prefix),
-        "info" => {
-            if flag_prefix.starts_with('-') {
-                return flags(&["--gpu"]);
-            }
-            if words.len() >= 2 && words[words.len() - 1 - usize::from(!at_new_word)] == "--gpu" {
-                filter(gpu_names(), prefix)
-            } else {
-                filter(m.dev.kernel_names(), prefix)
-            }
-        }
-        "gpu" => filter(gpu_names(), prefix),
-        "print" => {
-            if flag_prefix.starts_with('-') {
-                return flags(&["--head"]);
-            }
-            filter(arrays(), prefix)
-        }
-        "free" | "swap" | "copy" | "upload" | "download" => filter(arrays(), prefix),
-        "backend" => filter(["gpu".to_string(), "sim".to_string()], prefix),
-        "prefetch" if word_idx == 0 => filter(arrays(), prefix),
-        "prefetch" if word_idx == 1 => filter(["gpu".to_string(), "host".to_string()], prefix),
-        "graph" if word_idx == 0 => {
-            filter(["begin", "end", "launch", "drop"].map(String::from), prefix)
-        }
-        "graph" if word_idx == 1 && matches!(words.first(), Some(&("launch" | "drop"))) => {
-            filter(m.dev.graphs().into_iter().map(|g| g.name), prefix)
-        }
-        "help" => {
-            let p = &before[flag_start..];
-            let bare = p.trim_start_matches('%');
-            let v: Vec<String> = help::names()
-                .into_iter()
-                .filter(|n| n.trim_start_matches('%').starts_with(bare))
-                .map(String::from)
-                .collect();
-            return (v, flag_start, cursor);
-        }
-        "array" => match args.split_once('=') {
-            None => filter(arrays(), prefix),
-            Some((_, rhs)) if !rhs.contains('(') => {
-                filter(CTORS.iter().map(|s| s.to_string()), prefix)
-            }
-            Some(_) => {
-                let mut v = values(m);
-                v.extend(dtypes());
-                v.push("seed".into());
-                filter(v, prefix)
-            }
-        },
-        "set" => match args.split_once('=') {
-            None => filter(m.scalars.keys().cloned(), prefix),
-            Some(_) => filter(values(m), prefix),
-        },
-        "load" => match args.split_once('=') {
-            None => filter(arrays(), prefix),
-            Some((_, rhs)) => {
-                let rhs_words = rhs.split_whitespace().count();
-                let on_path =
-                    rhs_words == 0 || (rhs_words == 1 && !rhs.ends_with(char::is_whitespace));
-                if on_path {
-                    let start = cursor - rhs.trim_start().len();
-                    return paths(rhs.trim_start(), start, cursor, true);
-                }
-                if flag_prefix.starts_with('-') {
-                    return flags(&["--gray", "--as"]);
-                }
-                if words.len() >= 2 && words[words.len() - 1 - usize::from(!at_new_word)] == "--as"
-                {
-                    filter(dtypes(), prefix)
-                } else {
-                    Vec::new()
-                }
-            }
-        },
-        "save" => {
-            if word_idx == 0 {
-                filter(arrays(), prefix)
-            } else if word_idx == 1 {
-                let w = &before[flag_start..];
-                return paths(w, flag_start, cursor, false);
-            } else {
-                Vec::new()
-            }
-        }
-        "limit" if word_idx == 0 => filter(vec!["stack".to_string()], prefix),
-        "sync" | "device" | "arrays" | "reset" | "lsmagic" | "clear_output" | "limit" => Vec::new(),
-        _ => {
-            let mut v = values(m);
-            v.extend(dtypes());
-            filter(v, prefix)
-        }
-    };
-    (matches, id_start, cursor)
-}
-
-/// File-name completion of `typed` (a path prefix, maybe quoted) in [start, end).
-fn paths(typed: &str, start: usize, end: usize, images_only: bool) -> (Vec<String>, usize, usize) {
-    let (quote, typed, start) = match typed.chars().next() {
-        Some(q @ ('"' | '\'')) => (Some(q), &typed[1..], start + 1),
-        _ => (None, typed, start),
-    };
-    let _ = quote;
-    let (dir, file_prefix) = match typed.rfind('/') {
-        Some(i) => (&typed[..=i], &typed[i + 1..]),
-        None => ("", typed),
-    };
-    let listing = if dir.is_empty() {
-        std::fs::read_dir(".")
-    } else {
-        std::fs::read_dir(super::files::expand(dir))
-    };
-    let mut v = Vec::new();
-    if let Ok(rd) = listing {
-        for entry in rd.flatten() {
-            let name = entry.file_name().to_string_lossy().to_string();
-            if !name.starts_with(file_prefix)
-                || (name.starts_with('.') && !file_prefix.starts_with('.'))
-            {
-                continue;
-            }
-            let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-            if is_dir {
-                v.push(format!("{dir}{name}/"));
-                continue;
-            }
-            let ext = Path::new(&name)
-                .extension()
-                .and_then(|e| e.to_str())
-                .map(|e| e.to_ascii_lowercase())
-                .unwrap_or_default();
-            if !images_only || matches!(ext.as_str(), "png" | "jpg" | "jpeg" | "npy") {
-                v.push(format!("{dir}{name}"));
-            }
-        }
+    match registry::find(word) {
+        Some(magic) => (magic.complete)(&at),
+        None => complete_args::expression(&at),
     }
-    v.sort();
-    (v, start, end)
 }
 
 fn text_bundle(text: String) -> MimeBundle {
@@ -297,7 +108,7 @@ pub fn inspect(m: &mut Magics, line: &str, cursor: usize) -> Option<MimeBundle> 
         } else {
             word
         };
-        let d = help::find(name)?;
+        let d = registry::find(name)?;
         return Some(text_bundle(format!("{}\n\n{}\n", d.syntax, d.about)));
     }
     if word.is_empty() {
@@ -371,16 +182,8 @@ pub fn inspect(m: &mut Magics, line: &str, cursor: usize) -> Option<MimeBundle> 
             d.c_names().join(" / ")
         )));
     }
-    if let Some(d) = help::find(word) {
+    if let Some(d) = registry::find(word) {
         return Some(text_bundle(format!("{}\n\n{}\n", d.syntax, d.about)));
     }
     None
-}
-
-/// The GPU models `%gpu` and `%info --gpu` take, as one word each (`RTX4090`).
-fn gpu_names() -> Vec<String> {
-    ptxsim::gpus::GPUS
-        .iter()
-        .map(|g| g.name.replace(' ', ""))
-        .collect()
 }

@@ -275,7 +275,7 @@ fn call(f: &str, args: &[Expr], span: Span, env: &dyn Env) -> R<Value> {
             Ok(Value::Float(eval(&args[0], env)?.as_f64().sqrt()))
         }
         _ => {
-            let hint = super::help::nearest(f, FUNCTIONS.iter().copied())
+            let hint = crate::suggest::nearest(f, FUNCTIONS.iter().copied())
                 .map(|s| format!("; did you mean {s}()?"))
                 .unwrap_or_default();
             Err(ParseError::at(

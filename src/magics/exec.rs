@@ -9,8 +9,8 @@ use super::files::{self, HostArray};
 use super::host::{self, Fill};
 use super::lex::{ParseError, Span};
 use super::parse::{Command, Ctor, Expr, Name};
-use super::table::Table;
-use super::{help, LineCtx, MagicError, Magics};
+use super::{registry, LineCtx, MagicError, Magics};
+use crate::display::table::Table;
 use crate::gpu::{DeviceState, Dtype};
 use nb::ErrorKind;
 use protocol::output::{CellOutput, MimeBundle, OutputSink};
@@ -60,7 +60,7 @@ impl Magics {
                 return arg_err(ctx, ParseError::at(n.span, lost));
             }
             let names: Vec<String> = self.dev.arrays().into_iter().map(|a| a.name).collect();
-            let hint = help::nearest(&n.text, names.iter().map(String::as_str))
+            let hint = crate::suggest::nearest(&n.text, names.iter().map(String::as_str))
                 .map(|s| format!("; did you mean {s}?"))
                 .unwrap_or_default();
             arg_err(
@@ -81,9 +81,9 @@ impl Magics {
             return Err(e);
         }
         match cmd {
-            Command::LsMagic => out(CellOutput::Stdout(help::lsmagic())),
+            Command::LsMagic => out(CellOutput::Stdout(registry::lsmagic())),
             Command::Help(name) => {
-                let text = help::help(name.as_ref().map(|n| n.text.as_str())).map_err(|m| {
+                let text = registry::help(name.as_ref().map(|n| n.text.as_str())).map_err(|m| {
                     let span = name.as_ref().map(|n| n.span).unwrap_or_default();
                     ctx.err(ErrorKind::UnknownMagic, ParseError::at(span, m))
                 })?;
@@ -415,7 +415,7 @@ impl Magics {
         let names = self.dev.kernel_names();
         let mut e = e;
         if !names.contains(&k.text) && !e.message.contains("did you mean") {
-            if let Some(s) = help::nearest(&k.text, names.iter().map(String::as_str)) {
+            if let Some(s) = crate::suggest::nearest(&k.text, names.iter().map(String::as_str)) {
                 e.message.push_str(&format!("; did you mean {s}?"));
             }
         }

@@ -4,8 +4,8 @@
 
 use super::lex::ParseError;
 use super::parse::Name;
-use super::table::Table;
-use super::{help, LineCtx, MagicError};
+use super::{LineCtx, MagicError};
+use crate::display::table::Table;
 use crate::gpu::OccupancyTable;
 use nb::ErrorKind;
 use ptxsim::gpus::{self, GpuModel};
@@ -23,7 +23,7 @@ pub(crate) fn find_model(ctx: &LineCtx, name: &Name) -> Result<&'static GpuModel
     );
     let squashed: Vec<String> = known.iter().map(|k| k.replace(' ', "")).collect();
     let want = name.text.replace(' ', "").to_ascii_uppercase();
-    if let Some(s) = help::nearest(&want, squashed.iter().map(String::as_str)) {
+    if let Some(s) = crate::suggest::nearest(&want, squashed.iter().map(String::as_str)) {
         if let Some(i) = squashed.iter().position(|k| k == s) {
             msg.push_str(&format!("; did you mean {}?", known[i]));
         }

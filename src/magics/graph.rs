@@ -10,9 +10,10 @@
 use super::eval;
 use super::lex::ParseError;
 use super::parse::{Command, GraphCmd, Name};
-use super::table::Table;
+use super::registry;
 use super::time::{TimeArgs, MAX_RUNS};
 use super::{LineCtx, MagicError, Magics};
+use crate::display::table::Table;
 use crate::display::timing;
 use crate::display::timing::{timing_table, TimeEstimate, Timing, TimingStats};
 use crate::gpu::GraphStep;
@@ -20,34 +21,6 @@ use nb::ErrorKind;
 use protocol::output::{CellOutput, OutputSink};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-
-/// Whether `cmd` may run while a graph is being recorded (it neither changes arrays nor the
-/// device, or it is recorded).
-fn allowed_while_recording(cmd: &Command) -> bool {
-    matches!(
-        cmd,
-        Command::LsMagic
-            | Command::Help(_)
-            | Command::ClearOutput { .. }
-            | Command::Set(_)
-            | Command::Launch(_)
-            | Command::Copy { .. }
-            | Command::Arrays
-            | Command::Print { .. }
-            | Command::Save { .. }
-            | Command::Show(_)
-            | Command::Ptx(_)
-            | Command::Info { .. }
-            | Command::Gpu(_)
-            | Command::Device(None)
-            | Command::Limit(None)
-            | Command::Timings { clear: false }
-            // `begin` is refused by the device state, naming the graph being recorded.
-            | Command::Graph(
-                GraphCmd::List | GraphCmd::Begin(_) | GraphCmd::End | GraphCmd::Drop(_)
-            )
-    )
-}
 
 impl Magics {
     /// The error for a command that cannot run while graph `graph` is recorded, if `cmd` is one.
@@ -57,7 +30,8 @@ impl Magics {
         cmd: &Command,
     ) -> Option<MagicError> {
         let graph = self.dev.recording_graph()?;
-        if allowed_while_recording(cmd) {
+        let bare = super::parse::magic_word(ctx.line.trim_start(), 1);
+        if registry::runs_while_recording(bare, cmd) {
             return None;
         }
         let magic = ctx.line.split_whitespace().next().unwrap_or("this command");

@@ -6,7 +6,7 @@
 //! All checks happen before the launch; nothing here touches array contents.
 
 use super::eval::{self, Value};
-use super::help;
+
 use super::host::{fmt_f64, int_range};
 use super::lex::{ParseError, Span};
 use super::parse::{Expr, ExprKind, Launch, LaunchConfig};
@@ -108,7 +108,7 @@ impl Magics {
                     let Some(info) = self.dev.array(n) else {
                         let names: Vec<String> =
                             self.dev.arrays().into_iter().map(|x| x.name).collect();
-                        let hint = help::nearest(n, names.iter().map(String::as_str))
+                        let hint = crate::suggest::nearest(n, names.iter().map(String::as_str))
                             .map(|s| format!("; did you mean {s}?"))
                             .unwrap_or_default();
                         let msg = if let Some(lost) = self.dev.lost_array(n) {

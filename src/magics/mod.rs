@@ -10,20 +10,20 @@
 
 pub mod animate;
 pub mod complete;
+pub mod complete_args;
 pub mod eval;
 mod exec;
 pub mod files;
 mod gpu;
 mod graph;
-pub mod help;
 pub mod host;
 mod launch;
 pub mod lex;
 pub mod parse;
 mod profile;
 mod profile_view;
+pub mod registry;
 pub mod show;
-pub mod table;
 #[cfg(test)]
 mod test_session;
 #[cfg(test)]
@@ -36,6 +36,8 @@ mod tests_gpu;
 mod tests_graph;
 #[cfg(test)]
 mod tests_profile;
+#[cfg(test)]
+mod tests_registry;
 pub mod time;
 
 use crate::gpu::{DeviceState, GpuError};
@@ -200,7 +202,7 @@ fn cell_header(header: &str) -> Result<parse::CudaHeader, MagicError> {
 }
 
 fn unknown_magic(full: &str) -> String {
-    match help::nearest(full, help::names()) {
+    match crate::suggest::nearest(full, registry::names()) {
         Some(s) if s.starts_with("%%") && !full.starts_with("%%") => format!(
             "unknown magic {full}; did you mean {s}? (a cell magic: it goes on the first line of a cell)"
         ),
@@ -210,7 +212,7 @@ fn unknown_magic(full: &str) -> String {
 }
 
 fn parse_line_ctx(ctx: &LineCtx) -> Result<parse::Command, MagicError> {
-    parse::parse_line(ctx.line).map_err(|e| {
+    registry::parse_line(ctx.line).map_err(|e| {
         if e.message == parse::UNKNOWN_MAGIC {
             let at = ctx.line.len() - ctx.line.trim_start().len();
             let word = parse::magic_word(ctx.line, at + 1);
@@ -254,7 +256,7 @@ impl Magics {
 
     /// Names of all line and cell magics, with their `%`/`%%`.
     pub fn names() -> Vec<&'static str> {
-        help::names()
+        registry::names()
     }
 
     /// Runs one magic line (it starts with `%`); `line_no` is its 1-based line in the cell.
@@ -324,7 +326,7 @@ impl Magics {
     }
 
     /// Completion of a magic line at byte offset `cursor`: (matches, start, end) in line offsets.
-    pub fn complete(&mut self, line: &str, cursor: usize) -> (Vec<String>, usize, usize) {
+    pub fn complete(&self, line: &str, cursor: usize) -> (Vec<String>, usize, usize) {
         complete::complete(self, line, cursor)
     }
 

@@ -182,8 +182,16 @@ pub enum GraphCmd {
     Drop(Name),
 }
 
-/// Parses one magic line (it starts with `%`; leading whitespace allowed).
-pub fn parse_line(line: &str) -> Result<Command, ParseError> {
+/// The parser of one line magic's arguments: it starts after the magic's name and stops at the
+/// end of what the magic takes (the caller refuses anything after it).
+pub type ParseFn = for<'a, 'b> fn(&'a mut Parser<'b>) -> Result<Command, ParseError>;
+
+/// Parses one magic line (it starts with `%`; leading whitespace allowed); `parser_of` gives the
+/// parser of a magic's arguments from its name without `%` (None: an unknown magic).
+pub fn parse_line_with(
+    line: &str,
+    parser_of: impl Fn(&str) -> Option<ParseFn>,
+) -> Result<Command, ParseError> {
     if line.len() > MAX_LINE_BYTES {
         return Err(ParseError::nowhere(format!(
             "line too long: {} bytes (a magic line may hold at most {} bytes)",
@@ -223,7 +231,10 @@ pub fn parse_line(line: &str) -> Result<Command, ParseError> {
             "expected a magic name after '%'",
         ));
     }
-    let cmd = p.command(&name)?;
+    let Some(parse) = parser_of(word) else {
+        return Err(ParseError::at(name.span, UNKNOWN_MAGIC));
+    };
+    let cmd = parse(&mut p)?;
     if !p.lx.at_end() {
         let t = p.lx.peek()?;
         return Err(ParseError::at(
@@ -254,8 +265,9 @@ pub const MAX_NESTING: usize = 256;
 /// milliseconds (runs of operators are flat); longer ones are refused before lexing.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
-struct Parser<'a> {
-    lx: Lexer<'a>,
+/// The parser of one magic line: its lexer and how deep the expression being parsed nests.
+pub struct Parser<'a> {
+    pub(crate) lx: Lexer<'a>,
     /// How many [`Parser::expr`] calls are open: bounded by [`MAX_NESTING`].
     depth: usize,
 }
@@ -322,194 +334,234 @@ impl<'a> Parser<'a> {
         Ok(None)
     }
 
-    fn command(&mut self, magic: &Name) -> Result<Command, ParseError> {
-        match magic.text.as_str() {
-            "lsmagic" => Ok(Command::LsMagic),
-            "help" => {
-                if self.lx.at_end() {
-                    return Ok(Command::Help(None));
-                }
-                self.eat_sym("%")?;
-                self.eat_sym("%")?;
-                Ok(Command::Help(Some(self.name("a magic name")?)))
-            }
-            "clear_output" => {
-                let mut wait = false;
-                while let Some(f) = self.flag()? {
-                    match &f.tok {
-                        Tok::Flag(s) if s == "--wait" => wait = true,
-                        other => return Err(unknown_flag(&f, other, "%clear_output", &["--wait"])),
-                    }
-                }
-                Ok(Command::ClearOutput { wait })
-            }
-            "array" => self.array(),
-            "load" => self.load(),
-            "save" => {
-                let name = self.name("an array name")?;
-                let path = self.path("a file path (.png, .jpg or .npy)")?;
-                Ok(Command::Save { name, path })
-            }
-            "set" => {
-                if self.lx.at_end() {
-                    return Ok(Command::Set(None));
-                }
-                let name = self.name("a scalar name")?;
-                self.expect_sym("=", "after the scalar name")?;
-                let e = self.expr()?;
-                if let ExprKind::Tuple(_) = e.kind {
-                    return Err(ParseError::at(e.span, "a scalar cannot be a tuple"));
-                }
-                Ok(Command::Set(Some((name, e))))
-            }
-            "launch" => self.launch().map(Command::Launch),
-            "arrays" => Ok(Command::Arrays),
-            "print" => {
-                let name = self.name("an array name")?;
-                let mut head = None;
-                while let Some(f) = self.flag()? {
-                    match &f.tok {
-                        Tok::Flag(s) if s == "--head" => head = Some(self.expr()?),
-                        other => return Err(unknown_flag(&f, other, "%print", &["--head N"])),
-                    }
-                }
-                Ok(Command::Print { name, head })
-            }
-            "free" => {
-                let mut names = vec![self.name("an array name")?];
-                while !self.lx.at_end() {
-                    self.eat_sym(",")?;
-                    names.push(self.name("an array name")?);
-                }
-                Ok(Command::Free(names))
-            }
-            "swap" => {
-                let a = self.name("two array names")?;
-                self.eat_sym(",")?;
-                let b = self.name("a second array name")?;
-                Ok(Command::Swap(a, b))
-            }
-            "copy" => {
-                let dst = self.name("a destination array name")?;
-                self.expect_sym("=", "after the destination array (%copy DST = SRC)")?;
-                let src = self.name("a source array name")?;
-                Ok(Command::Copy { dst, src })
-            }
-            "upload" | "download" => {
-                let name = self.name("an array name")?;
-                let stream = if self.lx.at_end() {
-                    None
-                } else {
-                    Some(self.name("a stream name")?)
-                };
-                Ok(if magic.text == "upload" {
-                    Command::Upload(name, stream)
-                } else {
-                    Command::Download(name, stream)
-                })
-            }
-            "sync" => {
-                if self.lx.at_end() {
-                    return Ok(Command::Sync(None));
-                }
-                Ok(Command::Sync(Some(self.name("a stream name")?)))
-            }
-            "device" => {
-                if self.lx.at_end() {
-                    return Ok(Command::Device(None));
-                }
-                Ok(Command::Device(Some(self.expr()?)))
-            }
-            "limit" => {
-                if self.lx.at_end() {
-                    return Ok(Command::Limit(None));
-                }
-                let n = self.name("a limit name (stack)")?;
-                if n.text != "stack" {
-                    return Err(ParseError::at(
-                        n.span,
-                        format!("unknown limit '{}'; the limits are: stack", n.text),
-                    ));
-                }
-                Ok(Command::Limit(Some((n, self.expr()?))))
-            }
-            "backend" => {
-                let n = self.name("'gpu' or 'sim'")?;
-                match n.text.as_str() {
-                    "gpu" | "sim" | "cuda" | "ptxsim" => Ok(Command::Backend(n)),
-                    _ => Err(ParseError::at(
-                        n.span,
-                        format!("unknown backend '{}'; use gpu or sim", n.text),
-                    )),
-                }
-            }
-            "ptx" => Ok(Command::Ptx(self.kernel_name()?)),
-            "info" => {
-                let mut gpu = self.gpu_flag()?;
-                let kernel = self.kernel_name()?;
-                if gpu.is_none() {
-                    gpu = self.gpu_flag()?;
-                }
-                Ok(Command::Info { kernel, gpu })
-            }
-            "gpu" => {
-                let mut ahead = self.lx.clone();
-                if matches!(ahead.raw_word(), Some((w, _)) if w == "compare") {
-                    self.lx = ahead;
-                    let l = parse_launch(&mut self.lx)?;
-                    return Ok(Command::GpuCompare(Box::new(l)));
-                }
-                // The rest of the line, so that `%gpu RTX 4090` works.
-                let mut words: Vec<(String, Span)> = Vec::new();
-                while !self.lx.at_end() {
-                    match self.lx.raw_word() {
-                        Some(w) => words.push(w),
-                        None => break,
-                    }
-                }
-                Ok(Command::Gpu(match (words.first(), words.last()) {
-                    (Some(first), Some(last)) => Some(Name {
-                        text: words
-                            .iter()
-                            .map(|w| w.0.as_str())
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                        span: Span::new(first.1.start, last.1.end),
-                    }),
-                    _ => None,
-                }))
-            }
-            "reset" => Ok(Command::Reset),
-            "graph" => self.graph(),
-            "prefetch" => {
-                let name = self.name("a managed array name")?;
-                let to_device = if self.lx.at_end() {
-                    true
-                } else {
-                    let w = self.name("gpu or host")?;
-                    match w.text.as_str() {
-                        "gpu" | "device" => true,
-                        "host" | "cpu" => false,
-                        other => {
-                            return Err(ParseError::at(
-                                w.span,
-                                format!("%prefetch moves an array to gpu or host, not '{other}'"),
-                            ))
-                        }
-                    }
-                };
-                Ok(Command::Prefetch { name, to_device })
-            }
-            "show" => super::show::parse_show(&mut self.lx).map(Command::Show),
-            "time" => super::time::parse_time(&mut self.lx).map(|a| Command::Time(Box::new(a))),
-            "profile" => {
-                super::profile::parse_profile(&mut self.lx).map(|a| Command::Profile(Box::new(a)))
-            }
-            "timings" => {
-                super::time::parse_timings(&mut self.lx).map(|clear| Command::Timings { clear })
-            }
-            _ => Err(ParseError::at(magic.span, UNKNOWN_MAGIC)),
+    // One parser per line magic, named after it; the registry (`super::registry`) maps each
+    // magic's name to its parser. Each starts after the magic's name.
+
+    pub(crate) fn lsmagic(&mut self) -> Result<Command, ParseError> {
+        Ok(Command::LsMagic)
+    }
+
+    pub(crate) fn help(&mut self) -> Result<Command, ParseError> {
+        if self.lx.at_end() {
+            return Ok(Command::Help(None));
         }
+        self.eat_sym("%")?;
+        self.eat_sym("%")?;
+        Ok(Command::Help(Some(self.name("a magic name")?)))
+    }
+
+    pub(crate) fn clear_output(&mut self) -> Result<Command, ParseError> {
+        let mut wait = false;
+        while let Some(f) = self.flag()? {
+            match &f.tok {
+                Tok::Flag(s) if s == "--wait" => wait = true,
+                other => return Err(unknown_flag(&f, other, "%clear_output", &["--wait"])),
+            }
+        }
+        Ok(Command::ClearOutput { wait })
+    }
+
+    pub(crate) fn save(&mut self) -> Result<Command, ParseError> {
+        let name = self.name("an array name")?;
+        let path = self.path("a file path (.png, .jpg or .npy)")?;
+        Ok(Command::Save { name, path })
+    }
+
+    pub(crate) fn set(&mut self) -> Result<Command, ParseError> {
+        if self.lx.at_end() {
+            return Ok(Command::Set(None));
+        }
+        let name = self.name("a scalar name")?;
+        self.expect_sym("=", "after the scalar name")?;
+        let e = self.expr()?;
+        if let ExprKind::Tuple(_) = e.kind {
+            return Err(ParseError::at(e.span, "a scalar cannot be a tuple"));
+        }
+        Ok(Command::Set(Some((name, e))))
+    }
+
+    pub(crate) fn launch_line(&mut self) -> Result<Command, ParseError> {
+        self.launch().map(Command::Launch)
+    }
+
+    pub(crate) fn arrays(&mut self) -> Result<Command, ParseError> {
+        Ok(Command::Arrays)
+    }
+
+    pub(crate) fn print(&mut self) -> Result<Command, ParseError> {
+        let name = self.name("an array name")?;
+        let mut head = None;
+        while let Some(f) = self.flag()? {
+            match &f.tok {
+                Tok::Flag(s) if s == "--head" => head = Some(self.expr()?),
+                other => return Err(unknown_flag(&f, other, "%print", &["--head N"])),
+            }
+        }
+        Ok(Command::Print { name, head })
+    }
+
+    pub(crate) fn free(&mut self) -> Result<Command, ParseError> {
+        let mut names = vec![self.name("an array name")?];
+        while !self.lx.at_end() {
+            self.eat_sym(",")?;
+            names.push(self.name("an array name")?);
+        }
+        Ok(Command::Free(names))
+    }
+
+    pub(crate) fn swap(&mut self) -> Result<Command, ParseError> {
+        let a = self.name("two array names")?;
+        self.eat_sym(",")?;
+        let b = self.name("a second array name")?;
+        Ok(Command::Swap(a, b))
+    }
+
+    pub(crate) fn copy(&mut self) -> Result<Command, ParseError> {
+        let dst = self.name("a destination array name")?;
+        self.expect_sym("=", "after the destination array (%copy DST = SRC)")?;
+        let src = self.name("a source array name")?;
+        Ok(Command::Copy { dst, src })
+    }
+
+    /// `NAME [STREAM]` of `%upload` and `%download`.
+    fn array_and_stream(&mut self) -> Result<(Name, Option<Name>), ParseError> {
+        let name = self.name("an array name")?;
+        let stream = if self.lx.at_end() {
+            None
+        } else {
+            Some(self.name("a stream name")?)
+        };
+        Ok((name, stream))
+    }
+
+    pub(crate) fn upload(&mut self) -> Result<Command, ParseError> {
+        let (name, stream) = self.array_and_stream()?;
+        Ok(Command::Upload(name, stream))
+    }
+
+    pub(crate) fn download(&mut self) -> Result<Command, ParseError> {
+        let (name, stream) = self.array_and_stream()?;
+        Ok(Command::Download(name, stream))
+    }
+
+    pub(crate) fn sync(&mut self) -> Result<Command, ParseError> {
+        if self.lx.at_end() {
+            return Ok(Command::Sync(None));
+        }
+        Ok(Command::Sync(Some(self.name("a stream name")?)))
+    }
+
+    pub(crate) fn device(&mut self) -> Result<Command, ParseError> {
+        if self.lx.at_end() {
+            return Ok(Command::Device(None));
+        }
+        Ok(Command::Device(Some(self.expr()?)))
+    }
+
+    pub(crate) fn limit(&mut self) -> Result<Command, ParseError> {
+        if self.lx.at_end() {
+            return Ok(Command::Limit(None));
+        }
+        let n = self.name("a limit name (stack)")?;
+        if n.text != "stack" {
+            return Err(ParseError::at(
+                n.span,
+                format!("unknown limit '{}'; the limits are: stack", n.text),
+            ));
+        }
+        Ok(Command::Limit(Some((n, self.expr()?))))
+    }
+
+    pub(crate) fn backend(&mut self) -> Result<Command, ParseError> {
+        let n = self.name("'gpu' or 'sim'")?;
+        match n.text.as_str() {
+            "gpu" | "sim" | "cuda" | "ptxsim" => Ok(Command::Backend(n)),
+            _ => Err(ParseError::at(
+                n.span,
+                format!("unknown backend '{}'; use gpu or sim", n.text),
+            )),
+        }
+    }
+
+    pub(crate) fn ptx(&mut self) -> Result<Command, ParseError> {
+        Ok(Command::Ptx(self.kernel_name()?))
+    }
+
+    pub(crate) fn info(&mut self) -> Result<Command, ParseError> {
+        let mut gpu = self.gpu_flag()?;
+        let kernel = self.kernel_name()?;
+        if gpu.is_none() {
+            gpu = self.gpu_flag()?;
+        }
+        Ok(Command::Info { kernel, gpu })
+    }
+
+    pub(crate) fn gpu(&mut self) -> Result<Command, ParseError> {
+        let mut ahead = self.lx.clone();
+        if matches!(ahead.raw_word(), Some((w, _)) if w == "compare") {
+            self.lx = ahead;
+            let l = parse_launch(&mut self.lx)?;
+            return Ok(Command::GpuCompare(Box::new(l)));
+        }
+        // The rest of the line, so that `%gpu RTX 4090` works.
+        let mut words: Vec<(String, Span)> = Vec::new();
+        while !self.lx.at_end() {
+            match self.lx.raw_word() {
+                Some(w) => words.push(w),
+                None => break,
+            }
+        }
+        Ok(Command::Gpu(match (words.first(), words.last()) {
+            (Some(first), Some(last)) => Some(Name {
+                text: words
+                    .iter()
+                    .map(|w| w.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                span: Span::new(first.1.start, last.1.end),
+            }),
+            _ => None,
+        }))
+    }
+
+    pub(crate) fn reset(&mut self) -> Result<Command, ParseError> {
+        Ok(Command::Reset)
+    }
+
+    pub(crate) fn prefetch(&mut self) -> Result<Command, ParseError> {
+        let name = self.name("a managed array name")?;
+        let to_device = if self.lx.at_end() {
+            true
+        } else {
+            let w = self.name("gpu or host")?;
+            match w.text.as_str() {
+                "gpu" | "device" => true,
+                "host" | "cpu" => false,
+                other => {
+                    return Err(ParseError::at(
+                        w.span,
+                        format!("%prefetch moves an array to gpu or host, not '{other}'"),
+                    ))
+                }
+            }
+        };
+        Ok(Command::Prefetch { name, to_device })
+    }
+
+    pub(crate) fn show(&mut self) -> Result<Command, ParseError> {
+        super::show::parse_show(&mut self.lx).map(Command::Show)
+    }
+
+    pub(crate) fn time(&mut self) -> Result<Command, ParseError> {
+        super::time::parse_time(&mut self.lx).map(|a| Command::Time(Box::new(a)))
+    }
+
+    pub(crate) fn profile(&mut self) -> Result<Command, ParseError> {
+        super::profile::parse_profile(&mut self.lx).map(|a| Command::Profile(Box::new(a)))
+    }
+
+    pub(crate) fn timings(&mut self) -> Result<Command, ParseError> {
+        super::time::parse_timings(&mut self.lx).map(|clear| Command::Timings { clear })
     }
 
     fn path(&mut self, what: &str) -> Result<Name, ParseError> {
@@ -523,7 +575,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn array(&mut self) -> Result<Command, ParseError> {
+    pub(crate) fn array(&mut self) -> Result<Command, ParseError> {
         let mut managed = false;
         if let Tok::Flag(f) = &self.peek()?.tok {
             if f == "--managed" {
@@ -661,7 +713,7 @@ impl<'a> Parser<'a> {
                 let names = [
                     "zeros", "ones", "empty", "full", "arange", "linspace", "rand", "randn", "copy",
                 ];
-                let hint = super::help::nearest(other, names.iter().copied())
+                let hint = crate::suggest::nearest(other, names.iter().copied())
                     .map(|n| format!("; did you mean {n}?"))
                     .unwrap_or_default();
                 return Err(ParseError::at(
@@ -682,7 +734,7 @@ impl<'a> Parser<'a> {
     }
 
     /// What follows `%graph`.
-    fn graph(&mut self) -> Result<Command, ParseError> {
+    pub(crate) fn graph(&mut self) -> Result<Command, ParseError> {
         const USAGE: &str =
             "%graph [begin NAME | end | launch NAME [-n K] | drop NAME] (%graph alone lists them)";
         if self.lx.at_end() {
@@ -711,7 +763,7 @@ impl<'a> Parser<'a> {
                 GraphCmd::Launch { name, times }
             }
             other => {
-                let hint = super::help::nearest(other, ["begin", "end", "launch", "drop"])
+                let hint = crate::suggest::nearest(other, ["begin", "end", "launch", "drop"])
                     .map(|n| format!("; did you mean {n}?"))
                     .unwrap_or_default();
                 return Err(ParseError::at(
@@ -772,7 +824,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn load(&mut self) -> Result<Command, ParseError> {
+    pub(crate) fn load(&mut self) -> Result<Command, ParseError> {
         let name = self.name("an array name")?;
         self.expect_sym("=", "after the array name")?;
         let path = self.path("a file path (.png, .jpg or .npy)")?;
@@ -1217,7 +1269,7 @@ pub fn parse_dtype(n: &Name) -> Result<Dtype, ParseError> {
     }
     let hint = match Dtype::from_c_name(&n.text) {
         Some(d) => format!(" ({} is written {} here)", n.text, d.name()),
-        None => super::help::nearest(&n.text, Dtype::ALL.iter().map(|d| d.name()))
+        None => crate::suggest::nearest(&n.text, Dtype::ALL.iter().map(|d| d.name()))
             .map(|s| format!(" (did you mean {s}?)"))
             .unwrap_or_default(),
     };

@@ -5,7 +5,7 @@
 //!
 //! Presentation only: the counts are `ptxsim::counters`', the run `DeviceState::profile`'s.
 
-use super::table::{escape_html, Table};
+use crate::display::table::{escape_html, Table};
 use crate::gpu::{ProfileLine, ProfileOutcome};
 use protocol::output::MimeBundle;
 use ptxsim::counters::InstCounts;

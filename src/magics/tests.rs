@@ -7,8 +7,10 @@ use super::files::{self, HostArray};
 use super::host::{self, Fill};
 use super::lex::Span;
 use super::parse::*;
-use super::{check_cell_header, check_line, help};
+use super::registry::parse_line;
+use super::{check_cell_header, check_line, registry};
 use crate::gpu::Dtype;
+use crate::suggest;
 use std::collections::BTreeMap;
 
 fn parse(s: &str) -> Command {
@@ -869,7 +871,7 @@ fn png_round_trips_and_converts() {
 
 #[test]
 fn unknown_magic_suggestions() {
-    let s = |w: &str| help::nearest(w, help::names());
+    let s = |w: &str| suggest::nearest(w, registry::names());
     assert_eq!(s("%lauch"), Some("%launch"));
     assert_eq!(s("%arary"), Some("%array"));
     // Never the word itself: "did you mean %array?" for `%array` leads nowhere.
@@ -879,18 +881,18 @@ fn unknown_magic_suggestions() {
     assert_eq!(s("%cuda"), Some("%%cuda"));
     assert_eq!(s("%lsmagics"), Some("%lsmagic"));
     assert_eq!(s("%qqqqqq"), None);
-    assert!(help::help(Some("launch"))
+    assert!(registry::help(Some("launch"))
         .unwrap()
         .starts_with("%launch [--check]"));
     assert_eq!(
-        help::help(Some("%lanch")).unwrap_err(),
+        registry::help(Some("%lanch")).unwrap_err(),
         "unknown magic %lanch; did you mean %launch?"
     );
-    let all = help::help(None).unwrap();
-    for n in help::names() {
+    let all = registry::help(None).unwrap();
+    for n in registry::names() {
         assert!(all.contains(n), "{n}");
     }
-    let ls = help::lsmagic();
+    let ls = registry::lsmagic();
     assert!(ls.contains("%launch") && ls.contains("%%cuda"));
     assert!(ls.contains("%show") && ls.contains("%time"));
 }

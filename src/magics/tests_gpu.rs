@@ -2,7 +2,8 @@
 //! (ptxsim and NVRTC when there is no GPU): parsing, the model table, unknown models, and the
 //! CUBIN resources and occupancy table of a register-heavy CUDA kernel.
 
-use super::parse::{parse_line, Command};
+use super::parse::Command;
+use super::registry::parse_line;
 use super::test_session::Session;
 
 #[test]

@@ -3,7 +3,8 @@
 //! graphs): results against a CPU reference on random inputs, what a recording refuses, and
 //! every error naming its cause.
 
-use super::parse::{parse_line, Command, GraphCmd};
+use super::parse::{Command, GraphCmd};
+use super::registry::parse_line;
 use super::test_session::{text, Session};
 use super::time::TimeTarget;
 use crate::gpu::Dtype;

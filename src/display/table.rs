@@ -1,5 +1,5 @@
-//! A small table renderer shared by the magics: one table → an aligned text/plain rendering and an
-//! escaped text/html `<table>`, packed into a MIME bundle for a Jupyter `display_data`.
+//! A small table renderer shared by the magics and the displays: one table → an aligned text/plain
+//! rendering and an escaped text/html `<table>`, packed into a MIME bundle for a Jupyter `display_data`.
 //!
 //! It only formats; it knows nothing of arrays or devices.
 
