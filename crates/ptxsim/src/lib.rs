@@ -95,6 +95,7 @@ mod mem;
 mod parse;
 mod pool;
 mod printf;
+mod sem;
 #[cfg(test)]
 mod tests;
 
