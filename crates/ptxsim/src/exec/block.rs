@@ -55,13 +55,13 @@ mod affine;
 mod races;
 mod replay;
 
-use crate::sem::compare::cmp_ord;
-use crate::sem::{address, atomic, convert, float, int, warp};
 use super::Worker;
 use crate::ir::{
     AtomKind, AtomOp, BarKind, BlockSlot, Cmp, Inst, IntTy, MemSpace, Op, Program, Slot, NONE,
 };
 use crate::mem::{Cache, HostPtr};
+use crate::sem::compare::cmp_ord;
+use crate::sem::{address, atomic, convert, float, int, warp};
 use affine::Shape;
 
 /// The most threads a block has (words of 64 threads: 16).
@@ -473,9 +473,7 @@ impl<'a> Worker<'a> {
                         }
                         Some((op, kind)) => {
                             let bits = size as u8 * 8;
-                            p.rmw(off, size, &|o| {
-                                atomic::atom_apply(op, bits, kind, o, v, 0)
-                            });
+                            p.rmw(off, size, &|o| atomic::atom_apply(op, bits, kind, o, v, 0));
                         }
                     }
                 }

@@ -127,9 +127,7 @@ impl Worker<'_> {
                     _ => bin(&mut w.regs, i, m, move |a, b| int::mul_wide(a, b, t)),
                 },
                 Op::MadHi(t) => tern(&mut w.regs, i, m, move |a, b, c| int::mad_hi(a, b, c, t)),
-                Op::MadWide(t) => {
-                    tern(&mut w.regs, i, m, move |a, b, c| int::mad_wide(a, b, c, t))
-                }
+                Op::MadWide(t) => tern(&mut w.regs, i, m, move |a, b, c| int::mad_wide(a, b, c, t)),
                 Op::Div(t) => bin(&mut w.regs, i, m, move |a, b| int::div(a, b, t)),
                 Op::Rem(t) => bin(&mut w.regs, i, m, move |a, b| int::rem(a, b, t)),
                 Op::Min(t) => bin(&mut w.regs, i, m, move |a, b| int::min(a, b, t)),
@@ -347,9 +345,13 @@ impl Worker<'_> {
                 Op::CvtIF { from, to, rnd } => {
                     if from.bits == 32 && to == FTy::F32 && rnd == Rnd::Rn {
                         if from.signed {
-                            un(&mut w.regs, i, m, |a| convert::cvt_if(a, S32, FTy::F32, Rnd::Rn))
+                            un(&mut w.regs, i, m, |a| {
+                                convert::cvt_if(a, S32, FTy::F32, Rnd::Rn)
+                            })
                         } else {
-                            un(&mut w.regs, i, m, |a| convert::cvt_if(a, U32, FTy::F32, Rnd::Rn))
+                            un(&mut w.regs, i, m, |a| {
+                                convert::cvt_if(a, U32, FTy::F32, Rnd::Rn)
+                            })
                         }
                     } else {
                         un(&mut w.regs, i, m, |a| convert::cvt_if(a, from, to, rnd))
@@ -374,7 +376,9 @@ impl Worker<'_> {
                             })
                         }
                     } else {
-                        un(&mut w.regs, i, m, |a| convert::cvt_fi(a, from, to, irnd, ftz))
+                        un(&mut w.regs, i, m, |a| {
+                            convert::cvt_fi(a, from, to, irnd, ftz)
+                        })
                     }
                 }
                 Op::CvtFF {

@@ -7,9 +7,9 @@
 use super::cpu::LaneMasks;
 use super::{pred_mask, Warp};
 use crate::ir::*;
-use crate::sem::compare::cmp_ord;
+use crate::sem::compare::{cmp_ord, float_cmp, int_cmp};
 use crate::sem::float::{f32v, f64v};
-use crate::sem::ieee::{self as fl, ftz32};
+use crate::sem::ieee::ftz32;
 use crate::sem::int::{sext, zext};
 
 /// Compute the comparison mask of `f` over the 32 lanes.
@@ -46,9 +46,7 @@ pub fn int_cmp_mask(k: impl LaneMasks, w: &Warp, i: &Inst, cmp: Cmp, ty: IntTy) 
                 Cmp::Ge => cmp_mask(k, w, i, move |x, y| $ext(x, b) >= $ext(y, b)),
                 Cmp::Eq => cmp_mask(k, w, i, move |x, y| $ext(x, b) == $ext(y, b)),
                 Cmp::Ne => cmp_mask(k, w, i, move |x, y| $ext(x, b) != $ext(y, b)),
-                c => cmp_mask(k, w, i, move |x, y| {
-                    cmp_ord(c, Some($ext(x, b).cmp(&$ext(y, b))))
-                }),
+                c => cmp_mask(k, w, i, move |x, y| int_cmp(c, ty, x, y)),
             }
         };
     }
@@ -77,9 +75,7 @@ pub fn float_cmp_mask(k: impl LaneMasks, w: &Warp, i: &Inst, cmp: Cmp, ty: FTy, 
             Cmp::Gt => cmp_mask(k, w, i, |x, y| f64v(x) > f64v(y)),
             c => cmp_mask(k, w, i, |x, y| cmp_ord(c, f64v(x).partial_cmp(&f64v(y)))),
         },
-        FTy::F16 | FTy::BF16 => cmp_mask(k, w, i, |x, y| {
-            cmp_ord(cmp, fl::get(ty, x).partial_cmp(&fl::get(ty, y)))
-        }),
+        FTy::F16 | FTy::BF16 => cmp_mask(k, w, i, |x, y| float_cmp(cmp, ty, false, x, y)),
     }
 }
 

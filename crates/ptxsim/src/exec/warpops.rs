@@ -6,8 +6,8 @@
 
 use super::alu::{self, each};
 use super::{pred_mask, Warp, Worker};
-use crate::sem::warp;
 use crate::ir::{Inst, ReduxOp, ShflMode, VoteMode, NONE};
+use crate::sem::warp;
 use crate::CheckKind;
 
 impl Worker<'_> {
@@ -22,7 +22,10 @@ impl Worker<'_> {
                 &regs[i.r[4] as usize],
             );
             let full = m == u32::MAX && uniform([b, c, members]) && members[0] as u32 == u32::MAX;
-            match full.then(|| warp::shfl_uniform(mode, a, b[0], c[0])).flatten() {
+            match full
+                .then(|| warp::shfl_uniform(mode, a, b[0], c[0]))
+                .flatten()
+            {
                 // Every lane executes it and may be read: nothing is unreadable.
                 Some((out, okm)) => (out, okm, 0),
                 None => shfl_lanes(mode, a, b, c, members, m),
@@ -154,9 +157,7 @@ pub(super) fn match_all(w: &mut Warp, i: &Inst, m: u32, bits: u8) {
     let a = w.regs[i.r[1] as usize];
     let first = a[m.trailing_zeros() as usize & 31];
     let mut all = true;
-    each(m, |l| {
-        all &= warp::matches(a[l], first, bits)
-    });
+    each(m, |l| all &= warp::matches(a[l], first, bits));
     let v = if all { m as u64 } else { 0 };
     let d = &mut w.regs[i.r[0] as usize];
     alu::write(d, m, |_| v);

@@ -43,12 +43,7 @@ pub fn shfl_source(mode: ShflMode, lane: usize, b: u64, c: u64) -> (usize, bool)
 /// permutation (butterfly) or a broadcast (index), done as copies instead of a gather that
 /// works out each lane's source. `None` for other operands.
 #[inline(always)]
-pub fn shfl_uniform(
-    mode: ShflMode,
-    a: &[u64; 32],
-    b: u64,
-    c: u64,
-) -> Option<([u64; 32], u32)> {
+pub fn shfl_uniform(mode: ShflMode, a: &[u64; 32], b: u64, c: u64) -> Option<([u64; 32], u32)> {
     if (c >> 8) & 31 != 0 {
         return None;
     }

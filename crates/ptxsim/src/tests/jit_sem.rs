@@ -91,6 +91,8 @@ impl Class {
 struct Case {
     mnemonic: String,
     classes: Vec<Class>,
+    /// The last source is a negated predicate (`!%p3`).
+    negated: bool,
 }
 
 impl Case {
@@ -99,9 +101,10 @@ impl Case {
             mnemonic: mnemonic.into(),
             classes: classes
                 .chars()
-                .filter(|c| !c.is_whitespace())
+                .filter(|c| !c.is_whitespace() && *c != '!')
                 .map(Class::from_char)
                 .collect(),
+            negated: classes.ends_with('!'),
         }
     }
 
@@ -140,9 +143,14 @@ impl Case {
                 );
             }
         }
-        let operands: Vec<String> = std::iter::once(dest.reg(4))
+        let mut operands: Vec<String> = std::iter::once(dest.reg(4))
             .chain(srcs.iter().enumerate().map(|(j, c)| c.reg(j + 1)))
             .collect();
+        if self.negated {
+            if let Some(last) = operands.last_mut() {
+                last.insert(0, '!');
+            }
+        }
         let _ = writeln!(k, "{} {};", self.mnemonic, operands.join(", "));
         if dest == Class::P {
             k.push_str("selp.u32 %r30, 1, 0, %p4;\nst.global.u32 [%rd17], %r30;\n");
@@ -211,6 +219,8 @@ fn cases() -> Vec<Case> {
         v.push(Case::new(format!("setp.lt.{bop}.s32"), "prrp"));
         v.push(Case::new(format!("setp.ge.{bop}.f32"), "pffp"));
     }
+    v.push(Case::new("setp.ne.xor.f32", "pffp"));
+    v.push(Case::new("setp.ge.or.u32", "prrp!"));
     v.push(Case::new("not.pred", "pp"));
     for t in ["u32", "s32"] {
         v.push(Case::new(format!("mul.wide.{t}"), "drr"));
@@ -268,15 +278,17 @@ fn cases() -> Vec<Case> {
                 ));
             }
         }
-        v.push(Case::new(format!("cvt.rzi.ftz.{to}.f32"), &format!("{tc}f")));
+        v.push(Case::new(
+            format!("cvt.rzi.ftz.{to}.f32"),
+            &format!("{tc}f"),
+        ));
     }
     v.push(Case::new("cvt.f64.f32", "gf"));
     v.push(Case::new("cvt.rn.f32.f64", "fg"));
-    for space in ["global", "shared", "local", "param"] {
+    // (`cvta` of global addresses, and `cvta.to.param`, are a `mov`.)
+    for space in ["shared", "local"] {
         v.push(Case::new(format!("cvta.to.{space}.u64"), "dd"));
-        if space != "param" {
-            v.push(Case::new(format!("cvta.{space}.u64"), "dd"));
-        }
+        v.push(Case::new(format!("cvta.{space}.u64"), "dd"));
     }
     v
 }
@@ -505,9 +517,8 @@ fn every_compiled_operation_computes_what_sem_defines() {
             let want = sem_of(i.op, val(0), val(1), val(2))
                 .map(|r| case.classes[0].stored(r))
                 .unwrap_or_else(|| panic!("{}: no sem entry for {:?}", case.mnemonic, i.op));
-            let word = |o: &[u8]| {
-                u64::from_le_bytes(o[8 * t..8 * t + 8].try_into().expect("8 bytes"))
-            };
+            let word =
+                |o: &[u8]| u64::from_le_bytes(o[8 * t..8 * t + 8].try_into().expect("8 bytes"));
             let (interpreted, compiled) = (word(&outs[0]), word(&outs[1]));
             assert_eq!(
                 (interpreted, compiled),
@@ -581,7 +592,10 @@ fn every_operation_the_jit_compiles_has_a_case() {
             }
         }
     }
-    assert!(seen > 100, "only {seen} compiled operations in the fixtures");
+    assert!(
+        seen > 100,
+        "only {seen} compiled operations in the fixtures"
+    );
     assert!(
         missing.is_empty(),
         "compiled operations without a case in tests::jit_sem::cases: {missing:#?}"

@@ -10,8 +10,8 @@ use cranelift_frontend::FunctionBuilder;
 use super::super::call::*;
 use super::super::chains::Chain;
 use super::Em;
-use crate::sem::float::{CANON_NAN32, CANON_NAN64};
 use crate::ir::{BoolOp, Cmp, FTy, IRnd, Inst, IntTy, MemSpace, Op, Slot, UFn, NONE};
+use crate::sem::float::{CANON_NAN32, CANON_NAN64};
 
 /// Sign-extend the low `bits` bits of `x` (as `sem::int::sext`).
 fn sext(b: &mut FunctionBuilder, x: Value, bits: u8) -> Value {
