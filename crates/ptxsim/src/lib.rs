@@ -96,6 +96,7 @@ mod parse;
 pub use parse::{ptx_entries, Entry, EntryParam};
 mod pool;
 mod printf;
+mod sem;
 #[cfg(test)]
 mod tests;
 

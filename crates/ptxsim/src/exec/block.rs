@@ -55,13 +55,13 @@ mod affine;
 mod races;
 mod replay;
 
-use super::alu;
-use super::fops::{cmp_ord, f32c, f32v};
 use super::Worker;
 use crate::ir::{
     AtomKind, AtomOp, BarKind, BlockSlot, Cmp, Inst, IntTy, MemSpace, Op, Program, Slot, NONE,
 };
 use crate::mem::{Cache, HostPtr};
+use crate::sem::compare::cmp_ord;
+use crate::sem::{address, atomic, convert, float, int, warp};
 use affine::Shape;
 
 /// The most threads a block has (words of 64 threads: 16).
@@ -212,6 +212,24 @@ pub fn plan(prog: &Program) -> Option<Vec<BlockSlot>> {
     });
     global_results_unread.then_some(kinds)
 }
+
+/// The integer types whose lane loops the tier specialises (see `sem`'s fast forms).
+const U32: IntTy = IntTy {
+    bits: 32,
+    signed: false,
+};
+const S32: IntTy = IntTy {
+    bits: 32,
+    signed: true,
+};
+const U64: IntTy = IntTy {
+    bits: 64,
+    signed: false,
+};
+const S64: IntTy = IntTy {
+    bits: 64,
+    signed: true,
+};
 
 /// The longest loop without a barrier (instructions from its head to its back branch) that a
 /// kernel may have for the tier.
@@ -455,9 +473,7 @@ impl<'a> Worker<'a> {
                         }
                         Some((op, kind)) => {
                             let bits = size as u8 * 8;
-                            p.rmw(off, size, &|o| {
-                                super::memops::atom_apply(op, bits, kind, o, v, 0)
-                            });
+                            p.rmw(off, size, &|o| atomic::atom_apply(op, bits, kind, o, v, 0));
                         }
                     }
                 }
@@ -873,35 +889,36 @@ impl<'a> Worker<'a> {
         }
         // Closures that use an instruction's type take it by value (`move`): taken by
         // reference, the build read it from memory in every lane and left the loop scalar
-        // (`alu::shr`'s was a tenth of reduceWarpShuffle's time).
+        // (`shr`'s was a tenth of reduceWarpShuffle's time). The common types are passed as
+        // constants, so that `sem` picks their fast form at compile time.
         match i.op {
             Op::Nop => Ok(()),
             Op::Mov => lanes1(bt, k, at, r, |a| a),
-            Op::Add => lanes2(bt, k, at, r, |a, b| a.wrapping_add(b)),
-            Op::Sub => lanes2(bt, k, at, r, |a, b| a.wrapping_sub(b)),
-            Op::MulLo => lanes2(bt, k, at, r, |a, b| a.wrapping_mul(b)),
-            Op::MadLo => lanes3(bt, k, at, r, |a, b, c| a.wrapping_mul(b).wrapping_add(c)),
+            Op::Add => lanes2(bt, k, at, r, int::add),
+            Op::Sub => lanes2(bt, k, at, r, int::sub),
+            Op::MulLo => lanes2(bt, k, at, r, int::mul_lo),
+            Op::MadLo => lanes3(bt, k, at, r, int::mad_lo),
             Op::And => lanes2(bt, k, at, r, |a, b| a & b),
             Op::Or => lanes2(bt, k, at, r, |a, b| a | b),
             Op::Xor => lanes2(bt, k, at, r, |a, b| a ^ b),
-            Op::Not => lanes1(bt, k, at, r, |a| !a),
-            Op::Neg => lanes1(bt, k, at, r, |a| a.wrapping_neg()),
-            Op::Selp => lanes3(bt, k, at, r, |a, b, c| if c & 1 != 0 { a } else { b }),
-            Op::Shl { bits } => lanes2(bt, k, at, r, move |a, b| alu::shl(a, b, bits)),
-            Op::Shr { ty } => lanes2(bt, k, at, r, move |a, b| alu::shr(a, b, ty)),
-            Op::Min(t) => lanes2(bt, k, at, r, move |a, b| alu::min(a, b, t)),
-            Op::Max(t) => lanes2(bt, k, at, r, move |a, b| alu::max(a, b, t)),
-            // 32-bit operands (`plan`): without `alu::mul_wide`'s i128, so that it vectorises.
-            Op::MulWide(t) if t.signed => lanes2(bt, k, at, r, |a, b| {
-                (a as i32 as i64).wrapping_mul(b as i32 as i64) as u64
-            }),
-            Op::MulWide(_) => lanes2(bt, k, at, r, |a, b| (a as u32 as u64) * (b as u32 as u64)),
-            Op::FAdd32 => lanes2(bt, k, at, r, |a, b| f32c(f32v(a) + f32v(b))),
-            Op::FSub32 => lanes2(bt, k, at, r, |a, b| f32c(f32v(a) - f32v(b))),
-            Op::FMul32 => lanes2(bt, k, at, r, |a, b| f32c(f32v(a) * f32v(b))),
-            Op::FFma32 => lanes3(bt, k, at, r, |a, b, c| {
-                f32c(f32v(a).mul_add(f32v(b), f32v(c)))
-            }),
+            Op::Not => lanes1(bt, k, at, r, crate::sem::bits::not),
+            Op::Neg => lanes1(bt, k, at, r, int::neg),
+            Op::Selp => lanes3(bt, k, at, r, int::selp),
+            Op::Shl { bits } => lanes2(bt, k, at, r, move |a, b| crate::sem::bits::shl(a, b, bits)),
+            Op::Shr { ty } => match (ty.bits, ty.signed) {
+                (32, false) => lanes2(bt, k, at, r, |a, b| crate::sem::bits::shr(a, b, U32)),
+                (32, true) => lanes2(bt, k, at, r, |a, b| crate::sem::bits::shr(a, b, S32)),
+                _ => lanes2(bt, k, at, r, move |a, b| crate::sem::bits::shr(a, b, ty)),
+            },
+            Op::Min(t) => lanes2(bt, k, at, r, move |a, b| int::min(a, b, t)),
+            Op::Max(t) => lanes2(bt, k, at, r, move |a, b| int::max(a, b, t)),
+            // 32-bit operands only (`plan`).
+            Op::MulWide(t) if t.signed => lanes2(bt, k, at, r, |a, b| int::mul_wide(a, b, S32)),
+            Op::MulWide(_) => lanes2(bt, k, at, r, |a, b| int::mul_wide(a, b, U32)),
+            Op::FAdd32 => lanes2(bt, k, at, r, float::add_f32),
+            Op::FSub32 => lanes2(bt, k, at, r, float::sub_f32),
+            Op::FMul32 => lanes2(bt, k, at, r, float::mul_f32),
+            Op::FFma32 => lanes3(bt, k, at, r, float::fma_f32),
             Op::SetpI { cmp, ty, .. } => {
                 // One lane loop per comparison, so that each vectorises.
                 let b = ty.bits;
@@ -926,17 +943,16 @@ impl<'a> Worker<'a> {
                     };
                 }
                 if ty.signed {
-                    setp!(move |v| alu::sext(v, b))
+                    setp!(move |v| int::sext(v, b))
                 } else {
-                    setp!(move |v| alu::zext(v, b))
+                    setp!(move |v| int::zext(v, b))
                 }
             }
             Op::Cvta { to, space } => {
-                let win = super::memops::window(space);
                 if to {
-                    lanes1(bt, k, at, r, move |a| a.wrapping_sub(win))
+                    lanes1(bt, k, at, r, move |a| address::cvta(a, space, true))
                 } else {
-                    lanes1(bt, k, at, r, move |a| a.wrapping_add(win))
+                    lanes1(bt, k, at, r, move |a| address::cvta(a, space, false))
                 }
             }
             Op::LdK { size, n, sext } => {
@@ -947,7 +963,7 @@ impl<'a> Worker<'a> {
                     b[..sz].copy_from_slice(&self.ctx.params[off..off + sz]);
                     let v = u64::from_le_bytes(b);
                     let v = if sext {
-                        alu::sext(v, size * 8) as u64
+                        int::sext(v, size * 8) as u64
                     } else {
                         v
                     };
@@ -998,7 +1014,7 @@ impl<'a> Worker<'a> {
                             for (j, &slot) in r[..n as usize].iter().enumerate() {
                                 let v = p.load(j * sz, sz);
                                 let v = if sext {
-                                    alu::sext(v, size * 8) as u64
+                                    int::sext(v, size * 8) as u64
                                 } else {
                                     v
                                 };
@@ -1050,14 +1066,11 @@ impl<'a> Worker<'a> {
                 from,
                 to,
                 sat: false,
-            } => lanes1(bt, k, at, r, move |a| {
-                let v = if from.signed {
-                    alu::sext(a, from.bits) as u64
-                } else {
-                    alu::zext(a, from.bits)
-                };
-                alu::norm(v, to)
-            }),
+            } => match (from.bits, from.signed, to.bits) {
+                (32, true, 64) => lanes1(bt, k, at, r, |a| convert::cvt_ii(a, S32, S64, false)),
+                (32, false, 64) => lanes1(bt, k, at, r, |a| convert::cvt_ii(a, U32, U64, false)),
+                _ => lanes1(bt, k, at, r, move |a| convert::cvt_ii(a, from, to, false)),
+            },
             Op::Atom {
                 space: MemSpace::Shared,
                 op,
@@ -1146,7 +1159,7 @@ impl<'a> Worker<'a> {
                     return;
                 }
                 let old = sh[off >> 2];
-                sh[off >> 2] = super::memops::atom_apply(op, 32, kind, old as u64, b[j], 0) as u32;
+                sh[off >> 2] = atomic::atom_apply(op, 32, kind, old as u64, b[j], 0) as u32;
                 if let Some(d) = d {
                     bt.regs[d + t] = old as u64;
                 }
@@ -1200,7 +1213,7 @@ impl<'a> Worker<'a> {
         for_lanes(at.act, at.nwords, |t| {
             let off = val(bt, k, base, t).wrapping_add(imm) as u32 as usize;
             let v = sh[off >> 2] as u64;
-            bt.regs[d + t] = if sext { alu::sext(v, 32) as u64 } else { v };
+            bt.regs[d + t] = if sext { int::sext(v, 32) as u64 } else { v };
         });
     }
 
@@ -1245,7 +1258,7 @@ impl<'a> Worker<'a> {
 
     /// `shfl.sync` by whole warps with block-uniform operands (the reductions'
     /// `__shfl_down_sync(FULL, v, offset)`), a warp at a time as the interpreter's
-    /// `warpops::shfl_uniform` does it; anything else (a warp with threads not at it, a
+    /// `sem::warp::shfl_uniform` does it; anything else (a warp with threads not at it, a
     /// member mask other than all 32 lanes, operands that differ between threads, segments)
     /// gives the block up, so that the interpreter judges and reports it.
     #[inline(always)]
@@ -1277,7 +1290,7 @@ impl<'a> Worker<'a> {
         // Every warp reads the same lanes of itself: the permutation (and which lanes were in
         // range) is the interpreter's shuffle of the lane numbers.
         let lanes: [u64; 32] = std::array::from_fn(|l| l as u64);
-        let Some((perm, okm)) = super::warpops::shfl_uniform(mode, &lanes, b, c) else {
+        let Some((perm, okm)) = warp::shfl_uniform(mode, &lanes, b, c) else {
             return Err(GiveUp);
         };
         // `__shfl_down_sync`'s permutation: the first `kd` lanes read `sd` lanes up, the others
@@ -1409,7 +1422,7 @@ impl<'a> Worker<'a> {
             }
             if sext {
                 for x in &mut v {
-                    *x = alu::sext(*x, sz as u8 * 8) as u64;
+                    *x = int::sext(*x, sz as u8 * 8) as u64;
                 }
             }
             let on = flags(word);

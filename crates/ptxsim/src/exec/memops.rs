@@ -7,36 +7,13 @@
 //! Raw memory access lives in `mem`; this module never touches bytes unsafely.
 
 use super::alu::{self, each};
-use super::float as fl;
 use super::{Fault, Warp, Worker, CACHES};
-use crate::ir::{AtomKind, AtomOp, FTy, Inst, MemSpace};
+use crate::ir::{AtomKind, AtomOp, Inst, MemSpace};
 use crate::mem::{HostPtr, LOCAL_WIN, PARAM_WIN, SHARED_WIN, WIN_SIZE};
+use crate::sem::address::in_win;
+use crate::sem::atomic::atom_apply;
+use crate::sem::int;
 use crate::CheckKind;
-
-/// Generic-address window of a state space (0 for global).
-pub fn window(space: MemSpace) -> u64 {
-    match space {
-        MemSpace::Shared => SHARED_WIN,
-        MemSpace::Local => LOCAL_WIN,
-        MemSpace::Param => PARAM_WIN,
-        MemSpace::Global | MemSpace::Generic => 0,
-    }
-}
-
-fn in_win(a: u64, w: u64) -> bool {
-    a.wrapping_sub(w) < WIN_SIZE
-}
-
-/// `isspacep`: does generic address `a` point into `space`?
-pub fn in_space(a: u64, space: MemSpace) -> bool {
-    match space {
-        MemSpace::Shared | MemSpace::Local | MemSpace::Param => in_win(a, window(space)),
-        MemSpace::Global => {
-            !in_win(a, SHARED_WIN) && !in_win(a, LOCAL_WIN) && !in_win(a, PARAM_WIN)
-        }
-        MemSpace::Generic => true,
-    }
-}
 
 /// Where a checked access goes.
 #[derive(Clone, Copy)]
@@ -51,7 +28,7 @@ enum Place<'a> {
 #[inline(always)]
 fn extend(v: u64, size: u8, sext: bool) -> u64 {
     if sext {
-        alu::sext(v, size * 8) as u64
+        int::sext(v, size * 8) as u64
     } else {
         v
     }
@@ -544,7 +521,7 @@ impl<'a> Worker<'a> {
             for k in 0..n as usize {
                 let v = self.load_at(w, p, k * sz, sz);
                 let v = if sext {
-                    alu::sext(v, size * 8) as u64
+                    int::sext(v, size * 8) as u64
                 } else {
                     v
                 };
@@ -671,7 +648,7 @@ impl<'a> Worker<'a> {
             let off = i.imm as usize + k * sz;
             let v = rd(self.ctx.params, off, sz);
             let v = if sext {
-                alu::sext(v, size * 8) as u64
+                int::sext(v, size * 8) as u64
             } else {
                 v
             };
@@ -1066,124 +1043,5 @@ impl<'a> Worker<'a> {
             msg,
         );
         self.note(r, pc);
-    }
-}
-
-/// New value of an atomic location given its old value.
-pub fn atom_apply(op: AtomOp, bits: u8, kind: AtomKind, old: u64, b: u64, c: u64) -> u64 {
-    let it = crate::ir::IntTy {
-        bits,
-        signed: kind == AtomKind::S,
-    };
-    let half = |k: FTy, x: u64, y: u64| fl::put(k, fl::get(k, x) + fl::get(k, y));
-    let r = match (op, kind) {
-        (AtomOp::Add, AtomKind::H) => half(FTy::F16, old, b),
-        (AtomOp::Add, AtomKind::BH) => half(FTy::BF16, old, b),
-        (AtomOp::Add, AtomKind::H2 | AtomKind::BH2) => {
-            let k = if kind == AtomKind::H2 {
-                FTy::F16
-            } else {
-                FTy::BF16
-            };
-            let lo = half(k, old & 0xFFFF, b & 0xFFFF);
-            let hi = half(k, (old >> 16) & 0xFFFF, (b >> 16) & 0xFFFF);
-            lo | hi << 16
-        }
-        (AtomOp::Add, AtomKind::F) if bits == 32 => {
-            (f32::from_bits(old as u32) + f32::from_bits(b as u32)).to_bits() as u64
-        }
-        (AtomOp::Add, AtomKind::F) => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
-        (AtomOp::Min | AtomOp::Max, AtomKind::F) => {
-            let (x, y) = if bits == 32 {
-                (
-                    f32::from_bits(old as u32) as f64,
-                    f32::from_bits(b as u32) as f64,
-                )
-            } else {
-                (f64::from_bits(old), f64::from_bits(b))
-            };
-            let keep_old = if op == AtomOp::Min { x <= y } else { x >= y };
-            if keep_old {
-                old
-            } else {
-                b
-            }
-        }
-        (AtomOp::Add, _) => old.wrapping_add(b),
-        (AtomOp::Min, _) => alu::min(old, b, it),
-        (AtomOp::Max, _) => alu::max(old, b, it),
-        (AtomOp::Exch, _) => b,
-        (AtomOp::Cas, _) => {
-            if alu::zext(old, bits) == alu::zext(b, bits) {
-                c
-            } else {
-                old
-            }
-        }
-        (AtomOp::And, _) => old & b,
-        (AtomOp::Or, _) => old | b,
-        (AtomOp::Xor, _) => old ^ b,
-        (AtomOp::Inc, _) => {
-            let (o, lim) = (alu::zext(old, bits), alu::zext(b, bits));
-            if o >= lim {
-                0
-            } else {
-                o + 1
-            }
-        }
-        (AtomOp::Dec, _) => {
-            let (o, lim) = (alu::zext(old, bits), alu::zext(b, bits));
-            if o == 0 || o > lim {
-                lim
-            } else {
-                o - 1
-            }
-        }
-    };
-    alu::zext(r, bits)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn atomic_semantics() {
-        let u = AtomKind::U;
-        assert_eq!(atom_apply(AtomOp::Inc, 32, u, 5, 5, 0), 0);
-        assert_eq!(atom_apply(AtomOp::Inc, 32, u, 4, 5, 0), 5);
-        assert_eq!(atom_apply(AtomOp::Dec, 32, u, 0, 7, 0), 7);
-        assert_eq!(atom_apply(AtomOp::Dec, 32, u, 9, 7, 0), 7);
-        assert_eq!(atom_apply(AtomOp::Dec, 32, u, 3, 7, 0), 2);
-        assert_eq!(atom_apply(AtomOp::Cas, 32, u, 3, 3, 9), 9);
-        assert_eq!(atom_apply(AtomOp::Cas, 32, u, 4, 3, 9), 4);
-        assert_eq!(
-            atom_apply(
-                AtomOp::Max,
-                32,
-                AtomKind::S,
-                (-5i64) as u64 & 0xFFFF_FFFF,
-                2,
-                0
-            ),
-            2
-        );
-        assert_eq!(
-            atom_apply(AtomOp::Min, 32, AtomKind::S, 2, (-5i64) as u64, 0),
-            0xFFFF_FFFB
-        );
-        assert_eq!(
-            atom_apply(
-                AtomOp::Add,
-                32,
-                AtomKind::F,
-                1.5f32.to_bits() as u64,
-                2.0f32.to_bits() as u64,
-                0
-            ),
-            3.5f32.to_bits() as u64
-        );
-        assert!(in_space(SHARED_WIN + 4, MemSpace::Shared));
-        assert!(!in_space(SHARED_WIN + 4, MemSpace::Global));
     }
 }

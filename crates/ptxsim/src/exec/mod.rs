@@ -4,14 +4,15 @@
 //! file and the current group of lanes (one PC and a mask); lanes that diverged wait with their
 //! own PC and call depth, and the deepest, lowest-PC group runs next (Volta-style independent
 //! scheduling without post-dominator analysis). Barriers park warps until every live thread of
-//! the block has arrived. The hot instruction loop is in `run`; memory access in `memops`;
+//! the block has arrived. The hot instruction loop is in `run` (each operation's result is `crate::sem`'s, applied
+//! over the lanes by `alu`'s loops); memory access in `memops`;
 //! warp-collective operations in `warpops`; whole blocks of eligible kernels, threads side by
 //! side, in `block` (the block tier, which hands any block it cannot finish back to the warps).
 //! A counted launch (`crate::counters`) runs every block here, in the counting build of `run`'s
 //! loop, which hands each warp instruction to `counters::Acc::count` before executing it.
 //! This module does not parse PTX and does not spawn threads (see `pool`).
 
-pub mod alu;
+mod alu;
 mod barrier;
 pub(crate) mod block;
 #[cfg(test)]
@@ -20,13 +21,10 @@ mod builtins;
 mod calls;
 mod cpu;
 pub(crate) use cpu::Build;
-pub mod float;
-mod fops;
 mod jit_run;
 mod memops;
-pub use fops::{CANON_NAN32, CANON_NAN64};
-pub use memops::window;
 mod run;
+mod setp;
 pub mod tensor;
 mod warpops;
 

@@ -1,15 +1,34 @@
 //! The hot loop: runs one warp's current group instruction by instruction.
 //!
-//! One `match` over the pre-decoded op; arithmetic goes through the lane loops of `alu`,
+//! One `match` over the pre-decoded op; arithmetic is `sem`'s, through the lane loops of `alu`;
 //! everything touching memory, other lanes or control state through `Worker` methods. No
 //! allocation and no string work happen here.
 
 use super::alu::{self, bin, each, tern, un};
 use super::cpu::LaneMasks;
-use super::float::ftz32;
-use super::fops::*;
+use super::setp::{float_cmp_mask, int_cmp_mask, write_setp};
 use super::{pred_mask, Fault, Stop, Warp, Worker};
 use crate::ir::*;
+use crate::sem::float::{self, farith, fminmax, funary, testp, FMods};
+use crate::sem::{address, bits, convert, int, simd};
+
+/// The integer types whose lane loops the interpreter specialises (see `sem`'s fast forms).
+const U32: IntTy = IntTy {
+    bits: 32,
+    signed: false,
+};
+const S32: IntTy = IntTy {
+    bits: 32,
+    signed: true,
+};
+const U64: IntTy = IntTy {
+    bits: 64,
+    signed: false,
+};
+const S64: IntTy = IntTy {
+    bits: 64,
+    signed: true,
+};
 
 impl Worker<'_> {
     /// The interpreter loop (see `cpu` for its builds). With `COUNT`, each warp instruction
@@ -81,72 +100,41 @@ impl Worker<'_> {
             match i.op {
                 Op::Nop => {}
                 Op::Mov => un(&mut w.regs, i, m, |a| a),
-                Op::Add => bin(&mut w.regs, i, m, |a, b| a.wrapping_add(b)),
-                Op::Sub => bin(&mut w.regs, i, m, |a, b| a.wrapping_sub(b)),
-                Op::MulLo => bin(&mut w.regs, i, m, |a, b| a.wrapping_mul(b)),
-                Op::MadLo => tern(&mut w.regs, i, m, |a, b, c| {
-                    a.wrapping_mul(b).wrapping_add(c)
-                }),
+                Op::Add => bin(&mut w.regs, i, m, int::add),
+                Op::Sub => bin(&mut w.regs, i, m, int::sub),
+                Op::MulLo => bin(&mut w.regs, i, m, int::mul_lo),
+                Op::MadLo => tern(&mut w.regs, i, m, int::mad_lo),
                 Op::And => bin(&mut w.regs, i, m, |a, b| a & b),
                 Op::Or => bin(&mut w.regs, i, m, |a, b| a | b),
                 Op::Xor => bin(&mut w.regs, i, m, |a, b| a ^ b),
-                Op::Not => un(&mut w.regs, i, m, |a| !a),
-                Op::Neg => un(&mut w.regs, i, m, |a| a.wrapping_neg()),
-                Op::PNot => un(&mut w.regs, i, m, |a| (a & 1) ^ 1),
-                Op::CNot { bits } => {
-                    un(&mut w.regs, i, m, move |a| (alu::zext(a, bits) == 0) as u64)
-                }
+                Op::Not => un(&mut w.regs, i, m, bits::not),
+                Op::Neg => un(&mut w.regs, i, m, int::neg),
+                Op::PNot => un(&mut w.regs, i, m, bits::pnot),
+                Op::CNot { bits } => un(&mut w.regs, i, m, move |a| bits::cnot(a, bits)),
                 // (The closures from here to `Abs` that use the type take it by value, as in
-                // `block::block_op`, so that their lane loops vectorise.)
-                Op::Shl { bits } => bin(&mut w.regs, i, m, move |a, b| alu::shl(a, b, bits)),
+                // `block::block_op`, so that their lane loops vectorise; the common types are
+                // passed as constants, so that `sem` picks their fast form at compile time.)
+                Op::Shl { bits } => bin(&mut w.regs, i, m, move |a, b| bits::shl(a, b, bits)),
                 Op::Shr { ty } => match (ty.bits, ty.signed) {
-                    // The common widths with the type fixed, so that the lane loop vectorises.
-                    (32, false) => bin(&mut w.regs, i, m, |a, b| {
-                        let s = b as u32;
-                        if s >= 32 {
-                            0
-                        } else {
-                            (a as u32 >> s) as u64
-                        }
-                    }),
-                    (32, true) => bin(&mut w.regs, i, m, |a, b| {
-                        ((a as i32) >> (b as u32).min(31)) as i64 as u64
-                    }),
-                    _ => bin(&mut w.regs, i, m, move |a, b| alu::shr(a, b, ty)),
+                    (32, false) => bin(&mut w.regs, i, m, |a, b| bits::shr(a, b, U32)),
+                    (32, true) => bin(&mut w.regs, i, m, |a, b| bits::shr(a, b, S32)),
+                    _ => bin(&mut w.regs, i, m, move |a, b| bits::shr(a, b, ty)),
                 },
-                Op::MulHi(t) => bin(&mut w.regs, i, m, move |a, b| alu::mul_hi(a, b, t)),
-                Op::MulWide(t) => {
-                    if t.bits == 32 && !t.signed {
-                        bin(&mut w.regs, i, m, |a, b| {
-                            (a as u32 as u64) * (b as u32 as u64)
-                        })
-                    } else if t.bits == 32 {
-                        bin(&mut w.regs, i, m, |a, b| {
-                            ((a as i32 as i64) * (b as i32 as i64)) as u64
-                        })
-                    } else {
-                        bin(&mut w.regs, i, m, move |a, b| alu::mul_wide(a, b, t))
-                    }
-                }
-                Op::MadHi(t) => tern(&mut w.regs, i, m, move |a, b, c| {
-                    alu::mul_hi(a, b, t).wrapping_add(c)
-                }),
-                Op::MadWide(t) => tern(&mut w.regs, i, m, move |a, b, c| {
-                    alu::mul_wide(a, b, t).wrapping_add(c)
-                }),
-                Op::Div(t) => bin(&mut w.regs, i, m, move |a, b| alu::div(a, b, t)),
-                Op::Rem(t) => bin(&mut w.regs, i, m, move |a, b| alu::rem(a, b, t)),
-                Op::Min(t) => bin(&mut w.regs, i, m, move |a, b| alu::min(a, b, t)),
-                Op::Max(t) => bin(&mut w.regs, i, m, move |a, b| alu::max(a, b, t)),
-                Op::Abs(t) => un(&mut w.regs, i, m, move |a| {
-                    alu::sext(a, t.bits).wrapping_abs() as u64
-                }),
-                Op::AddSat => bin(&mut w.regs, i, m, |a, b| {
-                    (a as i32).saturating_add(b as i32) as u64
-                }),
-                Op::SubSat => bin(&mut w.regs, i, m, |a, b| {
-                    (a as i32).saturating_sub(b as i32) as u64
-                }),
+                Op::MulHi(t) => bin(&mut w.regs, i, m, move |a, b| int::mul_hi(a, b, t)),
+                Op::MulWide(t) => match (t.bits, t.signed) {
+                    (32, false) => bin(&mut w.regs, i, m, |a, b| int::mul_wide(a, b, U32)),
+                    (32, true) => bin(&mut w.regs, i, m, |a, b| int::mul_wide(a, b, S32)),
+                    _ => bin(&mut w.regs, i, m, move |a, b| int::mul_wide(a, b, t)),
+                },
+                Op::MadHi(t) => tern(&mut w.regs, i, m, move |a, b, c| int::mad_hi(a, b, c, t)),
+                Op::MadWide(t) => tern(&mut w.regs, i, m, move |a, b, c| int::mad_wide(a, b, c, t)),
+                Op::Div(t) => bin(&mut w.regs, i, m, move |a, b| int::div(a, b, t)),
+                Op::Rem(t) => bin(&mut w.regs, i, m, move |a, b| int::rem(a, b, t)),
+                Op::Min(t) => bin(&mut w.regs, i, m, move |a, b| int::min(a, b, t)),
+                Op::Max(t) => bin(&mut w.regs, i, m, move |a, b| int::max(a, b, t)),
+                Op::Abs(t) => un(&mut w.regs, i, m, move |a| int::abs(a, t)),
+                Op::AddSat => bin(&mut w.regs, i, m, int::add_sat),
+                Op::SubSat => bin(&mut w.regs, i, m, int::sub_sat),
                 Op::Carry {
                     bits,
                     sub,
@@ -166,7 +154,7 @@ impl Worker<'_> {
                     let mut d = w.regs[i.r[0] as usize];
                     let mut ncc = cc;
                     each(m, |l| {
-                        let (r, co) = alu::carry(
+                        let (r, co) = int::carry(
                             a[l],
                             b[l],
                             c[l],
@@ -184,88 +172,38 @@ impl Worker<'_> {
                     w.regs[i.r[0] as usize] = d;
                     w.regs[i.r[4] as usize] = ncc;
                 }
-                Op::Popc { bits } => un(&mut w.regs, i, m, |a| {
-                    alu::zext(a, bits).count_ones() as u64
-                }),
-                Op::Clz { bits } => un(&mut w.regs, i, m, |a| {
-                    (alu::zext(a, bits).leading_zeros() - (64 - bits as u32)) as u64
-                }),
-                Op::Brev { bits } => un(&mut w.regs, i, m, |a| {
-                    a.reverse_bits() >> (64 - bits as u32)
-                }),
+                Op::Popc { bits } => un(&mut w.regs, i, m, |a| bits::popc(a, bits)),
+                Op::Clz { bits } => un(&mut w.regs, i, m, |a| bits::clz(a, bits)),
+                Op::Brev { bits } => un(&mut w.regs, i, m, |a| bits::brev(a, bits)),
                 Op::Bfind { ty, shiftamt } => {
-                    un(&mut w.regs, i, m, |a| alu::bfind(a, ty, shiftamt))
+                    un(&mut w.regs, i, m, |a| bits::bfind(a, ty, shiftamt))
                 }
-                Op::Bfe(t) => tern(&mut w.regs, i, m, |a, b, c| alu::bfe(a, b, c, t)),
+                Op::Bfe(t) => tern(&mut w.regs, i, m, |a, b, c| bits::bfe(a, b, c, t)),
                 Op::Bfi { bits } => {
                     let len = w.regs[i.r[4] as usize];
                     let a = w.regs[i.r[1] as usize];
                     let b = w.regs[i.r[2] as usize];
                     let c = w.regs[i.r[3] as usize];
                     let d = &mut w.regs[i.r[0] as usize];
-                    alu::write(d, m, |l| alu::bfi(a[l], b[l], c[l], len[l], bits));
+                    alu::write(d, m, |l| bits::bfi(a[l], b[l], c[l], len[l], bits));
                 }
-                Op::Prmt(mode) => tern(&mut w.regs, i, m, |a, b, c| alu::prmt(a, b, c, mode)),
+                Op::Prmt(mode) => tern(&mut w.regs, i, m, |a, b, c| bits::prmt(a, b, c, mode)),
                 Op::Shf { left, wrap } => {
-                    tern(&mut w.regs, i, m, |a, b, c| alu::shf(a, b, c, left, wrap))
+                    tern(&mut w.regs, i, m, |a, b, c| bits::shf(a, b, c, left, wrap))
                 }
-                Op::Sad(t) => tern(&mut w.regs, i, m, |a, b, c| {
-                    let d = (alu::ext(a, t) - alu::ext(b, t)).unsigned_abs() as u64;
-                    d.wrapping_add(c)
-                }),
+                Op::Sad(t) => tern(&mut w.regs, i, m, |a, b, c| int::sad(a, b, c, t)),
                 Op::Mul24 { hi, signed, mad } => {
                     if mad {
-                        tern(&mut w.regs, i, m, |a, b, c| {
-                            alu::mul24(a, b, hi, signed).wrapping_add(c)
-                        })
+                        tern(&mut w.regs, i, m, |a, b, c| int::mad24(a, b, c, hi, signed))
                     } else {
-                        bin(&mut w.regs, i, m, |a, b| alu::mul24(a, b, hi, signed))
+                        bin(&mut w.regs, i, m, |a, b| int::mul24(a, b, hi, signed))
                     }
                 }
-                Op::Lop3 { lut } => tern(&mut w.regs, i, m, |a, b, c| {
-                    let mut r = 0u64;
-                    for k in 0..8 {
-                        if (lut >> k) & 1 != 0 {
-                            let x = if k & 4 != 0 { a } else { !a };
-                            let y = if k & 2 != 0 { b } else { !b };
-                            let z = if k & 1 != 0 { c } else { !c };
-                            r |= x & y & z;
-                        }
-                    }
-                    r
-                }),
-                Op::Bmsk { wrap } => bin(&mut w.regs, i, m, |a, b| {
-                    let (mut pos, mut len) = (a as u32, b as u32);
-                    if wrap {
-                        pos &= 31;
-                        len &= 31;
-                    } else {
-                        pos = pos.min(32);
-                        len = len.min(32);
-                    }
-                    let ones = if len >= 32 {
-                        u64::MAX
-                    } else {
-                        (1u64 << len) - 1
-                    };
-                    ((ones << pos) & 0xFFFF_FFFF) as u32 as u64
-                }),
-                Op::Szext { signed, wrap } => bin(&mut w.regs, i, m, |a, b| {
-                    let n = if wrap {
-                        b as u32 & 31
-                    } else {
-                        (b as u32).min(32)
-                    };
-                    if n == 0 {
-                        return 0;
-                    }
-                    let x = a as u32 as u64;
-                    if signed {
-                        alu::sext(x, n as u8) as u32 as u64
-                    } else {
-                        alu::zext(x, n as u8)
-                    }
-                }),
+                Op::Lop3 { lut } => tern(&mut w.regs, i, m, |a, b, c| bits::lop3(a, b, c, lut)),
+                Op::Bmsk { wrap } => bin(&mut w.regs, i, m, |a, b| bits::bmsk(a, b, wrap)),
+                Op::Szext { signed, wrap } => {
+                    bin(&mut w.regs, i, m, |a, b| bits::szext(a, b, signed, wrap))
+                }
                 Op::Elect => {
                     let members = w.regs[i.r[4] as usize];
                     let l0 = m.trailing_zeros() as usize & 31;
@@ -281,29 +219,25 @@ impl Worker<'_> {
                     }
                 }
                 Op::CpAsync { size } => self.cp_async(w, i, m, pc, size)?,
-                Op::Fns => tern(&mut w.regs, i, m, alu::fns),
-                Op::Video(v) => tern(&mut w.regs, i, m, |a, b, c| alu::video(v, a, b, c)),
+                Op::Fns => tern(&mut w.regs, i, m, bits::fns),
+                Op::Video(v) => tern(&mut w.regs, i, m, |a, b, c| simd::video(v, a, b, c)),
                 Op::Dp4a {
                     form,
                     a_signed,
                     b_signed,
                 } => tern(&mut w.regs, i, m, |a, b, c| {
-                    alu::dot(form, a, b, c, a_signed, b_signed)
+                    simd::dot(form, a, b, c, a_signed, b_signed)
                 }),
-                Op::FAdd32 => bin(&mut w.regs, i, m, |a, b| f32c(f32v(a) + f32v(b))),
-                Op::FSub32 => bin(&mut w.regs, i, m, |a, b| f32c(f32v(a) - f32v(b))),
-                Op::FMul32 => bin(&mut w.regs, i, m, |a, b| f32c(f32v(a) * f32v(b))),
-                Op::FFma32 => tern(&mut w.regs, i, m, |a, b, c| {
-                    f32c(f32v(a).mul_add(f32v(b), f32v(c)))
-                }),
-                Op::FDiv32 => bin(&mut w.regs, i, m, |a, b| f32c(f32v(a) / f32v(b))),
-                Op::FAdd64 => bin(&mut w.regs, i, m, |a, b| f64c(f64v(a) + f64v(b))),
-                Op::FSub64 => bin(&mut w.regs, i, m, |a, b| f64c(f64v(a) - f64v(b))),
-                Op::FMul64 => bin(&mut w.regs, i, m, |a, b| f64c(f64v(a) * f64v(b))),
-                Op::FFma64 => tern(&mut w.regs, i, m, |a, b, c| {
-                    f64c(f64v(a).mul_add(f64v(b), f64v(c)))
-                }),
-                Op::FDiv64 => bin(&mut w.regs, i, m, |a, b| f64c(f64v(a) / f64v(b))),
+                Op::FAdd32 => bin(&mut w.regs, i, m, float::add_f32),
+                Op::FSub32 => bin(&mut w.regs, i, m, float::sub_f32),
+                Op::FMul32 => bin(&mut w.regs, i, m, float::mul_f32),
+                Op::FFma32 => tern(&mut w.regs, i, m, float::fma_f32),
+                Op::FDiv32 => bin(&mut w.regs, i, m, float::div_f32),
+                Op::FAdd64 => bin(&mut w.regs, i, m, float::add_f64),
+                Op::FSub64 => bin(&mut w.regs, i, m, float::sub_f64),
+                Op::FMul64 => bin(&mut w.regs, i, m, float::mul_f64),
+                Op::FFma64 => tern(&mut w.regs, i, m, float::fma_f64),
+                Op::FDiv64 => bin(&mut w.regs, i, m, float::div_f64),
                 Op::FArith {
                     op,
                     ty,
@@ -334,14 +268,7 @@ impl Worker<'_> {
                     bin(&mut w.regs, i, m, |a, b| fminmax(ty, ftz, nan, true, a, b))
                 }
                 Op::Testp { t, ty } => un(&mut w.regs, i, m, |a| testp(t, ty, a)),
-                Op::Copysign(ty) => bin(&mut w.regs, i, m, |a, b| {
-                    let sb = match ty {
-                        FTy::F16 | FTy::BF16 => 15,
-                        FTy::F32 => 31,
-                        FTy::F64 => 63,
-                    };
-                    (b & !(1u64 << sb)) | (a & (1u64 << sb))
-                }),
+                Op::Copysign(ty) => bin(&mut w.regs, i, m, |a, b| float::copysign(ty, a, b)),
                 Op::SetpI { cmp, ty, bop, cneg } => {
                     let t = int_cmp_mask(k, w, i, cmp, ty);
                     write_setp(k, w, i, m, t, (bop, cneg), None);
@@ -400,55 +327,34 @@ impl Worker<'_> {
                     let one = if dst_f32 { 0x3F80_0000 } else { 0xFFFF_FFFF };
                     write_setp(k, w, i, m, t, (bop, cneg), Some(one));
                 }
-                Op::Selp => tern(&mut w.regs, i, m, |a, b, c| if c & 1 != 0 { a } else { b }),
-                Op::Slct { cf32, ftz } => tern(&mut w.regs, i, m, |a, b, c| {
-                    let take_a = if cf32 {
-                        let x = if ftz { ftz32(f32v(c)) } else { f32v(c) };
-                        x >= 0.0
-                    } else {
-                        (c as i32) >= 0
-                    };
-                    if take_a {
-                        a
-                    } else {
-                        b
-                    }
-                }),
+                Op::Selp => tern(&mut w.regs, i, m, int::selp),
+                Op::Slct { cf32, ftz } => {
+                    tern(&mut w.regs, i, m, |a, b, c| float::slct(a, b, c, cf32, ftz))
+                }
                 Op::CvtII { from, to, sat } => {
                     if !sat && from.bits == 32 && to.bits == 64 {
                         if from.signed {
-                            un(&mut w.regs, i, m, |a| a as i32 as i64 as u64)
+                            un(&mut w.regs, i, m, |a| convert::cvt_ii(a, S32, S64, false))
                         } else {
-                            un(&mut w.regs, i, m, |a| a as u32 as u64)
+                            un(&mut w.regs, i, m, |a| convert::cvt_ii(a, U32, U64, false))
                         }
                     } else {
-                        un(&mut w.regs, i, m, |a| {
-                            let v = alu::ext(a, from);
-                            let v = if sat {
-                                let (lo, hi) = if to.signed {
-                                    (-(1i128 << (to.bits - 1)), (1i128 << (to.bits - 1)) - 1)
-                                } else {
-                                    (0, (1i128 << to.bits) - 1)
-                                };
-                                v.clamp(lo, hi)
-                            } else {
-                                v
-                            };
-                            alu::norm(v as u64, to)
-                        })
+                        un(&mut w.regs, i, m, |a| convert::cvt_ii(a, from, to, sat))
                     }
                 }
                 Op::CvtIF { from, to, rnd } => {
                     if from.bits == 32 && to == FTy::F32 && rnd == Rnd::Rn {
                         if from.signed {
-                            un(&mut w.regs, i, m, |a| f32b(a as i32 as f32))
+                            un(&mut w.regs, i, m, |a| {
+                                convert::cvt_if(a, S32, FTy::F32, Rnd::Rn)
+                            })
                         } else {
-                            un(&mut w.regs, i, m, |a| f32b(a as u32 as f32))
+                            un(&mut w.regs, i, m, |a| {
+                                convert::cvt_if(a, U32, FTy::F32, Rnd::Rn)
+                            })
                         }
                     } else {
-                        un(&mut w.regs, i, m, |a| {
-                            int_to_float(alu::ext(a, from), to, rnd)
-                        })
+                        un(&mut w.regs, i, m, |a| convert::cvt_if(a, from, to, rnd))
                     }
                 }
                 Op::CvtFI {
@@ -457,17 +363,22 @@ impl Worker<'_> {
                     irnd,
                     ftz,
                 } => {
-                    // f32 → 32-bit integer, truncating (`(int)x`, the common case): Rust's `as`
-                    // truncates, saturates and maps NaN to 0 exactly as PTX's cvt.rzi does; a
-                    // flushed subnormal truncates to 0 either way, so `.ftz` changes nothing.
+                    // f32 → 32-bit integer, truncating (`(int)x`, the common case) with the
+                    // types fixed, so that `sem` picks its fast form.
                     if from == FTy::F32 && to.bits == 32 && irnd == IRnd::Rzi {
                         if to.signed {
-                            un(&mut w.regs, i, m, |a| f32v(a) as i32 as i64 as u64)
+                            un(&mut w.regs, i, m, |a| {
+                                convert::cvt_fi(a, FTy::F32, S32, IRnd::Rzi, false)
+                            })
                         } else {
-                            un(&mut w.regs, i, m, |a| f32v(a) as u32 as u64)
+                            un(&mut w.regs, i, m, |a| {
+                                convert::cvt_fi(a, FTy::F32, U32, IRnd::Rzi, false)
+                            })
                         }
                     } else {
-                        un(&mut w.regs, i, m, |a| float_to_int(a, from, to, irnd, ftz))
+                        un(&mut w.regs, i, m, |a| {
+                            convert::cvt_fi(a, from, to, irnd, ftz)
+                        })
                     }
                 }
                 Op::CvtFF {
@@ -479,10 +390,12 @@ impl Worker<'_> {
                     sat,
                 } => {
                     if from == FTy::F32 && to == FTy::F64 && !ftz && !sat && irnd == IRnd::None {
-                        un(&mut w.regs, i, m, |a| f64b(f32v(a) as f64))
+                        un(&mut w.regs, i, m, |a| {
+                            convert::cvt_ff(a, FTy::F32, FTy::F64, rnd, IRnd::None, false, false)
+                        })
                     } else {
                         un(&mut w.regs, i, m, |a| {
-                            float_to_float(a, from, to, rnd, irnd, ftz, sat)
+                            convert::cvt_ff(a, from, to, rnd, irnd, ftz, sat)
                         })
                     }
                 }
@@ -491,7 +404,7 @@ impl Worker<'_> {
                     for k in 0..n as usize {
                         let s = w.regs[i.r[k + 1] as usize];
                         for l in 0..32 {
-                            out[l] |= alu::zext(s[l], bits) << (k as u32 * bits as u32);
+                            out[l] |= int::zext(s[l], bits) << (k as u32 * bits as u32);
                         }
                     }
                     let d = &mut w.regs[i.r[0] as usize];
@@ -502,7 +415,7 @@ impl Worker<'_> {
                     for k in 0..n as usize {
                         let d = &mut w.regs[i.r[k] as usize];
                         each(m, |l| {
-                            d[l] = alu::zext(s[l] >> (k as u32 * bits as u32), bits)
+                            d[l] = int::zext(s[l] >> (k as u32 * bits as u32), bits)
                         });
                     }
                 }
@@ -521,16 +434,13 @@ impl Worker<'_> {
                     kind,
                 } => self.atom(w, i, m, pc, space, op, bits, kind)?,
                 Op::Cvta { to, space } => {
-                    let win = super::memops::window(space);
                     if to {
-                        un(&mut w.regs, i, m, |a| a.wrapping_sub(win))
+                        un(&mut w.regs, i, m, |a| address::cvta(a, space, true))
                     } else {
-                        un(&mut w.regs, i, m, |a| a.wrapping_add(win))
+                        un(&mut w.regs, i, m, |a| address::cvta(a, space, false))
                     }
                 }
-                Op::Isspacep(space) => un(&mut w.regs, i, m, |a| {
-                    super::memops::in_space(a, space) as u64
-                }),
+                Op::Isspacep(space) => un(&mut w.regs, i, m, |a| address::isspacep(a, space)),
                 Op::Bra => {
                     pc = branch(w, pc, m, i.imm as u32);
                     continue;
@@ -616,7 +526,7 @@ impl Worker<'_> {
                 Op::Redux { op, signed } => super::warpops::redux(w, i, m, op, signed),
                 Op::Tensor => self.tensor(w, i, m, pc)?,
                 Op::CvtTf32(rnd) => un(&mut w.regs, i, m, |a| {
-                    super::tensor::round_tf32(a as u32, rnd) as u64
+                    convert::round_tf32(a as u32, rnd) as u64
                 }),
                 Op::Clock { part } => {
                     let t = (self.total + self.pending + (self.fuel - *fuel) as u64) * 4;

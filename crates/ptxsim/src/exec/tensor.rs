@@ -95,7 +95,7 @@ fn get(w: &Warp, regs: &[Slot], ty: TElem, l: usize, e: usize) -> u64 {
 /// Raw element bits → f32.
 fn to_f32(ty: TElem, v: u64) -> f32 {
     match ty {
-        TElem::F16 => super::float::f16_to_f32(v as u16),
+        TElem::F16 => crate::sem::ieee::f16_to_f32(v as u16),
         TElem::BF16 => f32::from_bits((v as u32) << 16),
         TElem::Tf32 => f32::from_bits(v as u32 & !0x1FFF),
         TElem::F32 => f32::from_bits(v as u32),
@@ -114,25 +114,6 @@ fn gather(w: &Warp, regs: &[Slot], f: Frag, ty: TElem, shape: (u8, u8, u8)) -> V
         }
     }
     out
-}
-
-/// `tf32` rounding of f32 bits (`cvt.*.tf32.f32`): 10 mantissa bits kept, the rest zero.
-pub fn round_tf32(x: u32, rnd: Tf32Rnd) -> u32 {
-    let f = f32::from_bits(x);
-    if f.is_nan() {
-        return 0x7FFF_FFFF;
-    }
-    if f.is_infinite() {
-        return x;
-    }
-    let r = match rnd {
-        Tf32Rnd::Rz => x,
-        // Adding half of the dropped unit to the magnitude rounds ties away from zero; a carry
-        // into the exponent gives the next binade (or infinity), as it should.
-        Tf32Rnd::Rna => x.wrapping_add(0x1000),
-        Tf32Rnd::Rn => x.wrapping_add(0xFFF + ((x >> 13) & 1)),
-    };
-    r & !0x1FFF
 }
 
 impl Worker<'_> {
@@ -322,7 +303,7 @@ fn mma(w: &mut Warp, site: &TensorSite) {
             let (i, j) = coord(Frag::C, dt, (m, n), l, e);
             let x = d[i * n + j];
             if dt == TElem::F16 {
-                vals[e / 2][l] |= (super::float::f32_to_f16(x) as u64) << (16 * (e % 2));
+                vals[e / 2][l] |= (crate::sem::ieee::f32_to_f16(x) as u64) << (16 * (e % 2));
             } else {
                 vals[e][l] = x.to_bits() as u64;
             }
@@ -336,6 +317,7 @@ fn mma(w: &mut Warp, site: &TensorSite) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sem::convert::round_tf32;
 
     /// The documented mma.m16n8k16 layouts, written out as the PTX ISA gives them.
     #[test]

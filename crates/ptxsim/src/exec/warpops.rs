@@ -7,6 +7,7 @@
 use super::alu::{self, each};
 use super::{pred_mask, Warp, Worker};
 use crate::ir::{Inst, ReduxOp, ShflMode, VoteMode, NONE};
+use crate::sem::warp;
 use crate::CheckKind;
 
 impl Worker<'_> {
@@ -21,7 +22,10 @@ impl Worker<'_> {
                 &regs[i.r[4] as usize],
             );
             let full = m == u32::MAX && uniform([b, c, members]) && members[0] as u32 == u32::MAX;
-            match full.then(|| shfl_uniform(mode, a, b[0], c[0])).flatten() {
+            match full
+                .then(|| warp::shfl_uniform(mode, a, b[0], c[0]))
+                .flatten()
+            {
                 // Every lane executes it and may be read: nothing is unreadable.
                 Some((out, okm)) => (out, okm, 0),
                 None => shfl_lanes(mode, a, b, c, members, m),
@@ -106,16 +110,9 @@ fn shfl_lanes(
     let mut okm = 0u32;
     let mut bad = 0u32;
     macro_rules! lanes {
-        ($j:expr, $ok:expr) => {
+        ($mode:expr) => {
             for l in 0..32 {
-                let lane = l as i32;
-                let bval = (b[l] & 31) as i32;
-                let cval = (c[l] & 31) as i32;
-                let segmask = ((c[l] >> 8) & 31) as i32;
-                let max_lane = (lane & segmask) | (cval & !segmask);
-                let j: i32 = $j(lane, bval, segmask);
-                let ok: bool = $ok(j, max_lane);
-                let src = if ok { (j & 31) as usize } else { l };
+                let (src, ok) = warp::shfl_source($mode, l, b[l], c[l]);
                 out[l] = a[src];
                 okm |= (ok as u32) << l;
                 let readable = (m >> src) & ((members[l] as u32) >> src) & 1;
@@ -123,87 +120,19 @@ fn shfl_lanes(
             }
         };
     }
+    // One lane loop per mode, so that each is specialised.
     match mode {
-        ShflMode::Up => lanes!(|l: i32, b: i32, _s: i32| l - b, |j: i32, mx: i32| j >= mx),
-        ShflMode::Down => {
-            lanes!(|l: i32, b: i32, _s: i32| l + b, |j: i32, mx: i32| j <= mx)
-        }
-        ShflMode::Bfly => {
-            lanes!(|l: i32, b: i32, _s: i32| l ^ b, |j: i32, mx: i32| j <= mx)
-        }
-        ShflMode::Idx => lanes!(
-            |l: i32, b: i32, s: i32| (l & s) | (b & !s),
-            |j: i32, mx: i32| j <= mx
-        ),
+        ShflMode::Up => lanes!(ShflMode::Up),
+        ShflMode::Down => lanes!(ShflMode::Down),
+        ShflMode::Bfly => lanes!(ShflMode::Bfly),
+        ShflMode::Idx => lanes!(ShflMode::Idx),
     }
     (out, okm, bad)
 }
 
-/// `shfl_lanes` when every lane has the same operands `b` and `c` with no segments (the
-/// reductions' `__shfl_down_sync(FULL, v, off)`): the sources are a shift (up, down), a fixed
-/// permutation (butterfly) or a broadcast (index), done as copies instead of a gather that
-/// works out each lane's source. `None` for other operands.
-#[inline(always)]
-pub(super) fn shfl_uniform(
-    mode: ShflMode,
-    a: &[u64; 32],
-    b: u64,
-    c: u64,
-) -> Option<([u64; 32], u32)> {
-    if (c >> 8) & 31 != 0 {
-        return None;
-    }
-    let (s, cval) = ((b & 31) as usize, (c & 31) as usize);
-    let mut out = *a;
-    let okm = match mode {
-        ShflMode::Down => {
-            // Lanes l with l + s <= cval read lane l + s.
-            let k = (cval + 1).saturating_sub(s).min(32 - s);
-            out[..k].copy_from_slice(&a[s..s + k]);
-            low(k)
-        }
-        ShflMode::Up => {
-            // Lanes l with l - s >= cval read lane l - s.
-            let k0 = (cval + s).min(32);
-            out[k0..].copy_from_slice(&a[k0 - s..32 - s]);
-            !low(k0)
-        }
-        ShflMode::Bfly if cval == 31 => {
-            for (l, o) in out.iter_mut().enumerate() {
-                *o = a[l ^ s];
-            }
-            u32::MAX
-        }
-        ShflMode::Bfly => return None,
-        ShflMode::Idx => {
-            if s <= cval {
-                out = [a[s]; 32];
-                u32::MAX
-            } else {
-                0
-            }
-        }
-    };
-    Some((out, okm))
-}
-
-/// The lowest `k` bits set (k <= 32).
-fn low(k: usize) -> u32 {
-    if k >= 32 {
-        u32::MAX
-    } else {
-        (1u32 << k) - 1
-    }
-}
-
 pub(super) fn vote(w: &mut Warp, i: &Inst, m: u32, mode: VoteMode, neg: bool) {
     let p = pred_mask(super::cpu::Portable, &w.regs[i.r[1] as usize], neg) & m;
-    let v: u64 = match mode {
-        VoteMode::All => (p == m) as u64,
-        VoteMode::Any => (p != 0) as u64,
-        VoteMode::Uni => (p == 0 || p == m) as u64,
-        VoteMode::Ballot => p as u64,
-    };
+    let v = warp::vote(mode, p, m);
     let d = &mut w.regs[i.r[0] as usize];
     alu::write(d, m, |_| v);
 }
@@ -214,7 +143,7 @@ pub(super) fn match_any(w: &mut Warp, i: &Inst, m: u32, bits: u8) {
     each(m, |l| {
         let mut same = 0u32;
         each(m, |k| {
-            if alu::zext(a[k], bits) == alu::zext(a[l], bits) {
+            if warp::matches(a[k], a[l], bits) {
                 same |= 1 << k;
             }
         });
@@ -228,9 +157,7 @@ pub(super) fn match_all(w: &mut Warp, i: &Inst, m: u32, bits: u8) {
     let a = w.regs[i.r[1] as usize];
     let first = a[m.trailing_zeros() as usize & 31];
     let mut all = true;
-    each(m, |l| {
-        all &= alu::zext(a[l], bits) == alu::zext(first, bits)
-    });
+    each(m, |l| all &= warp::matches(a[l], first, bits));
     let v = if all { m as u64 } else { 0 };
     let d = &mut w.regs[i.r[0] as usize];
     alu::write(d, m, |_| v);
@@ -243,19 +170,11 @@ pub(super) fn match_all(w: &mut Warp, i: &Inst, m: u32, bits: u8) {
 pub(super) fn redux(w: &mut Warp, i: &Inst, m: u32, op: ReduxOp, signed: bool) {
     let a = w.regs[i.r[1] as usize];
     let mut acc: Option<u64> = None;
-    let t = crate::ir::IntTy { bits: 32, signed };
     each(m, |l| {
         let x = a[l] & 0xFFFF_FFFF;
         acc = Some(match acc {
             None => x,
-            Some(y) => match op {
-                ReduxOp::Add => (y + x) & 0xFFFF_FFFF,
-                ReduxOp::Min => alu::min(y, x, t),
-                ReduxOp::Max => alu::max(y, x, t),
-                ReduxOp::And => y & x,
-                ReduxOp::Or => y | x,
-                ReduxOp::Xor => y ^ x,
-            },
+            Some(y) => warp::redux_step(op, signed, y, x),
         });
     });
     let v = acc.unwrap_or(0);
@@ -266,6 +185,7 @@ pub(super) fn redux(w: &mut Warp, i: &Inst, m: u32, op: ReduxOp, signed: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sem::warp::shfl_uniform;
 
     /// The copy-based path gives the per-lane path's result and predicate for every mode,
     /// offset and clamp it accepts (on random register values).

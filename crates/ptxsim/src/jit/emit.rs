@@ -834,7 +834,7 @@ impl Em<'_, '_> {
     }
 
     /// `v` (an f32 or f64 of type `ty`) with a NaN replaced by the canonical NaN, as the
-    /// interpreter's arithmetic writes it (`fops::f32c` / `f64c`).
+    /// interpreter's arithmetic writes it (`sem::float::f32c` / `f64c`).
     fn canonical(&mut self, v: Value, ty: FTy) -> Value {
         let nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);
         let c = self.canon_nan(ty);
@@ -849,9 +849,9 @@ impl Em<'_, '_> {
             return acc;
         }
         let (ity, canon) = if self.prim.get(&s) == Some(&FTy::F64) {
-            (I64, crate::exec::CANON_NAN64 as i64)
+            (I64, crate::sem::float::CANON_NAN64 as i64)
         } else {
-            (I32, crate::exec::CANON_NAN32 as u32 as i64)
+            (I32, crate::sem::float::CANON_NAN32 as u32 as i64)
         };
         let bits = self.b.ins().bitcast(ity, MemFlagsData::new(), v);
         let nan = self.b.ins().fcmp(FloatCC::Unordered, v, v);

@@ -219,7 +219,7 @@ impl Forms {
                 // A 32-bit value widened and multiplied by a constant (extended the same way).
                 Op::MulWide(t) if t.bits == 32 => match (self.of(r[1]), self.of(r[2])) {
                     (Some(a), Some(b)) => {
-                        let ext = |k: u64| crate::exec::alu::ext(k, t) as u64;
+                        let ext = |k: u64| crate::sem::int::ext(k, t) as u64;
                         let narrow = |f: &Form| f.wides.is_empty().then(|| f.clone());
                         match (a.constant(), b.constant()) {
                             (_, Some(k)) => narrow(&a).map(|a| Form::wide(a, t.signed, ext(k))),
@@ -389,7 +389,7 @@ fn count(
     // that the count is a shift). A step in registers is checked where the loop starts.
     let ok = match step.constant() {
         Some(c) => {
-            let c = crate::exec::alu::sext(c, 32);
+            let c = crate::sem::int::sext(c, 32);
             let pow2 = c != 0 && c.unsigned_abs().is_power_of_two();
             match cont {
                 Cmp::Ne => pow2 && c.unsigned_abs() <= 1 << 16,

@@ -199,7 +199,7 @@ impl Compiled {
 }
 
 /// Whether `i` can run inside a region (and so be compiled).
-fn supported(i: &Inst, prog: &Program) -> bool {
+pub(crate) fn supported(i: &Inst, prog: &Program) -> bool {
     let regs_ok = i.r.iter().all(|&s| s == NONE || s < prog.nslots)
         && (i.guard == NONE || i.guard < prog.nslots);
     if !regs_ok {

@@ -146,8 +146,8 @@ fn cluster_sreg(n: &str) -> Option<SReg> {
 fn f32_bits_to(ty: Ty, v: f64) -> u64 {
     match ty.bits {
         64 => v.to_bits(),
-        16 if ty.k == TK::BF => crate::exec::float::f32_to_bf16(v as f32) as u64,
-        16 => crate::exec::float::f32_to_f16(v as f32) as u64,
+        16 if ty.k == TK::BF => crate::sem::ieee::f32_to_bf16(v as f32) as u64,
+        16 => crate::sem::ieee::f32_to_f16(v as f32) as u64,
         _ => (v as f32).to_bits() as u64,
     }
 }

@@ -156,7 +156,7 @@ fn float_bits(f: f64, size: usize) -> u64 {
     match size {
         8 => f.to_bits(),
         4 => (f as f32).to_bits() as u64,
-        2 => crate::exec::float::f32_to_f16(f as f32) as u64,
+        2 => crate::sem::ieee::f32_to_f16(f as f32) as u64,
         _ => f as u64,
     }
 }

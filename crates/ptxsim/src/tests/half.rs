@@ -2,7 +2,7 @@
 //! cuda_bf16.h), against an independent round-to-nearest-even reference.
 
 use super::util::*;
-use crate::exec::float::f16_to_f32;
+use crate::sem::ieee::f16_to_f32;
 use crate::*;
 
 /// Round `v` to a binary format with `man` fraction bits and minimum normal exponent `emin`

@@ -169,7 +169,7 @@ fn small_launches_are_compiled_once_the_kernel_has_run_enough() {
 
 /// A 64-bit input for `jit_ops.ptx`: raw bits, small integers, ordinary f32 and f64 values, and
 /// the special values (NaN payloads, infinities, zeros of both signs, subnormals, extremes).
-fn operand(rng: &mut Rng) -> u64 {
+pub(super) fn operand(rng: &mut Rng) -> u64 {
     const SPECIAL32: [u32; 10] = [
         0x7FC0_0000,
         0xFFC0_1234,

@@ -18,6 +18,7 @@ mod half_conf;
 mod jit;
 mod jit_gang;
 mod jit_ragged;
+mod jit_sem;
 mod jit_shared;
 mod memory;
 mod replay;

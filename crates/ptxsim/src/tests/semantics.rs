@@ -251,7 +251,7 @@ fn cvt_rounding_modes_and_saturation() {
             fb.round_ties_even(),
             "rni f32 {v}"
         );
-        let h = crate::exec::float::f16_to_f32(crate::exec::float::f32_to_f16(fb));
+        let h = crate::sem::ieee::f16_to_f32(crate::sem::ieee::f32_to_f16(fb));
         assert_eq!(
             f32::from_bits(o[7] as u32).to_bits(),
             h.to_bits(),

@@ -6,7 +6,7 @@
 //! `mma.sync` / `ldmatrix` from inline asm with the PTX ISA's documented layouts.
 
 use super::util::*;
-use crate::exec::float::{f16_to_f32, f32_to_f16};
+use crate::sem::ieee::{f16_to_f32, f32_to_f16};
 use crate::*;
 
 const PTX: &str = include_str!("ptx/wmma.ptx");

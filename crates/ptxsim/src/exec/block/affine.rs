@@ -211,8 +211,8 @@ pub(super) fn result(
                 return None;
             }
             (
-                crate::exec::alu::shl(a, b, bits),
-                crate::exec::alu::shl(sa, b, bits),
+                crate::sem::bits::shl(a, b, bits),
+                crate::sem::bits::shl(sa, b, bits),
             )
         }
         Op::MulWide(t) => {
@@ -243,7 +243,7 @@ pub(super) fn result(
             (base.wrapping_mul(m) as u64, step.wrapping_mul(m) as u64)
         }
         Op::Cvta { to, space } => {
-            let win = crate::exec::memops::window(space);
+            let win = crate::sem::address::window(space);
             (
                 if to {
                     a.wrapping_sub(win)
@@ -267,7 +267,7 @@ pub(super) enum Shape {
     Ne,
 }
 
-/// Whether `e` is a value of the integer type `ty` (as `alu::ext` extends it).
+/// Whether `e` is a value of the integer type `ty` (as `sem::int::ext` extends it).
 #[inline(always)]
 fn holds(ty: IntTy, e: i128) -> bool {
     let b = ty.bits as u32;
@@ -295,9 +295,9 @@ pub(super) fn compare(
 ) -> bool {
     let x = |t: usize| base.wrapping_add(stride.wrapping_mul(t as u64));
     // The step between threads' values, as the view sees it (`-1` for a stride of `!0`).
-    let step = crate::exec::alu::sext(stride, ty.bits) as i128;
-    let e0 = crate::exec::alu::ext(x(first), ty);
-    // (1-bit values: `alu::ext` takes them unsigned whatever `ty` says.)
+    let step = crate::sem::int::sext(stride, ty.bits) as i128;
+    let e0 = crate::sem::int::ext(x(first), ty);
+    // (1-bit values: `sem::int::ext` takes them unsigned whatever `ty` says.)
     if last < first || out.len() * 64 <= last || ty.bits < 2 {
         return false;
     }
@@ -340,7 +340,7 @@ pub(super) fn compare(
             if shape == Shape::Ne {
                 set_range(out, first, last);
             }
-            let n = crate::exec::alu::ext(y, ty) - e0;
+            let n = crate::sem::int::ext(y, ty) - e0;
             if n % step == 0 && (0..=span).contains(&(n / step)) {
                 let t = first + (n / step) as usize;
                 let bit = 1u64 << (t % 64);
@@ -367,7 +367,7 @@ fn set_range(out: &mut [u64], from: usize, to: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exec::alu::{sext, zext};
+    use crate::sem::int::{sext, zext};
 
     /// `compare` finds what comparing thread by thread finds, for random affine runs (small
     /// and huge strides, both signs, runs that wrap and those that do not), every comparison

@@ -1,5 +1,5 @@
 //! What each compiled operation computes: the Cranelift IR of one PTX instruction's body for
-//! one lane, bit-exact with the interpreter's lane loop (`exec::run`, `exec::fops`, `exec::alu`),
+//! one lane, bit-exact with the interpreter's lane loop (`crate::sem`),
 //! and the checked global access. The run and region structure around it is `emit`'s.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
@@ -10,10 +10,10 @@ use cranelift_frontend::FunctionBuilder;
 use super::super::call::*;
 use super::super::chains::Chain;
 use super::Em;
-use crate::exec::{CANON_NAN32, CANON_NAN64};
 use crate::ir::{BoolOp, Cmp, FTy, IRnd, Inst, IntTy, MemSpace, Op, Slot, UFn, NONE};
+use crate::sem::float::{CANON_NAN32, CANON_NAN64};
 
-/// Sign-extend the low `bits` bits of `x` (as `alu::sext`).
+/// Sign-extend the low `bits` bits of `x` (as `sem::int::sext`).
 fn sext(b: &mut FunctionBuilder, x: Value, bits: u8) -> Value {
     if bits >= 64 {
         return x;
@@ -23,7 +23,7 @@ fn sext(b: &mut FunctionBuilder, x: Value, bits: u8) -> Value {
     b.ins().sshr_imm_s(y, s)
 }
 
-/// Zero-extend the low `bits` bits of `x` (as `alu::zext`).
+/// Zero-extend the low `bits` bits of `x` (as `sem::int::zext`).
 fn zext(b: &mut FunctionBuilder, x: Value, bits: u8) -> Value {
     if bits >= 64 {
         return x;
@@ -31,7 +31,7 @@ fn zext(b: &mut FunctionBuilder, x: Value, bits: u8) -> Value {
     b.ins().band_imm_s(x, ((1u128 << bits) - 1) as i64)
 }
 
-/// `alu::ext` truncated to 64 bits (bits ≥ 8 here).
+/// `sem::int::ext` truncated to 64 bits (bits ≥ 8 here).
 pub(super) fn ext(b: &mut FunctionBuilder, x: Value, t: IntTy) -> Value {
     if t.signed {
         sext(b, x, t.bits)
@@ -331,7 +331,7 @@ impl Em<'_, '_> {
                 self.set(d, v);
             }
             Op::Div(t) | Op::Rem(t) => {
-                // As `alu::div` / `alu::rem`: on the operands extended to 64 bits; a zero
+                // As `sem::int::div` / `sem::int::rem`: on the operands extended to 64 bits; a zero
                 // divisor gives all ones, i64::MIN / -1 wraps (remainder 0). Cranelift's
                 // divisions trap on those, so they divide by 1 instead.
                 let is_div = matches!(i.op, Op::Div(_));
@@ -384,7 +384,7 @@ impl Em<'_, '_> {
                         self.b.ins().fdiv(c, s)
                     }
                     _ => {
-                        // f32 rsqrt: 1 / sqrt in f64, rounded to f32 (as `fops::funary`).
+                        // f32 rsqrt: 1 / sqrt in f64, rounded to f32 (as `sem::float::funary`).
                         let w = self.b.ins().fpromote(F64, x);
                         let s = self.b.ins().sqrt(w);
                         let c = self.b.ins().f64const(1.0);
@@ -395,7 +395,7 @@ impl Em<'_, '_> {
                 self.set_float(d, v, ty);
             }
             Op::FMin { ty, nan, .. } | Op::FMax { ty, nan, .. } => {
-                // As `fops::fminmax`: a NaN operand gives the other (the canonical NaN when
+                // As `sem::float::fminmax`: a NaN operand gives the other (the canonical NaN when
                 // both are, or with .NaN any is); -0 is below +0.
                 let is_max = matches!(i.op, Op::FMax { .. });
                 let (x, y) = (self.get_float_raw(r[1], ty), self.get_float_raw(r[2], ty));
@@ -526,7 +526,7 @@ impl Em<'_, '_> {
             }
             Op::Cvta { to, space } => {
                 let x = a!();
-                let win = crate::exec::window(space) as i64;
+                let win = crate::sem::address::window(space) as i64;
                 let v = self
                     .b
                     .ins()

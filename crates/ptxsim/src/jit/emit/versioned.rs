@@ -109,7 +109,7 @@ impl Em<'_, '_> {
         let known = c
             .step
             .constant()
-            .map(|k| crate::exec::alu::sext(k, 32))
+            .map(|k| crate::sem::int::sext(k, 32))
             .filter(|k| k.unsigned_abs().is_power_of_two());
         let last = match c.cont {
             // The first n with v_n = b: (n - 1) d = b - v_1 modulo 2^32 (`loops::count` admits
