@@ -10,18 +10,8 @@ use super::alu::{self, each};
 use super::float as fl;
 use super::{Fault, Warp, Worker, CACHES};
 use crate::ir::{AtomKind, AtomOp, FTy, Inst, MemSpace};
-use crate::mem::{HostPtr, LOCAL_WIN, PARAM_WIN, SHARED_WIN, WIN_SIZE};
+use crate::mem::{window, HostPtr, LOCAL_WIN, PARAM_WIN, SHARED_WIN, WIN_SIZE};
 use crate::CheckKind;
-
-/// Generic-address window of a state space (0 for global).
-pub fn window(space: MemSpace) -> u64 {
-    match space {
-        MemSpace::Shared => SHARED_WIN,
-        MemSpace::Local => LOCAL_WIN,
-        MemSpace::Param => PARAM_WIN,
-        MemSpace::Global | MemSpace::Generic => 0,
-    }
-}
 
 fn in_win(a: u64, w: u64) -> bool {
     a.wrapping_sub(w) < WIN_SIZE

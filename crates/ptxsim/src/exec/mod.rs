@@ -25,7 +25,6 @@ mod fops;
 mod jit_run;
 mod memops;
 pub use fops::{CANON_NAN32, CANON_NAN64};
-pub use memops::window;
 mod run;
 pub mod tensor;
 mod warpops;
@@ -68,9 +67,10 @@ pub struct Ctx<'a> {
     /// Blocks may run in the block tier (`block`): the kernel is eligible and the launch
     /// allows it.
     pub block_tier: bool,
-    /// Blocks of the tier may replay a recorded block (`block::replay`; `PTXSIM_REPLAY=0`
-    /// turns it off).
+    /// Blocks of the tier may replay a recorded block (`block::replay`; `Engines::replay`).
     pub block_replay: bool,
+    /// Compiled loops may run lanes in gangs (`jit_run`; `Engines::gangs`).
+    pub gangs: bool,
     /// The warps of a block may be run by different workers (`Program::warps_independent` and
     /// no dynamic shared memory): small launches then spread over the cores.
     pub split_blocks: bool,
@@ -451,7 +451,7 @@ impl<'a> Worker<'a> {
             reported: Default::default(),
             jit_at: ctx.jit.map_or(&[], |j| j.entries()),
             jit_gang: match ctx.jit {
-                Some(j) if crate::jit::gangs_from_env() => j.gangs(),
+                Some(j) if ctx.gangs => j.gangs(),
                 _ => &[],
             },
             jit_ctx: ctx

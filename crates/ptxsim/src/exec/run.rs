@@ -521,7 +521,7 @@ impl Worker<'_> {
                     kind,
                 } => self.atom(w, i, m, pc, space, op, bits, kind)?,
                 Op::Cvta { to, space } => {
-                    let win = super::memops::window(space);
+                    let win = crate::mem::window(space);
                     if to {
                         un(&mut w.regs, i, m, |a| a.wrapping_sub(win))
                     } else {

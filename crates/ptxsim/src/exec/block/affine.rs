@@ -243,7 +243,7 @@ pub(super) fn result(
             (base.wrapping_mul(m) as u64, step.wrapping_mul(m) as u64)
         }
         Op::Cvta { to, space } => {
-            let win = crate::exec::memops::window(space);
+            let win = crate::mem::window(space);
             (
                 if to {
                     a.wrapping_sub(win)

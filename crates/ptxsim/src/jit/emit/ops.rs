@@ -526,7 +526,7 @@ impl Em<'_, '_> {
             }
             Op::Cvta { to, space } => {
                 let x = a!();
-                let win = crate::exec::window(space) as i64;
+                let win = crate::mem::window(space) as i64;
                 let v = self
                     .b
                     .ins()
