@@ -66,6 +66,9 @@ impl Workers {
 pub struct SimBackend {
     device: ptxsim::Device,
     workers: Workers,
+    /// The engines ptxsim's launches may use, from the `PTXSIM_*` variables when the backend
+    /// started (ptxsim itself reads no environment).
+    engines: ptxsim::Engines,
     modules: HashMap<ModuleId, ptxsim::Module>,
     streams: HashSet<StreamId>,
     events: HashMap<EventId, Instant>,
@@ -83,6 +86,7 @@ impl SimBackend {
         SimBackend {
             device: ptxsim::Device::new(),
             workers: Workers::from_env(),
+            engines: ptxsim::Engines::from_vars(|k| std::env::var(k).ok()),
             modules: HashMap::new(),
             streams: HashSet::new(),
             events: HashMap::new(),
@@ -242,6 +246,7 @@ impl Backend for SimBackend {
         cfg.stack_bytes = config.stack_bytes;
         cfg.counters = config.counters.clone();
         cfg.threads = self.workers.count;
+        cfg.engines = self.engines;
         match self.device.launch(m, kernel, &cfg, params) {
             Ok(r) => Ok(BackendReport {
                 printf: r.printf,

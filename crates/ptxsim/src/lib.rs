@@ -66,7 +66,7 @@
 //! - f32/f64 add, sub, mul, div and fma that give NaN give the canonical NaN (f32: 0x7FFFFFFF,
 //!   as on the GPU; f64: 0x7FF8000000000000), whatever the operands' payloads.
 //! - Once a kernel has run enough, its lane-local loops and long straight-line stretches run as
-//!   host code compiled with Cranelift (`jit`; `LaunchConfig::jit`, `PTXSIM_JIT`), one lane after
+//!   host code compiled with Cranelift (`jit`; `Engines::jit`), one lane after
 //!   another, which the CUDA model allows (threads of a warp are not in lockstep since Volta).
 //!   Results, printf and check reports are those of the interpreter; the instruction count of
 //!   such a stretch is that of its longest lane. Shared-memory loads and stores between
@@ -74,21 +74,22 @@
 //!   a racing kernel computes may differ from an interpreted run's (as they may on a GPU).
 //! - Kernels whose barriers split their blocks into phases (`Module::block_phases`) and that
 //!   use only what the block tier covers run a block at a time with the threads' registers side
-//!   by side (`exec::block`; `PTXSIM_BLOCK=0` turns it off). A block it cannot finish (a failed
+//!   by side (`exec::block`; `Engines::block_tier` turns it off). A block it cannot finish (a failed
 //!   check, a race) leaves no trace and is run by the interpreter, so reports are unchanged.
 //!   It counts an instruction once per warp with a thread at it, as the interpreter counts a
 //!   warp's group. Later blocks of a launch replay the first block a worker ran there, doing
 //!   only the work that can differ between blocks and checking the guards that could send
-//!   them another way (`PTXSIM_REPLAY=0` turns replays off; `LaunchReport::block_tier_replays`).
+//!   them another way (`Engines::replay` turns replays off; `LaunchReport::block_tier_replays`).
 
 mod check;
+mod config;
+pub use config::{Engines, HostBuild, JitMode, JitTrace, LaunchConfig};
 pub mod counters;
 mod exec;
 pub mod gpus;
 mod ir;
 mod jit;
 pub mod model;
-pub use jit::JitMode;
 pub use lower::is_predefined_name;
 mod lower;
 mod mem;
@@ -182,55 +183,6 @@ pub struct BlockPhases {
     pub uniform_registers: usize,
 }
 
-/// Options of one launch.
-#[derive(Debug, Clone)]
-pub struct LaunchConfig {
-    pub grid: Dim3,
-    pub block: Dim3,
-    /// Bytes of dynamic shared memory (`extern __shared__`).
-    pub dynamic_shared_bytes: u32,
-    /// Run the checker (bounds, alignment, use after free, races, barriers, shuffles). Default on.
-    pub check: bool,
-    /// Stop with `Fault(Cancelled)` when this flag becomes true (the Jupyter interrupt button).
-    pub cancel: Option<Arc<AtomicBool>>,
-    /// Stop with `Fault(BudgetExceeded)` after this many warp-instructions (None: unlimited).
-    pub instruction_budget: Option<u64>,
-    /// Worker threads for blocks (0: one per core this process may use, from its affinity mask
-    /// and cgroup CPU quota as `std::thread::available_parallelism` reads them). A launch uses
-    /// at most one per block (or block part), and [`LaunchReport::workers`] says how many ran.
-    pub threads: usize,
-    /// When to run the kernel's lane-local regions as compiled host code (default: `Auto`, once
-    /// the kernel has run enough; the environment variable `PTXSIM_JIT` = `0`/`off`/`always`
-    /// changes the default). Results and reports are the same either way.
-    pub jit: JitMode,
-    /// The widest vector instructions the interpreter may use (default: `Avx512`, the best the
-    /// CPU has; the environment variable `PTXSIM_CPU` = `baseline`/`avx2` lowers the default).
-    /// Results and reports are the same with every build.
-    pub host: HostBuild,
-    /// Bytes of call stack per thread (CUDA's `cudaLimitStackSize`; default
-    /// [`DEFAULT_STACK_BYTES`], the GPU's default). Each call of a device function charges the
-    /// calling thread's stack with the callee's frame, and its return gives it back; a call that
-    /// would take a thread past this limit (or past [`MAX_CALL_DEPTH`] calls) stops the launch
-    /// with a [`CheckKind::StackOverflow`] fault, checker on or off, as a GPU faults on a stack
-    /// overflow.
-    ///
-    /// The frame model, a simple stand-in for the frames ptxas lays out: [`FRAME_LINK_BYTES`]
-    /// (return address and frame link) plus the callee's local window, that is its
-    /// parameters, return values, `.local` variables and the argument space of its own calls
-    /// (what ptxsim keeps in the thread's local memory for it). Registers are not charged: PTX
-    /// registers are virtual (optimised PTX declares dozens where ptxas saves a few), and
-    /// charging them would overflow recursions that run on a GPU.
-    ///
-    /// Host memory: a call to a recursive function keeps the callee's window and 8 bytes per
-    /// PTX register it owns until it returns, so a runaway recursion holds at most
-    /// `stack_bytes / FRAME_LINK_BYTES` such frames per thread before it is stopped.
-    pub stack_bytes: u32,
-    /// Collect hardware-like counters ([`counters`]; default `None`, off). A counted launch
-    /// runs every block in the interpreter (no block tier, replays or JIT), with the same
-    /// results and reports; the counts come back in [`LaunchReport::counters`].
-    pub counters: Option<counters::CounterConfig>,
-}
-
 /// The GPU's default call stack per thread (`cudaLimitStackSize`), in bytes.
 pub const DEFAULT_STACK_BYTES: u32 = 1024;
 
@@ -241,70 +193,6 @@ pub const FRAME_LINK_BYTES: u32 = 16;
 /// The most nested calls a thread may make, whatever its stack size: a call past it is a
 /// [`CheckKind::StackOverflow`].
 pub const MAX_CALL_DEPTH: u16 = u16::MAX;
-
-/// A cap on the build of the interpreter loop a launch runs: the crate compiles that loop for
-/// baseline x86-64, for x86-64-v3 (AVX2) and for x86-64-v4 (AVX-512), and runs the best one
-/// the CPU has up to the cap (for tests that compare the builds, and to measure them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum HostBuild {
-    Baseline,
-    Avx2,
-    Avx512,
-}
-
-impl HostBuild {
-    /// The default cap, from the environment variable `PTXSIM_CPU`: `baseline`, `avx2` (or
-    /// `v3`); anything else or unset: `Avx512`.
-    pub fn from_env() -> HostBuild {
-        static CAP: std::sync::OnceLock<HostBuild> = std::sync::OnceLock::new();
-        *CAP.get_or_init(|| match env_choice("PTXSIM_CPU").as_str() {
-            "baseline" | "v1" => HostBuild::Baseline,
-            "avx2" | "v3" => HostBuild::Avx2,
-            _ => HostBuild::Avx512,
-        })
-    }
-
-    /// The build this CPU runs under the cap `self` (the best it has up to the cap): what a
-    /// launch with `LaunchConfig::host == self` runs.
-    pub fn runs(self) -> HostBuild {
-        exec::Build::new(self).host()
-    }
-
-    /// The builds this CPU can run, from the baseline up.
-    pub fn available() -> Vec<HostBuild> {
-        [HostBuild::Baseline, HostBuild::Avx2, HostBuild::Avx512]
-            .into_iter()
-            .filter(|&b| exec::Build::new(b).host() == b)
-            .collect()
-    }
-}
-
-/// The value of the environment variable `name`, trimmed and in lower case ("" when unset):
-/// what the `PTXSIM_*` switches are read from.
-pub(crate) fn env_choice(name: &str) -> String {
-    std::env::var(name)
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase()
-}
-
-impl LaunchConfig {
-    pub fn new(grid: Dim3, block: Dim3) -> Self {
-        LaunchConfig {
-            grid,
-            block,
-            dynamic_shared_bytes: 0,
-            check: true,
-            cancel: None,
-            instruction_budget: None,
-            threads: 0,
-            jit: jit::mode_from_env(),
-            host: HostBuild::from_env(),
-            stack_bytes: DEFAULT_STACK_BYTES,
-            counters: None,
-        }
-    }
-}
 
 /// Which rule a check report is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -376,12 +264,12 @@ pub struct LaunchReport {
     /// lanes whose loop iterations are interleaved so that the host overlaps them; a lane
     /// counts once per gang it runs in; 0 without the JIT).
     pub ganged: u64,
-    /// Blocks run by the block tier (`PTXSIM_BLOCK=0` turns it off; so does `JitMode::Off`):
+    /// Blocks run by the block tier (`Engines::block_tier` turns it off; so does `JitMode::Off`):
     /// kernels whose barriers split their blocks into phases, run a block at a time with its
     /// threads side by side. A block it gives up on (any check it cannot pass, which the
     /// interpreter then reports) is run by the interpreter and not counted here.
     pub block_tier_blocks: u64,
-    /// Of those, blocks that replayed an earlier block's record (`PTXSIM_REPLAY=0` turns
+    /// Of those, blocks that replayed an earlier block's record (`Engines::replay` turns
     /// replays off): the work that is the same in every block (loop counters, masks, shared
     /// addresses and their checks) is skipped, and guards on data or `%ctaid` are checked
     /// against the record.
@@ -760,7 +648,7 @@ impl Device {
         // A counted launch runs in the interpreter, where the counters are counted.
         let jit = match counted {
             Some(_) => None,
-            None => lazy.get(prog, nblocks.saturating_mul(nthreads), config.jit),
+            None => lazy.get(prog, nblocks.saturating_mul(nthreads), &config.engines),
         };
         let ctx = exec::Ctx {
             jit,
@@ -774,11 +662,12 @@ impl Device {
             nwarps: (nthreads as u32).div_ceil(32),
             block_tier: prog.block_tier
                 && counted.is_none()
-                && config.jit != JitMode::Off
+                && config.engines.jit != JitMode::Off
                 && config.instruction_budget.is_none()
                 && exec::block::fits_block(prog, config.block)
-                && !matches!(env_choice("PTXSIM_BLOCK").as_str(), "0" | "off"),
-            block_replay: !matches!(env_choice("PTXSIM_REPLAY").as_str(), "0" | "off"),
+                && config.engines.block_tier,
+            block_replay: config.engines.replay,
+            gangs: config.engines.gangs,
             split_blocks: config.dynamic_shared_bytes == 0
                 && prog.warps_independent()
                 && counted.is_none(),
@@ -786,7 +675,7 @@ impl Device {
             shared_bytes: shared as u32,
             check: config.check,
             stack_bytes: config.stack_bytes,
-            host: config.host,
+            host: config.engines.host,
             cancel: config.cancel.as_deref(),
             abort: AtomicBool::new(false),
             budget: config.instruction_budget,

@@ -36,6 +36,17 @@ pub fn func_addr(index: usize) -> u64 {
 }
 /// Size of each window.
 pub const WIN_SIZE: u64 = 1 << 32;
+
+/// Generic-address window of a state space (0 for global).
+pub fn window(space: crate::ir::MemSpace) -> u64 {
+    use crate::ir::MemSpace;
+    match space {
+        MemSpace::Shared => SHARED_WIN,
+        MemSpace::Local => LOCAL_WIN,
+        MemSpace::Param => PARAM_WIN,
+        MemSpace::Global | MemSpace::Generic => 0,
+    }
+}
 /// Gap left after each allocation (besides rounding to 256 bytes).
 const RED_ZONE: u64 = 4096;
 /// Upper bound of simulated global memory in use at once.

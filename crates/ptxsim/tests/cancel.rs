@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use ptxsim::{CheckKind, LaunchConfig, LaunchError};
+use ptxsim::{CheckKind, LaunchError};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,7 +22,7 @@ fn cancel_stops_an_infinite_loop_within_one_second() {
     let c = Ctx::new("checker", "cancel_stops_an_infinite_loop_within_one_second");
     let (flag, out) = (c.zeros::<i32>(1), c.zeros::<i32>(64 * 256));
     let cancel = Arc::new(AtomicBool::new(false));
-    let mut cfg = LaunchConfig::new((64, 1, 1), (256, 1, 1));
+    let mut cfg = common::config((64, 1, 1), (256, 1, 1));
     cfg.cancel = Some(cancel.clone());
     std::thread::scope(|s| {
         let setter = s.spawn(|| {
@@ -45,7 +45,7 @@ fn cancel_stops_an_infinite_loop_within_one_second() {
 
     // The device still works: the same kernel with the flag already set finishes.
     let flag1 = c.upload(&[1i32]);
-    let cfg = LaunchConfig::new((2, 1, 1), (64, 1, 1));
+    let cfg = common::config((2, 1, 1), (64, 1, 1));
     c.launch_cfg("spinForever", &cfg, &[Arg::Ptr(flag1), Arg::Ptr(out)]);
     assert!(c.download::<i32>(out, 128).iter().all(|&k| k == 0));
 }
@@ -54,7 +54,7 @@ fn cancel_stops_an_infinite_loop_within_one_second() {
 fn instruction_budget_stops_an_infinite_loop() {
     let c = Ctx::new("checker", "instruction_budget_stops_an_infinite_loop");
     let (flag, out) = (c.zeros::<i32>(1), c.zeros::<i32>(8 * 128));
-    let mut cfg = LaunchConfig::new((8, 1, 1), (128, 1, 1));
+    let mut cfg = common::config((8, 1, 1), (128, 1, 1));
     cfg.instruction_budget = Some(2_000_000);
     let t0 = Instant::now();
     expect_fault(

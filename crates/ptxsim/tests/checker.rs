@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use ptxsim::{CheckKind, CheckReport, Dim3, LaunchConfig, LaunchError};
+use ptxsim::{CheckKind, CheckReport, Dim3, LaunchError};
 
 const SRC: &str = "checker.cu";
 
@@ -61,7 +61,7 @@ fn oob_global_read_is_reported_and_fixed_kernel_is_clean() {
     let x: Vec<f32> = c.rng.vec(n, |r| r.f32_in(-1.0, 1.0));
     let (px, po) = (c.upload(&x), c.zeros::<f32>(n));
     let args = [Arg::Ptr(px), Arg::Ptr(po), Arg::I32(n as i32)];
-    let cfg = LaunchConfig::new(d1(blocks(n, bd)), d1(bd));
+    let cfg = common::config(d1(blocks(n, bd)), d1(bd));
     let r = fault(c.try_launch("oobGlobalRead", &cfg, &args), "oobGlobalRead");
     let (b, t) = thread_of(n - 1, bd as usize);
     assert_report(
@@ -99,7 +99,7 @@ fn oob_global_write_is_reported_and_not_performed() {
     // Two buffers back to back: the faulting store must not land in the second one.
     let (pi, po, pz) = (c.zeros::<i32>(n), c.zeros::<i32>(n), c.zeros::<i32>(4096));
     let args = [Arg::Ptr(pi), Arg::Ptr(po), Arg::I32(n as i32)];
-    let cfg = LaunchConfig::new(d1(blocks(n + 1, bd)), d1(bd));
+    let cfg = common::config(d1(blocks(n + 1, bd)), d1(bd));
     let r = fault(
         c.try_launch("oobGlobalWrite", &cfg, &args),
         "oobGlobalWrite",
@@ -123,7 +123,7 @@ fn oob_global_write_is_reported_and_not_performed() {
         "the faulting store reached another allocation"
     );
 
-    let cfg = LaunchConfig::new(d1(blocks(n, bd)), d1(bd));
+    let cfg = common::config(d1(blocks(n, bd)), d1(bd));
     c.launch_cfg("oobGlobalWriteFixed", &cfg, &args);
     let want: Vec<i32> = (0..n as i32).map(|i| 2 * i).collect();
     assert_exact("fixed", &c.download::<i32>(po, n), &want);
@@ -139,7 +139,7 @@ fn oob_shared_is_reported_and_fixed_kernel_is_clean() {
     bins[bad] = c.rng.range_i32(64, 80);
     let (pb, po) = (c.upload(&bins), c.zeros::<i32>(64));
     let args = [Arg::Ptr(pb), Arg::Ptr(po), Arg::I32(n as i32)];
-    let cfg = LaunchConfig::new(d1(blocks(n, bd as u32)), d1(bd as u32));
+    let cfg = common::config(d1(blocks(n, bd as u32)), d1(bd as u32));
     let r = fault(c.try_launch("oobShared", &cfg, &args), "oobShared");
     let (b, t) = thread_of(bad, bd);
     assert_report(&r, CheckKind::OutOfBounds, "oobShared", b, t, "oob-shared");
@@ -174,7 +174,7 @@ fn misaligned_load_is_reported_and_fixed_kernel_is_clean() {
         Arg::Ptr(po),
         Arg::I32(n as i32),
     ];
-    let cfg = LaunchConfig::new(d1(blocks(n, bd as u32)), d1(bd as u32));
+    let cfg = common::config(d1(blocks(n, bd as u32)), d1(bd as u32));
     let r = fault(
         c.try_launch("misalignedLoad", &cfg, &args),
         "misalignedLoad",
@@ -212,7 +212,7 @@ fn use_after_free_is_reported() {
     let who = c.rng.usize(bd, 4 * bd);
     let p = c.zeros::<i32>(4 * bd);
     let args = [Arg::Ptr(p), Arg::I32(who as i32)];
-    let cfg = LaunchConfig::new(d1(4), d1(bd as u32));
+    let cfg = common::config(d1(4), d1(bd as u32));
     c.launch_cfg("touchOne", &cfg, &args);
     let mut want = vec![0i32; 4 * bd];
     want[who] = 1;
@@ -252,7 +252,7 @@ fn shared_race_is_reported_and_barrier_fixes_it() {
         Arg::I32(n as i32),
         Arg::I32(bad_block as i32),
     ];
-    let cfg = LaunchConfig::new(d1(blocks(n, bd as u32)), d1(bd as u32));
+    let cfg = common::config(d1(blocks(n, bd as u32)), d1(bd as u32));
     let rep = match c.try_launch("sharedRace", &cfg, &args) {
         Ok(r) => r,
         Err(e) => panic!("a race is not fatal: {e:?}"),
@@ -301,7 +301,7 @@ fn divergent_barrier_is_reported_and_fixed_kernel_is_clean() {
     let mut c = Ctx::new("checker", "divergent_barrier");
     let x: Vec<i32> = c.rng.vec(64, |r| r.next_u32() as i32);
     let p = c.upload(&x);
-    let cfg = LaunchConfig::new(d1(1), d1(64));
+    let cfg = common::config(d1(1), d1(64));
     let r = fault(
         c.try_launch("divergentBarrier", &cfg, &[Arg::Ptr(p)]),
         "divergentBarrier",
@@ -339,7 +339,7 @@ fn shuffle_from_inactive_lane_is_reported_and_fixed_kernel_is_clean() {
         Arg::I32(n as i32),
         Arg::I32(bad_block as i32),
     ];
-    let cfg = LaunchConfig::new(d1(blocks(n, bd as u32)), d1(bd as u32));
+    let cfg = common::config(d1(blocks(n, bd as u32)), d1(bd as u32));
     let rep = match c.try_launch("shuffleInactive", &cfg, &args) {
         Ok(r) => r,
         Err(e) => panic!("a shuffle from an inactive lane is not fatal: {e:?}"),
@@ -385,7 +385,7 @@ fn oob_local_is_reported() {
     let n = c.rng.usize(100, 600);
     let mut idx: Vec<i32> = c.rng.vec(n, |r| r.range_i32(0, 8));
     let (pi0, po) = (c.upload(&idx), c.zeros::<i32>(n));
-    let cfg = LaunchConfig::new(d1(blocks(n, bd as u32)), d1(bd as u32));
+    let cfg = common::config(d1(blocks(n, bd as u32)), d1(bd as u32));
     c.launch_cfg(
         "oobLocal",
         &cfg,
@@ -416,7 +416,7 @@ fn trap_is_reported() {
     let bd = 64usize;
     let who = c.rng.usize(0, 3 * bd);
     let po = c.zeros::<i32>(3 * bd);
-    let cfg = LaunchConfig::new(d1(3), d1(bd as u32));
+    let cfg = common::config(d1(3), d1(bd as u32));
     let r = fault(
         c.try_launch("trapOne", &cfg, &[Arg::Ptr(po), Arg::I32(who as i32)]),
         "trapOne",
@@ -436,7 +436,7 @@ fn printf_before_a_fault_is_kept() {
     let pa = c.upload(&a);
     // A freed pointer: thread 0 prints its header first, then faults on a[0].
     c.dev.free(pa).unwrap_or_else(|e| panic!("free: {e}"));
-    let cfg = LaunchConfig::new(d1(1), d1(32));
+    let cfg = common::config(d1(1), d1(32));
     match c.try_launch("printfDivergent", &cfg, &[Arg::Ptr(pa), Arg::I32(n as i32)]) {
         Err(LaunchError::Fault { report, printf }) => {
             assert_eq!(report.kind, CheckKind::UseAfterFree, "{report:#?}");

@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use ptxsim::counters::{CounterConfig, Counters, InstCounts};
-use ptxsim::{Dim3, LaunchConfig};
+use ptxsim::Dim3;
 
 const SRC: &str = "counters";
 
@@ -40,7 +40,7 @@ fn counted_with(
 ) -> Counters {
     let mut got: Vec<Counters> = Vec::new();
     for threads in [1, 4] {
-        let mut cfg = LaunchConfig::new(grid, block);
+        let mut cfg = common::config(grid, block);
         cfg.threads = threads;
         cfg.counters = Some(config.clone());
         let r = c.launch_cfg(kernel, &cfg, args);
@@ -480,7 +480,7 @@ fn counted_launches_give_the_same_results_and_reports() {
     let mut outs = Vec::new();
     for counters in [None, Some(CounterConfig::default())] {
         let b = c.zeros::<f32>(n * n);
-        let mut cfg = LaunchConfig::new((2, 2, 1), (32, 32, 1));
+        let mut cfg = common::config((2, 2, 1), (32, 32, 1));
         cfg.counters = counters;
         let r = c.launch_cfg(
             "transpose_padded",
@@ -498,7 +498,7 @@ fn counted_launches_give_the_same_results_and_reports() {
     let pout = c.zeros::<i32>(256);
     let mut results = Vec::new();
     for counters in [None, Some(CounterConfig::default())] {
-        let mut cfg = LaunchConfig::new(d1(4), d1(64));
+        let mut cfg = common::config(d1(4), d1(64));
         cfg.threads = 1;
         cfg.counters = counters;
         let race = c
@@ -532,7 +532,7 @@ fn the_estimate_never_takes_longer_than_the_counted_launch_it_comes_from() {
     let x = c.zeros::<f32>(256 * 32 + 1);
     let y = c.zeros::<f32>(256);
     let args = [Arg::Ptr(x), Arg::Ptr(y), Arg::I32(1), Arg::I32(0)];
-    let mut cfg = LaunchConfig::new(d1(2), d1(128));
+    let mut cfg = common::config(d1(2), d1(128));
     cfg.counters = Some(CounterConfig::default());
     let t0 = std::time::Instant::now();
     let r = c.launch_cfg("ld_stride", &cfg, &args);

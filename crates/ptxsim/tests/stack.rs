@@ -17,6 +17,7 @@ fn launch(
     params: &[&[u8]],
 ) -> Result<ptxsim::LaunchReport, LaunchError> {
     let mut cfg = LaunchConfig::new((1, 1, 1), (threads, 1, 1));
+    cfg.engines = ptxsim::Engines::from_vars(|k| std::env::var(k).ok());
     if let Some(b) = stack_bytes {
         cfg.stack_bytes = b;
     }

@@ -12,7 +12,7 @@
 use crate::cases::{Case, Problem};
 use crate::Res;
 use ptxsim::counters::CounterConfig;
-use ptxsim::{Device, JitMode, LaunchConfig};
+use ptxsim::{Device, JitMode};
 use std::time::Instant;
 
 /// Problem sizes (threads) per case: a launch of a few tenths of a second counted.
@@ -35,11 +35,11 @@ enum Mode {
 fn launch(dev: &Device, module: &ptxsim::Module, p: &Problem, mode: Mode) -> Res<f64> {
     let (ptrs, params) = crate::upload(dev, p)?;
     let refs: Vec<&[u8]> = params.iter().map(|v| v.as_slice()).collect();
-    let mut cfg = LaunchConfig::new(p.grid, p.block);
+    let mut cfg = crate::config(p.grid, p.block);
     cfg.dynamic_shared_bytes = p.shmem;
     match mode {
         Mode::Off => {}
-        Mode::Interp => cfg.jit = JitMode::Off,
+        Mode::Interp => cfg.engines.jit = JitMode::Off,
         Mode::On => cfg.counters = Some(CounterConfig::default()),
     }
     let t0 = Instant::now();

@@ -94,6 +94,19 @@ fn upload(dev: &Device, p: &Problem) -> Res<(Vec<u64>, Vec<Vec<u8>>)> {
     Ok((ptrs, params))
 }
 
+/// The engines the `PTXSIM_*` variables choose (this program's edge, where the environment is
+/// read).
+fn engines() -> ptxsim::Engines {
+    ptxsim::Engines::from_vars(|k| std::env::var(k).ok())
+}
+
+/// A launch of `grid` blocks of `block` threads with the engines of [`engines`].
+fn config(grid: ptxsim::Dim3, block: ptxsim::Dim3) -> LaunchConfig {
+    let mut cfg = LaunchConfig::new(grid, block);
+    cfg.engines = engines();
+    cfg
+}
+
 fn run_sim(
     dev: &Device,
     module: &Module,
@@ -103,7 +116,7 @@ fn run_sim(
 ) -> Res<(f64, u64, Vec<u8>, Tiers)> {
     let (ptrs, params) = upload(dev, p)?;
     let refs: Vec<&[u8]> = params.iter().map(|v| v.as_slice()).collect();
-    let mut cfg = LaunchConfig::new(p.grid, p.block);
+    let mut cfg = config(p.grid, p.block);
     cfg.dynamic_shared_bytes = p.shmem;
     cfg.threads = threads;
     cfg.check = check;
@@ -272,9 +285,9 @@ LOOP:
 /// cores), only a tier that runs fewer, wider instructions can meet Y.
 fn dispatch_floor(dev: &Device, every: &[Case], threads: u64) -> Res<()> {
     let module = dev.load_module(ALU_LOOP)?;
-    let mut cfg = LaunchConfig::new((1, 1, 1), (32, 1, 1));
+    let mut cfg = config((1, 1, 1), (32, 1, 1));
     cfg.threads = 1;
-    cfg.jit = ptxsim::JitMode::Off;
+    cfg.engines.jit = ptxsim::JitMode::Off;
     let trips: u32 = 200_000;
     let mut per_wi = f64::INFINITY;
     for _ in 0..20 {
@@ -569,7 +582,7 @@ fn main() -> Res<()> {
         .map(|n| n.get())
         .unwrap_or(1);
     // The ratios differ between AVX-512 and AVX2 machines (docs/block-tier.md, "Measuring").
-    let build = ptxsim::HostBuild::from_env().runs();
+    let build = engines().host.runs();
     println!("ptxsim benchmark: {} tutorial CUDA kernels, {cores} cores, lane loops built for {build:?}, rates in threads/s (native ratios at the big size, Numba ratios on Numba's size)", all.len());
     let mut rows = Vec::new();
     for case in all.iter().copied() {

@@ -9,7 +9,7 @@
 //! Best of `rounds` alternated runs of 15 launches each, checker on and off. A measurement,
 //! not a test (these machines are noisy: compare rows of one run).
 
-use ptxsim::{Device, LaunchConfig};
+use ptxsim::{Device, Engines, LaunchConfig};
 use std::error::Error;
 
 /// The loop kernel; `//BODY` is where the measured instruction goes.
@@ -92,6 +92,10 @@ fn per_iteration(dev: &Device, body: &str, check: bool) -> Result<f64, Box<dyn E
     let mut cfg = LaunchConfig::new((BLOCKS, 1, 1), (256, 1, 1));
     cfg.threads = 1;
     cfg.check = check;
+    cfg.engines = Engines {
+        replay: false,
+        ..Engines::from_vars(|k| std::env::var(k).ok())
+    };
     let mut best = f64::INFINITY;
     for _ in 0..15 {
         let t = std::time::Instant::now();
@@ -116,26 +120,14 @@ pub fn tier_costs(rounds: usize) -> Result<(), Box<dyn Error>> {
     let dev = Device::new();
     let mut best = [[f64::INFINITY; 2]; KINDS.len()];
     // The tier's own costs: replays would skip the loop's block-uniform instructions, which
-    // are the same in every block (`PTXSIM_REPLAY`, read at each launch; nothing else runs
-    // here).
-    let replay = std::env::var_os("PTXSIM_REPLAY");
-    std::env::set_var("PTXSIM_REPLAY", "0");
-    let mut run = || -> Result<(), Box<dyn Error>> {
-        for _ in 0..rounds {
-            for (k, (_, body)) in KINDS.iter().enumerate() {
-                for (c, check) in [true, false].into_iter().enumerate() {
-                    best[k][c] = best[k][c].min(per_iteration(&dev, body, check)?);
-                }
+    // are the same in every block (`Engines::replay` is off in `per_iteration`).
+    for _ in 0..rounds {
+        for (k, (_, body)) in KINDS.iter().enumerate() {
+            for (c, check) in [true, false].into_iter().enumerate() {
+                best[k][c] = best[k][c].min(per_iteration(&dev, body, check)?);
             }
         }
-        Ok(())
-    };
-    let r = run();
-    match replay {
-        Some(v) => std::env::set_var("PTXSIM_REPLAY", v),
-        None => std::env::remove_var("PTXSIM_REPLAY"),
     }
-    r?;
     println!(
         "block tier without replays, 64 blocks of 256 threads, one worker, best of {rounds} \
          rounds: ns per block"

@@ -52,6 +52,7 @@
 //! counts a warp's group. Nothing here parses PTX or knows about the warps' scheduling.
 
 mod affine;
+mod build;
 mod races;
 mod replay;
 
@@ -402,7 +403,7 @@ pub struct BlockTier<'a> {
 }
 
 impl BlockTier<'_> {
-    /// A worker's tier state; `replay`: blocks may replay a recorded one (`PTXSIM_REPLAY`).
+    /// A worker's tier state; `replay`: blocks may replay a recorded one (`Engines::replay`).
     pub fn new(replay: bool) -> Self {
         BlockTier {
             replay: replay::Replay::new(replay),
@@ -512,7 +513,7 @@ impl<'a> Worker<'a> {
     }
 
     /// The block's run: its warp-instruction count, or `GiveUp` (inlined into the builds of
-    /// `cpu::block_tier_run`).
+    /// `build::block_tier_run`).
     #[inline(always)]
     pub(super) fn run_block_tier(
         &mut self,
@@ -746,7 +747,7 @@ impl<'a> Worker<'a> {
     /// Block `ctaid` by replaying the record of an earlier block of the launch
     /// (`block::replay`): its instruction count, or `GiveUp` when a guard differs from the
     /// record's or a check fails (the caller then runs the block in the tier from its start;
-    /// nothing of the replay is visible). Inlined into the builds of `cpu::block_replay_run`.
+    /// nothing of the replay is visible). Inlined into the builds of `build::block_replay_run`.
     #[inline(always)]
     pub(super) fn run_block_replay(
         &mut self,

@@ -13,8 +13,8 @@
 //! lanes into a mask with `vptestmq` (AVX-512) or `vmovmskpd` (AVX2), where the plain loop
 //! compiles to a chain of shuffles (a further 5.7% on reduceBlockTree with AVX-512, even with
 //! AVX2). Besides `mem` and `jit::call`, this is the only unsafe code: calling functions
-//! compiled for CPU features the CPU was checked to have (the interpreter loop, and the block
-//! tier's, `block`).
+//! compiled for CPU features the CPU was checked to have (the interpreter loop; the block
+//! tier's builds are in `block::build`, with these tokens).
 
 use super::{Fault, Stop, Warp, Worker};
 use crate::HostBuild;
@@ -75,89 +75,6 @@ impl<'a> Worker<'a> {
     #[inline(never)]
     fn run_warp_counted(&mut self, w: &mut Warp, fuel: &mut u32) -> Result<Stop, Fault> {
         self.run_warp_impl::<_, true>(w, fuel, Portable)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(
-        enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
-    )]
-    fn block_tier_v4(
-        &mut self,
-        bt: &mut super::block::BlockTier<'a>,
-        ctaid: [u32; 3],
-        _k: Avx512,
-    ) -> Result<u64, super::block::GiveUp> {
-        self.run_block_tier(bt, ctaid)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
-    fn block_tier_v3(
-        &mut self,
-        bt: &mut super::block::BlockTier<'a>,
-        ctaid: [u32; 3],
-        _k: Avx2,
-    ) -> Result<u64, super::block::GiveUp> {
-        self.run_block_tier(bt, ctaid)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(
-        enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
-    )]
-    fn block_replay_v4(
-        &mut self,
-        bt: &mut super::block::BlockTier<'a>,
-        ctaid: [u32; 3],
-        _k: Avx512,
-    ) -> Result<u64, super::block::GiveUp> {
-        self.run_block_replay(bt, ctaid)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
-    fn block_replay_v3(
-        &mut self,
-        bt: &mut super::block::BlockTier<'a>,
-        ctaid: [u32; 3],
-        _k: Avx2,
-    ) -> Result<u64, super::block::GiveUp> {
-        self.run_block_replay(bt, ctaid)
-    }
-
-    /// Replay a recorded block of the tier for block `ctaid` (`block::replay`), with the
-    /// build of its lane loops the CPU has.
-    pub(super) fn block_replay_run(
-        &mut self,
-        bt: &mut super::block::BlockTier<'a>,
-        ctaid: [u32; 3],
-    ) -> Result<u64, super::block::GiveUp> {
-        match self.build {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as for `run_warp_v4`: the token proves the CPU has the features.
-            Build::V4(k) => unsafe { self.block_replay_v4(bt, ctaid, k) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above, with `Avx2`.
-            Build::V3(k) => unsafe { self.block_replay_v3(bt, ctaid, k) },
-            _ => self.run_block_replay(bt, ctaid),
-        }
-    }
-
-    /// Run a block in the block tier (`block`), with the build of its lane loops the CPU has.
-    pub(super) fn block_tier_run(
-        &mut self,
-        bt: &mut super::block::BlockTier<'a>,
-        ctaid: [u32; 3],
-    ) -> Result<u64, super::block::GiveUp> {
-        match self.build {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as for `run_warp_v4`: the token proves the CPU has the features.
-            Build::V4(k) => unsafe { self.block_tier_v4(bt, ctaid, k) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as above, with `Avx2`.
-            Build::V3(k) => unsafe { self.block_tier_v3(bt, ctaid, k) },
-            _ => self.run_block_tier(bt, ctaid),
-        }
     }
 
     /// Run the warp's current group until it blocks, exits, or uses up `fuel` instructions.

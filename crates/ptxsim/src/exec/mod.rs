@@ -66,9 +66,10 @@ pub struct Ctx<'a> {
     /// Blocks may run in the block tier (`block`): the kernel is eligible and the launch
     /// allows it.
     pub block_tier: bool,
-    /// Blocks of the tier may replay a recorded block (`block::replay`; `PTXSIM_REPLAY=0`
-    /// turns it off).
+    /// Blocks of the tier may replay a recorded block (`block::replay`; `Engines::replay`).
     pub block_replay: bool,
+    /// Compiled loops may run lanes in gangs (`jit_run`; `Engines::gangs`).
+    pub gangs: bool,
     /// The warps of a block may be run by different workers (`Program::warps_independent` and
     /// no dynamic shared memory): small launches then spread over the cores.
     pub split_blocks: bool,
@@ -449,7 +450,7 @@ impl<'a> Worker<'a> {
             reported: Default::default(),
             jit_at: ctx.jit.map_or(&[], |j| j.entries()),
             jit_gang: match ctx.jit {
-                Some(j) if crate::jit::gangs_from_env() => j.gangs(),
+                Some(j) if ctx.gangs => j.gangs(),
                 _ => &[],
             },
             jit_ctx: ctx

@@ -62,6 +62,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
 
+use crate::config::{Engines, JitMode, JitTrace};
 use crate::ir::{FTy, IRnd, Inst, IntTy, MemSpace, Op, Program, Rnd, UFn, NONE};
 
 pub use call::{JitCtx, JitFn};
@@ -92,37 +93,6 @@ const MIN_REGION: u32 = 20;
 /// `atom`), compiling them from 6 instructions on saves 11% of host instructions.
 const MIN_REGION_NO_BARRIERS: u32 = 6;
 
-/// When a launch uses compiled regions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JitMode {
-    /// Never: always interpret.
-    Off,
-    /// Once the kernel has run enough, or for a big launch (the default).
-    Auto,
-    /// From the first launch, every region however short (for tests that compare compiled and
-    /// interpreted runs).
-    Always,
-}
-
-/// The default mode, from the environment variable `PTXSIM_JIT`: `0` or `off`: `Off`;
-/// `always`: `Always`; anything else or unset: `Auto`.
-pub fn mode_from_env() -> JitMode {
-    static MODE: OnceLock<JitMode> = OnceLock::new();
-    *MODE.get_or_init(|| match crate::env_choice("PTXSIM_JIT").as_str() {
-        "0" | "off" => JitMode::Off,
-        "always" => JitMode::Always,
-        _ => JitMode::Auto,
-    })
-}
-
-/// Whether lanes may run loops in gangs (`emit::gang`), from the environment variable
-/// `PTXSIM_GANGS`: `0` or `off` turns them off (to measure what they gain); anything else or
-/// unset leaves them on.
-pub fn gangs_from_env() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| !matches!(crate::env_choice("PTXSIM_GANGS").as_str(), "0" | "off"))
-}
-
 /// Warp-instructions a kernel runs (over all its launches so far) before it is compiled, unless
 /// a single launch is big enough on its own (`BIG_LAUNCH` threads).
 /// Compiling a kernel takes 2–8 ms (Cranelift), about what the interpreter needs for 200,000
@@ -140,7 +110,8 @@ pub struct Lazy {
 impl Lazy {
     /// The compiled code for a launch of `threads` threads, compiling it now when the kernel has
     /// earned it; `None` when it has not yet, or when it could not be compiled.
-    pub fn get(&self, prog: &Program, threads: u64, mode: JitMode) -> Option<&Compiled> {
+    pub fn get(&self, prog: &Program, threads: u64, engines: &Engines) -> Option<&Compiled> {
+        let mode = engines.jit;
         if mode == JitMode::Off {
             return None;
         }
@@ -158,7 +129,7 @@ impl Lazy {
                 // Cranelift does not panic on valid input; if it ever did, the kernel stays
                 // interpreted.
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    compile(prog, mode == JitMode::Always)
+                    compile(prog, mode == JitMode::Always, engines.jit_trace)
                 }))
                 .ok()
                 .flatten()
@@ -409,14 +380,15 @@ pub fn entry_live(prog: &Program) -> Vec<crate::ir::Slot> {
         .collect()
 }
 
-/// Compile the function in `ctx` as `id` (printing its machine code when
-/// `PTXSIM_JIT_DISASM` is set) and clear the context.
+/// Compile the function in `ctx` as `id` (printing its machine code when `trace` asks for it)
+/// and clear the context.
 fn define(
     module: &mut JITModule,
     id: cranelift_module::FuncId,
     ctx: &mut cranelift_codegen::Context,
+    trace: JitTrace,
 ) -> Result<(), Box<cranelift_module::ModuleError>> {
-    if std::env::var_os("PTXSIM_JIT_DISASM").is_some() {
+    if trace.machine_code {
         ctx.set_disasm(true);
     }
     let r = module.define_function(id, ctx).map_err(Box::new);
@@ -429,22 +401,16 @@ fn define(
     r
 }
 
-/// `PTXSIM_JIT_DEBUG=1`: list each kernel's regions on stderr when it is compiled;
-/// `PTXSIM_JIT_DISASM=1`: also the machine code.
-fn debug() -> bool {
-    std::env::var_os("PTXSIM_JIT_DEBUG").is_some()
-}
-
 /// Compile the regions of `prog` that pay (`every`: all of them, however short, so that tests
 /// meet compiled code everywhere it can run); `None` when there are none, or when Cranelift has
-/// no backend for this host or fails.
-pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
+/// no backend for this host or fails. `trace` says what to print on stderr meanwhile.
+pub fn compile(prog: &Program, every: bool, trace: JitTrace) -> Option<Compiled> {
     // Slot offsets in compiled code are 32-bit immediates (slot * 256 bytes).
     if prog.nslots >= 1 << 22 {
         return None;
     }
     let regions = regions(prog, every);
-    if debug() {
+    if trace.regions {
         eprintln!(
             "jit {}: {} instructions, regions {:?}",
             prog.name,
@@ -465,9 +431,9 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").ok()?;
     // Cranelift's IR verifier adds about half to compile time (without it, 31-35% fewer host
-    // instructions); the tests keep it on (debug builds, and `PTXSIM_JIT=always` runs, which
+    // instructions); the tests keep it on (debug builds, and `JitMode::Always` runs, which
     // compile every region of every test kernel).
-    let verify = cfg!(debug_assertions) || mode_from_env() == JitMode::Always;
+    let verify = cfg!(debug_assertions) || every;
     flags
         .set("enable_verifier", if verify { "true" } else { "false" })
         .ok()?;
@@ -530,8 +496,8 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         let id = module
             .declare_function(&format!("r{k}"), Linkage::Local, &sig)
             .ok()?;
-        if let Err(e) = define(&mut module, id, &mut ctx) {
-            if debug() {
+        if let Err(e) = define(&mut module, id, &mut ctx, trace) {
+            if trace.regions {
                 eprintln!("jit {}: region [{lo}, {hi}) not compiled: {e:?}", prog.name);
             }
             return None;
@@ -560,11 +526,11 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
             // Without a gang function (one that would need a way out of the region, or one
             // Cranelift fails on) parked lanes go on through the region function
             // (`exec::jit_run`).
-            if ok && define(&mut module, id, &mut ctx).is_ok() {
+            if ok && define(&mut module, id, &mut ctx, trace).is_ok() {
                 gang_ids.push((head, id));
             } else {
                 module.clear_context(&mut ctx);
-                if debug() {
+                if trace.regions {
                     eprintln!("jit {}: no gang function for the loop at {head}", prog.name);
                 }
             }
@@ -601,7 +567,7 @@ pub fn compile(prog: &Program, every: bool) -> Option<Compiled> {
         loops,
         _module: call::CodeHolder::new(module),
     };
-    if debug() {
+    if trace.regions {
         eprintln!(
             "jit {}: {} regions, {instructions} of {} instructions, {} loops checked before \
              they start, {} run by gangs",

@@ -5,23 +5,11 @@
 //! recognise becomes `ModuleError::Unsupported` naming the instruction and its line.
 
 use super::types::{MemSpaceName, Mn, Ty, TK};
-use super::{perr, unsupported, Sym, KB};
+use super::{perr, unsupported, MemRef, Sym, KB};
 use crate::ir::*;
 use crate::mem::{LOCAL_WIN, PARAM_WIN, SHARED_WIN};
 use crate::parse::{Instr, Operand};
 use crate::ModuleError;
-
-/// A resolved memory operand.
-pub(super) enum MemRef {
-    /// Address = slot value + imm, in `space`.
-    Addr {
-        base: Slot,
-        imm: i64,
-        space: MemSpace,
-    },
-    /// A kernel parameter at this byte offset.
-    KParam(i64),
-}
 
 fn parse_sreg(n: &str) -> Option<SReg> {
     let dim = |s: &str| match s {

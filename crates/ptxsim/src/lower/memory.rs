@@ -2,9 +2,8 @@
 //!
 //! Part of `inst`; it only chooses pre-decoded ops and never executes anything.
 
-use super::inst::MemRef;
 use super::types::{Mn, TK};
-use super::{perr, unsupported, KB};
+use super::{perr, unsupported, MemRef, KB};
 use crate::ir::*;
 use crate::parse::Operand;
 use crate::ModuleError;

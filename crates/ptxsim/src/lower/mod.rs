@@ -19,7 +19,8 @@ pub mod uniform;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::ir::{
-    CallSite, Callee, FuncInfo, Inst, Loc, Op, Program, SReg, Slot, TensorSite, NONE, RESERVED_SMEM,
+    CallSite, Callee, FuncInfo, Inst, Loc, MemSpace, Op, Program, SReg, Slot, TensorSite, NONE,
+    RESERVED_SMEM,
 };
 use crate::parse::{Ast, Function, Init, Space, Stmt, VarDecl};
 use crate::{ModuleError, ParamInfo, PtxType};
@@ -253,6 +254,18 @@ pub fn function_indices(ast: &Ast) -> HashMap<String, usize> {
         m.entry(f.name.clone()).or_insert(i);
     }
     m
+}
+
+/// A resolved memory operand (`inst` resolves them; `memory` and `tensor` read them).
+pub(super) enum MemRef {
+    /// Address = slot value + imm, in `space`.
+    Addr {
+        base: Slot,
+        imm: i64,
+        space: MemSpace,
+    },
+    /// A kernel parameter at this byte offset.
+    KParam(i64),
 }
 
 /// What a name in a function body stands for.

@@ -6,9 +6,8 @@
 //! fragment sizes are checked here, so that a form the simulator does not implement is
 //! `ModuleError::Unsupported` at load time, and a wrong register count a parse error.
 
-use super::inst::MemRef;
 use super::types::{Mn, Ty, TK};
-use super::{perr, unsupported, KB};
+use super::{perr, unsupported, MemRef, KB};
 use crate::ir::*;
 use crate::parse::{Instr, Operand};
 use crate::ModuleError;

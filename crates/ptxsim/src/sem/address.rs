@@ -6,15 +6,7 @@
 use crate::ir::MemSpace;
 use crate::mem::{LOCAL_WIN, PARAM_WIN, SHARED_WIN, WIN_SIZE};
 
-/// Generic-address window of a state space (0 for global).
-pub fn window(space: MemSpace) -> u64 {
-    match space {
-        MemSpace::Shared => SHARED_WIN,
-        MemSpace::Local => LOCAL_WIN,
-        MemSpace::Param => PARAM_WIN,
-        MemSpace::Global | MemSpace::Generic => 0,
-    }
-}
+pub use crate::mem::window;
 
 /// Whether `a` lies in the window that starts at `w`.
 pub fn in_win(a: u64, w: u64) -> bool {

@@ -36,7 +36,7 @@ fn vector_add_matches_cpu() {
     let b: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
     let (pa, pb) = (upload_f32(&dev, &a), upload_f32(&dev, &b));
     let pc = dev.alloc(n * 4).unwrap();
-    let cfg = LaunchConfig::new(((n as u32).div_ceil(256), 1, 1), (256, 1, 1));
+    let cfg = config(((n as u32).div_ceil(256), 1, 1), (256, 1, 1));
     let r = vec_add(&dev, &m, &cfg, (pa, pb, pc), n as i32).unwrap();
     assert!(r.reports.is_empty(), "{:?}", r.reports);
     assert!(r.warp_instructions > 0);
@@ -66,7 +66,7 @@ fn workers_respect_the_cap_and_the_launch_size() {
         (0, many, 256, cores),
         (4, (1, 1, 1), 32, 1),
     ] {
-        let mut cfg = LaunchConfig::new(grid, (block, 1, 1));
+        let mut cfg = config(grid, (block, 1, 1));
         cfg.threads = threads;
         let r = vec_add(&dev, &m, &cfg, (pa, pb, pc), n as i32).unwrap();
         assert!(
@@ -85,7 +85,7 @@ fn vector_add_out_of_bounds_is_reported_with_line_and_allocation() {
     let pa = dev.alloc(n * 4).unwrap();
     let pb = dev.alloc(n * 4).unwrap();
     let pc = dev.alloc((n - 1) * 4).unwrap(); // one element short
-    let cfg = LaunchConfig::new((4, 1, 1), (256, 1, 1));
+    let cfg = config((4, 1, 1), (256, 1, 1));
     let e = vec_add(&dev, &m, &cfg, (pa, pb, pc), n as i32).unwrap_err();
     let LaunchError::Fault { report, .. } = e else {
         panic!("{e:?}")
@@ -113,44 +113,19 @@ fn launch_configuration_and_parameter_errors() {
     let m = dev.load_module(VECADD).unwrap();
     let p = dev.alloc(16).unwrap();
     let args: [&[u8]; 4] = [&p64(p), &p64(p), &p64(p), &1i32.to_le_bytes()];
-    let e = dev.launch(&m, "nope", &LaunchConfig::new((1, 1, 1), (1, 1, 1)), &args);
+    let e = dev.launch(&m, "nope", &config((1, 1, 1), (1, 1, 1)), &args);
     assert!(matches!(e, Err(LaunchError::UnknownKernel(_))));
-    let e = dev.launch(
-        &m,
-        "vecAdd",
-        &LaunchConfig::new((1, 1, 1), (1025, 1, 1)),
-        &args,
-    );
+    let e = dev.launch(&m, "vecAdd", &config((1, 1, 1), (1025, 1, 1)), &args);
     assert!(matches!(e, Err(LaunchError::BadConfig(_))));
-    let e = dev.launch(
-        &m,
-        "vecAdd",
-        &LaunchConfig::new((0, 1, 1), (32, 1, 1)),
-        &args,
-    );
+    let e = dev.launch(&m, "vecAdd", &config((0, 1, 1), (32, 1, 1)), &args);
     assert!(matches!(e, Err(LaunchError::BadConfig(_))));
-    let e = dev.launch(
-        &m,
-        "vecAdd",
-        &LaunchConfig::new((1, 1, 1), (32, 1, 1)),
-        &args[..3],
-    );
+    let e = dev.launch(&m, "vecAdd", &config((1, 1, 1), (32, 1, 1)), &args[..3]);
     assert!(matches!(e, Err(LaunchError::BadParams(_))));
     let bad: [&[u8]; 4] = [&p64(p), &p64(p), &p64(p), &1i64.to_le_bytes()];
-    let e = dev.launch(
-        &m,
-        "vecAdd",
-        &LaunchConfig::new((1, 1, 1), (32, 1, 1)),
-        &bad,
-    );
+    let e = dev.launch(&m, "vecAdd", &config((1, 1, 1), (32, 1, 1)), &bad);
     assert!(matches!(e, Err(LaunchError::BadParams(_))));
     let other = Device::new();
-    let e = other.launch(
-        &m,
-        "vecAdd",
-        &LaunchConfig::new((1, 1, 1), (1, 1, 1)),
-        &args,
-    );
+    let e = other.launch(&m, "vecAdd", &config((1, 1, 1), (1, 1, 1)), &args);
     assert!(matches!(e, Err(LaunchError::BadConfig(_))));
 }
 
@@ -220,7 +195,7 @@ fn blocks_split_across_workers_give_the_same_results_and_reports() {
     let (pa, pb) = (upload_f32(&dev, &a), upload_f32(&dev, &b));
     for threads in [1, 2, 3] {
         let pc = dev.alloc(n * 4).unwrap();
-        let mut cfg = LaunchConfig::new((1, 1, 1), (1024, 1, 1));
+        let mut cfg = config((1, 1, 1), (1024, 1, 1));
         cfg.threads = threads;
         let r = vec_add(&dev, &m, &cfg, (pa, pb, pc), n as i32).unwrap();
         assert!(r.reports.is_empty(), "{:?}", r.reports);
@@ -245,7 +220,7 @@ fn blocks_split_across_workers_give_the_same_results_and_reports() {
     let reports: Vec<Vec<CheckReport>> = [1, 4]
         .into_iter()
         .map(|threads| {
-            let mut cfg = LaunchConfig::new((1, 1, 1), (256, 1, 1));
+            let mut cfg = config((1, 1, 1), (256, 1, 1));
             cfg.threads = threads;
             dev.launch(&checks, "bad_shuffle", &cfg, &[&p64(out)])
                 .unwrap()
@@ -279,9 +254,9 @@ fn blocks_taken_in_claims_run_once_each() {
         .flat_map(|t| [(t, JitMode::Off), (t, JitMode::Always)])
     {
         let pc = dev.alloc(n * 4).unwrap();
-        let mut cfg = LaunchConfig::new((blocks as u32, 1, 1), (32, 1, 1));
+        let mut cfg = config((blocks as u32, 1, 1), (32, 1, 1));
         cfg.threads = threads;
-        cfg.jit = jit;
+        cfg.engines.jit = jit;
         let r = vec_add(&dev, &m, &cfg, (pa, pb, pc), n as i32).unwrap();
         // Interpreted, the count is exact; compiled regions charge a warp the most any lane
         // ran, which depends on where fuel slices end, so on how blocks fell to workers.
@@ -362,9 +337,9 @@ fn a_block_never_sees_the_registers_or_local_memory_of_the_last_one() {
     ] {
         let n = (grid * block) as usize;
         let po = dev.alloc(n * 12).unwrap();
-        let mut cfg = LaunchConfig::new((grid, 1, 1), (block, 1, 1));
+        let mut cfg = config((grid, 1, 1), (block, 1, 1));
         cfg.threads = 1;
-        cfg.jit = mode;
+        cfg.engines.jit = mode;
         dev.launch(&m, "stale", &cfg, &[&p64(po)]).unwrap();
         let out = download_u32(&dev, po, n * 3);
         for t in 0..n {

@@ -2,6 +2,7 @@
 //! computes, and that every block it gives up on (a race, an access out of bounds, a load after
 //! the block's own store) is run by the interpreter with the interpreter's exact reports.
 
+use super::util::config;
 use super::util::{seed, Rng};
 use crate::*;
 
@@ -107,10 +108,10 @@ pub(super) fn launch(
     dev.write(pin, 0, &bytes).unwrap();
     let pout = dev.alloc(n * 4).unwrap();
     dev.write(pout, 0, &vec![0u8; n * 4]).unwrap();
-    let mut cfg = LaunchConfig::new((l.blocks, 1, 1), (l.block, l.rows, 1));
+    let mut cfg = config((l.blocks, 1, 1), (l.block, l.rows, 1));
     cfg.threads = threads;
     cfg.dynamic_shared_bytes = l.dyn_shared;
-    cfg.jit = if tier { JitMode::Always } else { JitMode::Off };
+    cfg.engines.jit = if tier { JitMode::Always } else { JitMode::Off };
     let mut args = vec![pin.to_le_bytes().to_vec(), pout.to_le_bytes().to_vec()];
     args.extend(l.extra.iter().map(|v| v.to_le_bytes().to_vec()));
     let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();

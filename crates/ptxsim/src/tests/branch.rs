@@ -114,8 +114,8 @@ fn joined_and_separate_pairs_match_a_cpu_reference() {
     for mode in [JitMode::Off, JitMode::Always] {
         for n in [0u32, 1, 2, 3 + rng.below(40) as u32] {
             let po = dev.alloc(32 * 4).unwrap();
-            let mut cfg = LaunchConfig::new((1, 1, 1), (32, 1, 1));
-            cfg.jit = mode;
+            let mut cfg = config((1, 1, 1), (32, 1, 1));
+            cfg.engines.jit = mode;
             let r = dev
                 .launch(&m, "pairs", &cfg, &[&p64(po), &i32b(n as i32)])
                 .unwrap();
@@ -139,12 +139,12 @@ fn joined_pairs_count_as_two_instructions() {
     let mut rng = Rng(seed());
     for n in [1u32, 2, 5 + rng.below(300) as u32] {
         let per_warp = 3 + 3 * n as u64;
-        let mut cfg = LaunchConfig::new((1, 1, 1), (64, 1, 1));
-        cfg.jit = JitMode::Off;
+        let mut cfg = config((1, 1, 1), (64, 1, 1));
+        cfg.engines.jit = JitMode::Off;
         let r = dev.launch(&m, "spin", &cfg, &[&i32b(n as i32)]).unwrap();
         assert_eq!(r.warp_instructions, 2 * per_warp, "n = {n}");
-        let mut one = LaunchConfig::new((1, 1, 1), (32, 1, 1));
-        one.jit = JitMode::Off;
+        let mut one = config((1, 1, 1), (32, 1, 1));
+        one.engines.jit = JitMode::Off;
         let least = per_warp / 2 + 1;
         for budget in least.saturating_sub(3).max(1)..=least + 3 {
             one.instruction_budget = Some(budget);

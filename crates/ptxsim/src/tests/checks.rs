@@ -23,7 +23,7 @@ fn fault(r: Result<LaunchReport, LaunchError>) -> CheckReport {
 }
 
 fn cfg(grid: u32, block: u32) -> LaunchConfig {
-    LaunchConfig::new((grid, 1, 1), (block, 1, 1))
+    config((grid, 1, 1), (block, 1, 1))
 }
 
 #[test]

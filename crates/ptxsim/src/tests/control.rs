@@ -108,7 +108,7 @@ fn block_reduction_and_syncthreads_count_and_or() {
     let v: Vec<i32> = (0..n).map(|_| (rng.next() % 21) as i32 - 10).collect();
     let pi = upload_i32(&dev, &v);
     let po = dev.alloc(blocks * 16).unwrap();
-    let mut cfg = LaunchConfig::new((blocks as u32, 1, 1), (256, 1, 1));
+    let mut cfg = config((blocks as u32, 1, 1), (256, 1, 1));
     cfg.threads = 2;
     let r = dev
         .launch(&m, "syncs", &cfg, &[&p64(pi), &p64(po), &i32b(n as i32)])
@@ -170,7 +170,7 @@ fn cancel_stops_an_infinite_loop_within_a_second() {
         &dev,
         &m,
         "spin",
-        LaunchConfig::new((4, 1, 1), (64, 1, 1)),
+        config((4, 1, 1), (64, 1, 1)),
         &[&p64(flag)],
         std::time::Duration::from_millis(200),
     );
@@ -185,7 +185,7 @@ fn instruction_budget_stops_a_launch() {
     let dev = Device::new();
     let m = dev.load_module(PTX).unwrap();
     let flag = dev.alloc(8).unwrap();
-    let mut cfg = LaunchConfig::new((1, 1, 1), (32, 1, 1));
+    let mut cfg = config((1, 1, 1), (32, 1, 1));
     cfg.instruction_budget = Some(5000);
     let e = dev.launch(&m, "spin", &cfg, &[&p64(flag)]).unwrap_err();
     let LaunchError::Fault { report, .. } = e else {

@@ -17,7 +17,7 @@ fn cub_block_reduce_scan_warp_reduce_and_radix_sort() {
     let pi = upload_i32(&dev, &v);
     let po = dev.alloc((5 * n + blocks) * 4).unwrap();
     let pf = dev.alloc(n * 4).unwrap();
-    let mut cfg = LaunchConfig::new((blocks as u32, 1, 1), (128, 1, 1));
+    let mut cfg = config((blocks as u32, 1, 1), (128, 1, 1));
     cfg.threads = 2;
     let r = dev
         .launch(

@@ -87,8 +87,8 @@ fn only_copies_written_once_before_every_read_are_folded() {
     let n = blocks * block;
     for mode in [JitMode::Off, JitMode::Always] {
         let out = dev.alloc(n * 4).unwrap();
-        let mut cfg = LaunchConfig::new((blocks as u32, 1, 1), (block as u32, 1, 1));
-        cfg.jit = mode;
+        let mut cfg = config((blocks as u32, 1, 1), (block as u32, 1, 1));
+        cfg.engines.jit = mode;
         // One worker runs every block on the same register files: the copy of %ctaid.x must
         // change from block to block.
         cfg.threads = 1;

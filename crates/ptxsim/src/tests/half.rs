@@ -93,7 +93,7 @@ fn half_atomics() {
     let h = dev.alloc(4).unwrap();
     let bh = dev.alloc(2).unwrap();
     let h2 = dev.alloc(4).unwrap();
-    let mut cfg = LaunchConfig::new((4, 1, 1), (64, 1, 1));
+    let mut cfg = config((4, 1, 1), (64, 1, 1));
     cfg.threads = 2;
     let r = dev
         .launch(&m, "half_atomics", &cfg, &[&p64(h), &p64(bh), &p64(h2)])

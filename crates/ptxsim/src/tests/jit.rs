@@ -32,8 +32,8 @@ L1:
 "#;
 
 pub(super) fn cfg(grid: u32, block: u32, jit: JitMode) -> LaunchConfig {
-    let mut c = LaunchConfig::new((grid, 1, 1), (block, 1, 1));
-    c.jit = jit;
+    let mut c = config((grid, 1, 1), (block, 1, 1));
+    c.engines.jit = jit;
     c
 }
 
@@ -285,7 +285,7 @@ fn every_build_of_the_interpreter_computes_the_same_bits() {
     let mut outs = Vec::new();
     for &host in &builds {
         let mut c = cfg((n as u32).div_ceil(128), 128, JitMode::Off);
-        c.host = host;
+        c.engines.host = host;
         let pout = dev.alloc(1024 * n).unwrap();
         dev.launch(
             &ops,
@@ -297,7 +297,7 @@ fn every_build_of_the_interpreter_computes_the_same_bits() {
         let mut out = vec![0u8; 1024 * n];
         dev.read(pout, 0, &mut out).unwrap();
         let mut c = cfg((n as u32).div_ceil(96), 96, JitMode::Off);
-        c.host = host;
+        c.engines.host = host;
         let po = dev.alloc(n * 4).unwrap();
         let r = dev
             .launch(
@@ -1083,7 +1083,8 @@ fn loops_checked_before_they_start_count_and_fault_like_the_interpreter() {
     for (shape, start, end, first, stride, other) in cases {
         let (cmp, ty, step, neg) = shape;
         let m = dev.load_module(&counted_ptx(cmp, ty, step, neg)).unwrap();
-        let compiled = crate::jit::compile(m.program("counted").unwrap(), true).unwrap();
+        let compiled =
+            crate::jit::compile(m.program("counted").unwrap(), true, Default::default()).unwrap();
         assert_eq!(compiled.loops, 1, "{shape:?}");
         let reference =
             |a: &[u32], t| counted_reference(a, t, shape, start, end, first, stride, other);
@@ -1351,7 +1352,8 @@ fn grid_stride_loops_are_checked_before_they_start_where_nothing_wraps() {
     for (shape, base, start, end, step, off) in cases {
         let (cmp, ty) = shape;
         let m = dev.load_module(&strided_ptx(cmp, ty)).unwrap();
-        let compiled = crate::jit::compile(m.program("strided").unwrap(), true).unwrap();
+        let compiled =
+            crate::jit::compile(m.program("strided").unwrap(), true, Default::default()).unwrap();
         assert_eq!(compiled.loops, 1, "{shape:?}");
         let reference = |a: &[u32], t| strided_reference(a, t, shape, base, start, end, step, off);
         let highest = (0..n).map(|t| reference(&a, t).1).max().unwrap_or(0);

@@ -206,7 +206,7 @@ fn both(
     let mut compiled = None;
     for mode in [JitMode::Off, JitMode::Always] {
         let mut c = config.clone();
-        c.jit = mode;
+        c.engines.jit = mode;
         let r = dev.launch(m, kernel, &c, args).unwrap();
         assert!(r.reports.is_empty(), "{:?}", r.reports);
         assert_eq!(r.jit, mode == JitMode::Always);
@@ -229,7 +229,7 @@ fn each_checked_loop_with_a_constant_step_gets_a_gang_function() {
         (GUARDED, "guarded"),
     ] {
         let m = dev.load_module(src).unwrap();
-        let c = crate::jit::compile(m.program(name).unwrap(), true).unwrap();
+        let c = crate::jit::compile(m.program(name).unwrap(), true, Default::default()).unwrap();
         assert_eq!(c.gangs().iter().flatten().count(), 1, "{name}");
     }
 }
@@ -309,7 +309,7 @@ fn a_gang_whose_lanes_disagree_on_a_uniform_value_is_turned_down() {
             &dev,
             &m,
             "rowdot",
-            &LaunchConfig::new((1, 1, 1), (w, h, 1)),
+            &config((1, 1, 1), (w, h, 1)),
             &args,
             |mode| {
                 let out = download_f32(&dev, pc, w_ * h_);

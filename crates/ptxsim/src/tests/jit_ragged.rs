@@ -67,7 +67,8 @@ pub(super) fn ragged_reference(a: &[f32], t: usize, extra: usize) -> f32 {
 fn checked_loops_with_ragged_trip_counts_match_the_interpreter_and_the_cpu() {
     let dev = Device::new();
     let m = dev.load_module(RAGGED).unwrap();
-    let compiled = crate::jit::compile(m.program("ragged").unwrap(), true).unwrap();
+    let compiled =
+        crate::jit::compile(m.program("ragged").unwrap(), true, Default::default()).unwrap();
     assert_eq!(compiled.loops, 1);
     let mut rng = Rng(seed());
     for block in [32u32, 33, 96, 7, 64] {

@@ -59,7 +59,7 @@ fn atomics_of_every_kind_under_parallel_blocks() {
     let gd = dev.alloc(8).unwrap();
     let gl = dev.alloc(8).unwrap();
     let res = dev.alloc(11 * 4).unwrap();
-    let mut cfg = LaunchConfig::new((blocks, 1, 1), (bd, 1, 1));
+    let mut cfg = config((blocks, 1, 1), (bd, 1, 1));
     cfg.threads = 2;
     let r = dev
         .launch(
@@ -116,7 +116,7 @@ fn printf_formats_and_order() {
     let dev = Device::new();
     let m = dev.load_module(PTX).unwrap();
     let n = 40;
-    let mut cfg = LaunchConfig::new((3, 1, 1), (16, 1, 1));
+    let mut cfg = config((3, 1, 1), (16, 1, 1));
     cfg.threads = 2;
     let r = dev.launch(&m, "prints", &cfg, &[&i32b(n)]).unwrap();
     let lines: Vec<&str> = r.printf.lines().collect();
@@ -150,7 +150,7 @@ fn dynamic_shared_memory() {
     let m = dev.load_module(PTX).unwrap();
     let bd = 96u32;
     let out = dev.alloc(2 * bd as usize * 4).unwrap();
-    let mut cfg = LaunchConfig::new((2, 1, 1), (bd, 1, 1));
+    let mut cfg = config((2, 1, 1), (bd, 1, 1));
     cfg.dynamic_shared_bytes = 2 * bd * 4;
     let r = dev
         .launch(&m, "dyn", &cfg, &[&p64(out), &i32b(bd as i32)])
@@ -258,7 +258,7 @@ fn scattered_atomics_check_the_warp_at_once_and_each_lane_when_that_fails() {
         dev.write(q, 0, &vec![0u8; cells * 4]).unwrap();
         let pi = upload_i32(&dev, &idx);
         let po = dev.alloc(n * 4).unwrap();
-        let mut cfg = LaunchConfig::new(((n as u32).div_ceil(64), 1, 1), (64, 1, 1));
+        let mut cfg = config(((n as u32).div_ceil(64), 1, 1), (64, 1, 1));
         cfg.threads = 1;
         let r = dev.launch(
             &m,

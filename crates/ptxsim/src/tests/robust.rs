@@ -62,7 +62,7 @@ fn launch_all(dev: &Device, m: &Module) {
             })
             .collect();
         let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-        let mut cfg = LaunchConfig::new((2, 1, 1), (64, 1, 1));
+        let mut cfg = config((2, 1, 1), (64, 1, 1));
         cfg.instruction_budget = Some(200_000);
         cfg.dynamic_shared_bytes = 1024;
         if let Err(LaunchError::Fault { report, .. }) = dev.launch(m, &k.name, &cfg, &refs) {
@@ -84,7 +84,7 @@ fn absurd_declarations_are_refused() {
     assert!(dev.load_module(local).is_err());
     let shared = ".version 8.0\n.target sm_80\n.address_size 64\n.shared .align 4 .b8 s[1000000];\n.visible .entry k()\n{\n.reg .b64 %rd1;\nmov.u64 %rd1, s;\nret;\n}\n";
     let m = dev.load_module(shared).unwrap();
-    let e = dev.launch(&m, "k", &LaunchConfig::new((1, 1, 1), (1, 1, 1)), &[]);
+    let e = dev.launch(&m, "k", &config((1, 1, 1), (1, 1, 1)), &[]);
     assert!(matches!(e, Err(LaunchError::BadConfig(_))), "{e:?}");
 }
 

@@ -698,12 +698,7 @@ fn lanes_may_reach_the_same_barrier_at_different_times() {
     // Half a warp at another barrier is a divergent barrier.
     let m = dev.load_module(&late_arrival_ptx(true)).unwrap();
     let e = dev
-        .launch(
-            &m,
-            "k",
-            &LaunchConfig::new((1, 1, 1), (64, 1, 1)),
-            &[&p64(out)],
-        )
+        .launch(&m, "k", &config((1, 1, 1), (64, 1, 1)), &[&p64(out)])
         .unwrap_err();
     let LaunchError::Fault { report, .. } = e else {
         panic!("{e:?}")
@@ -761,7 +756,7 @@ fn launch_bounds_are_enforced() {
     let dev = Device::new();
     let m = dev.load_module(ptx).unwrap();
     assert_eq!(m.kernel("a").unwrap().max_threads, Some(128));
-    let cfg = |b: u32| LaunchConfig::new((1, 1, 1), (b, 1, 1));
+    let cfg = |b: u32| config((1, 1, 1), (b, 1, 1));
     assert!(dev.launch(&m, "a", &cfg(128), &[]).is_ok());
     assert!(matches!(
         dev.launch(&m, "a", &cfg(256), &[]),

@@ -2,6 +2,7 @@
 //! instructions run under uniform control, and which kernels' barriers split them into
 //! block-wide phases, on hand-written PTX with every shape and on NVRTC's reductions.
 
+use super::util::config;
 use crate::ir::{Op, Program, SReg};
 use crate::lower::uniform::{analyze, BarrierIssue, Uniformity};
 use crate::*;
@@ -525,11 +526,11 @@ fn uniform_registers_agree_at_every_barrier() {
             }
         }
         let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-        let mut cfg = LaunchConfig::new((3, 3, 1), block);
+        let mut cfg = config((3, 3, 1), block);
         cfg.dynamic_shared_bytes = dyn_shared;
         cfg.threads = 1;
         // The interpreter's barriers (the block tier would run these blocks without them).
-        cfg.jit = JitMode::Off;
+        cfg.engines.jit = JitMode::Off;
         let r = dev.launch(&m, kernel, &cfg, &refs);
         crate::exec::ON_RELEASE.with(|h| *h.borrow_mut() = None);
         let r = r.unwrap_or_else(|e| panic!("{kernel}: {e:?}"));

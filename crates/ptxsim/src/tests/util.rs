@@ -1,6 +1,15 @@
 //! Helpers for the engine tests: a tiny deterministic RNG and typed device buffers.
 
-use crate::{Device, DevicePtr, Module};
+use crate::{Device, DevicePtr, Dim3, Engines, LaunchConfig, Module};
+
+/// A launch of `grid` blocks of `block` threads with the engines the `PTXSIM_*` variables
+/// choose (`install/test.sh` runs the suite a second time with `PTXSIM_JIT=always
+/// PTXSIM_CPU=avx2`): the tests' edge, where the environment is read.
+pub fn config(grid: Dim3, block: Dim3) -> LaunchConfig {
+    let mut c = LaunchConfig::new(grid, block);
+    c.engines = Engines::from_vars(|k| std::env::var(k).ok());
+    c
+}
 
 /// xorshift64*: deterministic "fresh random" inputs without a dependency.
 pub struct Rng(pub u64);
@@ -95,7 +104,7 @@ pub fn run(
     args: &[&[u8]],
 ) -> crate::LaunchReport {
     let r = dev
-        .launch(m, k, &crate::LaunchConfig::new(grid, block), args)
+        .launch(m, k, &config(grid, block), args)
         .unwrap_or_else(|e| panic!("{k}: {e:?}"));
     assert!(r.reports.is_empty(), "{k}: {:#?}", r.reports);
     r

@@ -236,8 +236,8 @@ fn wmma_bf16_with_elementwise_scaling() {
             upload_f32(&dev, &c),
         );
         let warps = (m / 16) * (n / 16);
-        let mut cfg = LaunchConfig::new(((warps as u32 * 32).div_ceil(128), 1, 1), (128, 1, 1));
-        cfg.jit = jit;
+        let mut cfg = config(((warps as u32 * 32).div_ceil(128), 1, 1), (128, 1, 1));
+        cfg.engines.jit = jit;
         let r = dev
             .launch(
                 &module,
@@ -446,7 +446,7 @@ fn divergent_wmma_is_a_fault_naming_the_instruction() {
     let pa = upload_u16(&dev, &[0u16; 256]);
     let pc = dev.alloc(256 * 4).unwrap();
     for check in [true, false] {
-        let mut cfg = LaunchConfig::new((1, 1, 1), (32, 1, 1));
+        let mut cfg = config((1, 1, 1), (32, 1, 1));
         cfg.check = check;
         let e = dev
             .launch(&module, "wmma_divergent", &cfg, &[&p64(pa), &p64(pc)])
@@ -474,7 +474,7 @@ fn divergent_wmma_is_a_fault_naming_the_instruction() {
         assert!(report.line.is_some());
     }
     // A partial warp cannot run wmma either.
-    let cfg = LaunchConfig::new((1, 1, 1), (16, 1, 1));
+    let cfg = config((1, 1, 1), (16, 1, 1));
     let e = dev
         .launch(&module, "wmma_oob", &cfg, &[&p64(pa), &p64(pc), &i32b(0)])
         .unwrap_err();
@@ -500,7 +500,7 @@ fn out_of_bounds_wmma_load_names_the_address() {
         &[&p64(pa), &p64(pc), &i32b(0)],
     );
     // Rows 8..24 of a 16-row matrix.
-    let cfg = LaunchConfig::new((1, 1, 1), (32, 1, 1));
+    let cfg = config((1, 1, 1), (32, 1, 1));
     let e = dev
         .launch(&module, "wmma_oob", &cfg, &[&p64(pa), &p64(pc), &i32b(8)])
         .unwrap_err();
@@ -551,8 +551,8 @@ fn wmma_kernels_run_the_same_under_every_tier_and_count_as_tensor() {
     for mode in [JitMode::Off, JitMode::Always] {
         for counters in [false, true] {
             let pc = dev.alloc(m * n * 4).unwrap();
-            let mut cfg = LaunchConfig::new((4, 1, 1), (128, 1, 1));
-            cfg.jit = mode;
+            let mut cfg = config((4, 1, 1), (128, 1, 1));
+            cfg.engines.jit = mode;
             if counters {
                 cfg.counters = Some(crate::counters::CounterConfig::new(1 << 20));
             }
@@ -1105,7 +1105,7 @@ fn mma_under_a_lane_dependent_guard_is_a_divergence_fault() {
     let p = [dev.alloc(64 * 4).unwrap(), dev.alloc(32 * 4).unwrap()];
     let q = [dev.alloc(128 * 4).unwrap(), dev.alloc(128 * 4).unwrap()];
     for check in [true, false] {
-        let mut cfg = LaunchConfig::new((1, 1, 1), (32, 1, 1));
+        let mut cfg = config((1, 1, 1), (32, 1, 1));
         cfg.check = check;
         let e = dev
             .launch(

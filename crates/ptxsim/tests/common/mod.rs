@@ -14,6 +14,15 @@ use std::path::PathBuf;
 pub use float::*;
 pub use rng::Rng;
 
+/// A launch of `grid` blocks of `block` threads with the engines the `PTXSIM_*` variables
+/// choose (`install/test.sh` runs the suite a second time with `PTXSIM_JIT=always
+/// PTXSIM_CPU=avx2`): the tests' edge, where the environment is read.
+pub fn config(grid: Dim3, block: Dim3) -> LaunchConfig {
+    let mut c = LaunchConfig::new(grid, block);
+    c.engines = ptxsim::Engines::from_vars(|k| std::env::var(k).ok());
+    c
+}
+
 pub fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -224,7 +233,7 @@ impl Ctx {
 
     #[track_caller]
     pub fn launch(&self, kernel: &str, grid: Dim3, block: Dim3, args: &[Arg]) -> LaunchReport {
-        self.launch_cfg(kernel, &LaunchConfig::new(grid, block), args)
+        self.launch_cfg(kernel, &config(grid, block), args)
     }
 
     #[track_caller]
@@ -236,7 +245,7 @@ impl Ctx {
         shmem: u32,
         args: &[Arg],
     ) -> LaunchReport {
-        let mut cfg = LaunchConfig::new(grid, block);
+        let mut cfg = config(grid, block);
         cfg.dynamic_shared_bytes = shmem;
         self.launch_cfg(kernel, &cfg, args)
     }

@@ -218,7 +218,7 @@ fn launch_rejects_bad_configurations() {
     let launch = |cfg: &LaunchConfig, kernel: &str, params: &[&[u8]]| {
         c.dev.launch(&c.module, kernel, cfg, params)
     };
-    let ok = LaunchConfig::new((1, 1, 1), (64, 1, 1));
+    let ok = crate::common::config((1, 1, 1), (64, 1, 1));
     assert!(launch(&ok, "vecAdd", &refs).is_ok());
     assert!(matches!(
         launch(&ok, "vecSub", &refs),
@@ -240,7 +240,7 @@ fn launch_rejects_bad_configurations() {
         ((1, 1, 1), (32, 32, 2)),
         ((1, 65536, 1), (32, 1, 1)),
     ] {
-        let cfg = LaunchConfig::new(grid, block);
+        let cfg = crate::common::config(grid, block);
         assert!(
             matches!(
                 launch(&cfg, "vecAdd", &refs),
@@ -269,7 +269,7 @@ fn worker_count_does_not_change_results() {
     let mut results = Vec::new();
     for threads in [1usize, 2, 0] {
         let ph = c.zeros::<u32>(256);
-        let mut cfg = LaunchConfig::new((blocks(n, 256), 1, 1), (256, 1, 1));
+        let mut cfg = crate::common::config((blocks(n, 256), 1, 1), (256, 1, 1));
         cfg.threads = threads;
         c.launch_cfg(
             "histogramShared",

@@ -100,7 +100,7 @@ pub(super) struct Replay {
     records: u32,
     replays: u32,
     missed: u32,
-    /// Off for this launch (`PTXSIM_REPLAY=0`, a record too long, or too many replays
+    /// Off for this launch (`Engines::replay` off, a record too long, or too many replays
     /// stopped).
     off: bool,
 }
