@@ -209,13 +209,11 @@ fn differences(engine: &Engine, case: &Case, want: &Outcome, got: &Outcome) -> V
             }
         }
     }
-    if checked {
-        if want.printf != got.printf {
-            d.push(format!(
-                "printf differs:\n{}\n--- versus ---\n{}",
-                want.printf, got.printf
-            ));
-        }
+    if checked && want.printf != got.printf {
+        d.push(format!(
+            "printf differs:\n{}\n--- versus ---\n{}",
+            want.printf, got.printf
+        ));
     }
     if engine.check {
         if want.reports != got.reports {
@@ -227,7 +225,7 @@ fn differences(engine: &Engine, case: &Case, want: &Outcome, got: &Outcome) -> V
         if want.error != got.error {
             d.push(format!("error {:?} versus {:?}", want.error, got.error));
         }
-    } else if checked && (got.checked_something()) {
+    } else if checked && got.checked_something() {
         d.push(format!(
             "checker off, yet reports {:?} / {:?}",
             got.reports, got.error
