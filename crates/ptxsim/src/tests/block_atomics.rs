@@ -3,7 +3,8 @@
 //! CPU reference on random inputs, and every block with a race or a bad address run and
 //! reported by the interpreter.
 
-use super::block_tier::{launch, Launch, Run};
+use super::entry_ptx::{module, Entry};
+use super::util::{launch_in_out, Launch, TierRun};
 use super::util::{seed, Rng};
 use crate::*;
 
@@ -16,27 +17,19 @@ use crate::*;
 /// atomics (a race with them), with `mode` 2 word 1 before them (a race too), with `mode` 3 it
 /// adds to a global address out of bounds. With `mode` 4, thread 5 of every block writes word
 /// 1 before the atomics: a race where another thread of the block has a value in bin 1.
-const BTA: &str = r#"
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry bta(.param .u64 pin, .param .u64 pout, .param .u32 pn, .param .u32 pbad,
-                    .param .u32 pmode) {
-  .shared .align 4 .b8 s[64];
-  .reg .u32 %r<40>;
-  .reg .u64 %rd<20>;
-  .reg .pred %p<20>;
-  ld.param.u64 %rd1, [pin];
-  ld.param.u64 %rd2, [pout];
-  ld.param.u32 %r1, [pn];
-  ld.param.u32 %r2, [pbad];
-  ld.param.u32 %r3, [pmode];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r4, %tid.x;
-  mov.u32 %r5, %ctaid.x;
-  mov.u32 %r6, %ntid.x;
-  mad.lo.s32 %r7, %r5, %r6, %r4;
+const BTA: &[Entry] = &[
+    Entry {
+        name: "bta",
+        params: &[
+            ("pin", "%rd1"),
+            ("pout", "%rd2"),
+            ("pn", "%r1"),
+            ("pbad", "%r2"),
+            ("pmode", "%r3"),
+        ],
+        shared: 64,
+        index_at: Some(4),
+        body: r#"
   mov.u64 %rd5, s;
   mov.u32 %r8, %r4;
 INIT:
@@ -115,13 +108,14 @@ AFTER:
   st.global.u32 [%rd17], %r23;
 DONE:
   ret;
-}
-.visible .entry btr(.param .u64 pin, .param .u64 pout) {
-  .reg .u32 %r<10>;
-  .reg .u64 %rd<10>;
-  ld.param.u64 %rd1, [pin];
-  ld.param.u64 %rd2, [pout];
-  cvta.to.global.u64 %rd2, %rd2;
+"#,
+    },
+    Entry {
+        name: "btr",
+        params: &[("pin", "%rd1"), ("pout", "%rd2")],
+        shared: 0,
+        index_at: None,
+        body: r#"
   mov.u32 %r1, %tid.x;
   mul.wide.u32 %rd3, %r1, 4;
   add.s64 %rd4, %rd2, %rd3;
@@ -129,12 +123,20 @@ DONE:
   atom.global.add.u32 %r2, [%rd2], 1;
   st.global.u32 [%rd4], %r2;
   ret;
-}
-"#;
+"#,
+    },
+];
 
 const BD: u32 = 128;
 
-fn run_bta(dev: &Device, m: &Module, input: &[u32], n: u32, blocks: u32, mode: u32) -> [Run; 2] {
+fn run_bta(
+    dev: &Device,
+    m: &Module,
+    input: &[u32],
+    n: u32,
+    blocks: u32,
+    mode: u32,
+) -> [TierRun; 2] {
     let extra = [n, blocks - 1, mode];
     let l = Launch {
         name: "bta",
@@ -144,7 +146,7 @@ fn run_bta(dev: &Device, m: &Module, input: &[u32], n: u32, blocks: u32, mode: u
         dyn_shared: 0,
         extra: &extra,
     };
-    [false, true].map(|tier| launch(dev, m, &l, input, tier, 1))
+    [false, true].map(|tier| launch_in_out(dev, m, &l, input, tier, 1))
 }
 
 /// What `bta` leaves in `out` beyond the old values (CPU reference), and per block and bin the
@@ -199,7 +201,7 @@ fn check_old_values(input: &[u32], out: &[u32], n: usize, counts: &[[u32; 8]], w
 #[test]
 fn atomics_in_the_block_tier() {
     let dev = Device::new();
-    let m = dev.load_module(BTA).unwrap();
+    let m = dev.load_module(&module(BTA)).unwrap();
     assert!(m.program("bta").unwrap().block_tier);
     // A global atomic whose old value is read: not in the tier.
     assert!(!m.program("btr").unwrap().block_tier);
@@ -233,7 +235,7 @@ fn atomics_in_the_block_tier() {
         dyn_shared: 0,
         extra: &extra,
     };
-    let two = launch(&dev, &m, &l, &input, true, 2);
+    let two = launch_in_out(&dev, &m, &l, &input, true, 2);
     assert_eq!(&two.out[n..], &want[n..]);
     check_old_values(&input, &two.out, n, &counts, "two workers");
     assert_eq!(two.result.unwrap().block_tier_blocks, blocks as u64);
@@ -245,7 +247,7 @@ fn atomics_in_the_block_tier() {
 #[test]
 fn atomics_the_tier_gives_up_are_reported_by_the_interpreter() {
     let dev = Device::new();
-    let m = dev.load_module(BTA).unwrap();
+    let m = dev.load_module(&module(BTA)).unwrap();
     let mut rng = Rng(seed());
     let blocks = 4 + rng.below(4) as u32;
     let n = (blocks * BD) as usize;
@@ -374,7 +376,7 @@ fn nvrtc_histogram_in_the_block_tier() {
             dyn_shared: 0,
             extra: &extra,
         };
-        let r = launch(&dev, &m, &l, &input, true, threads);
+        let r = launch_in_out(&dev, &m, &l, &input, true, threads);
         let rep = r.result.unwrap();
         assert!(rep.reports.is_empty(), "{:?}", rep.reports);
         assert_eq!(rep.block_tier_blocks, blocks as u64, "{threads} workers");

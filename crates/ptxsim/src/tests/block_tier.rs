@@ -2,8 +2,8 @@
 //! computes, and that every block it gives up on (a race, an access out of bounds, a load after
 //! the block's own store) is run by the interpreter with the interpreter's exact reports.
 
-use super::util::config;
-use super::util::{seed, Rng};
+use super::entry_ptx::Entry;
+use super::util::{launch_in_out, seed, Launch, Rng, TierRun};
 use crate::*;
 
 /// `s[tid] = in[i]`, barrier, `s[tid] = s[j] + 1`, barrier, `out[i] = s[tid]`, where `j` is
@@ -11,27 +11,18 @@ use crate::*;
 /// writes in the same interval (a race); with `mode` 2 it reads `s[200]` (out of bounds).
 /// With `mode` 3 every thread then loads its own output back and adds 1 (a global load after
 /// the block's own store).
-const BT: &str = r#"
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry bt(.param .u64 pin, .param .u64 pout, .param .u32 pn, .param .u32 pbad,
-                   .param .u32 pmode) {
-  .shared .align 4 .b8 s[512];
-  .reg .u32 %r<30>;
-  .reg .u64 %rd<20>;
-  .reg .pred %p<12>;
-  ld.param.u64 %rd1, [pin];
-  ld.param.u64 %rd2, [pout];
-  ld.param.u32 %r1, [pn];
-  ld.param.u32 %r2, [pbad];
-  ld.param.u32 %r3, [pmode];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r4, %tid.x;
-  mov.u32 %r5, %ctaid.x;
-  mov.u32 %r6, %ntid.x;
-  mad.lo.s32 %r7, %r5, %r6, %r4;
+const BT: Entry = Entry {
+    name: "bt",
+    params: &[
+        ("pin", "%rd1"),
+        ("pout", "%rd2"),
+        ("pn", "%r1"),
+        ("pbad", "%r2"),
+        ("pmode", "%r3"),
+    ],
+    shared: 512,
+    index_at: Some(4),
+    body: r#"
   mov.u32 %r8, 0;
   setp.ge.u32 %p1, %r7, %r1;
   @%p1 bra L1;
@@ -72,60 +63,8 @@ L1:
   st.global.u32 [%rd11], %r13;
 DONE:
   ret;
-}
-"#;
-
-pub(super) struct Run {
-    pub out: Vec<u32>,
-    pub result: Result<LaunchReport, LaunchError>,
-}
-
-/// How a test launches a kernel `name(in, out, extra…)`.
-pub(super) struct Launch<'a> {
-    pub name: &'a str,
-    pub blocks: u32,
-    pub block: u32,
-    /// The block's second dimension (`block` threads a row).
-    pub rows: u32,
-    pub dyn_shared: u32,
-    /// After the input and output pointers, 4 bytes each.
-    pub extra: &'a [u32],
-}
-
-/// `l` on `input` (u32 words) with an output of as many words, zeroed; with `tier`, compiled
-/// code and so the block tier allowed (`JitMode::Always`), else interpreted only.
-pub(super) fn launch(
-    dev: &Device,
-    m: &Module,
-    l: &Launch,
-    input: &[u32],
-    tier: bool,
-    threads: usize,
-) -> Run {
-    let n = input.len();
-    let pin = dev.alloc(n * 4).unwrap();
-    let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
-    dev.write(pin, 0, &bytes).unwrap();
-    let pout = dev.alloc(n * 4).unwrap();
-    dev.write(pout, 0, &vec![0u8; n * 4]).unwrap();
-    let mut cfg = config((l.blocks, 1, 1), (l.block, l.rows, 1));
-    cfg.threads = threads;
-    cfg.dynamic_shared_bytes = l.dyn_shared;
-    cfg.engines.jit = if tier { JitMode::Always } else { JitMode::Off };
-    let mut args = vec![pin.to_le_bytes().to_vec(), pout.to_le_bytes().to_vec()];
-    args.extend(l.extra.iter().map(|v| v.to_le_bytes().to_vec()));
-    let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-    let result = dev.launch(m, l.name, &cfg, &refs);
-    let mut back = vec![0u8; n * 4];
-    dev.read(pout, 0, &mut back).unwrap();
-    Run {
-        out: back
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-        result,
-    }
-}
+"#,
+};
 
 fn run_bt(
     dev: &Device,
@@ -135,7 +74,7 @@ fn run_bt(
     mode: u32,
     tier: bool,
     threads: usize,
-) -> Run {
+) -> TierRun {
     let extra = [input.len() as u32, blocks - 1, mode];
     let l = Launch {
         name: "bt",
@@ -145,13 +84,13 @@ fn run_bt(
         dyn_shared: 0,
         extra: &extra,
     };
-    launch(dev, m, &l, input, tier, threads)
+    launch_in_out(dev, m, &l, input, tier, threads)
 }
 
 #[test]
 fn the_block_tier_computes_what_the_interpreter_does() {
     let dev = Device::new();
-    let m = dev.load_module(BT).unwrap();
+    let m = dev.load_module(&BT.ptx()).unwrap();
     assert!(m.program("bt").unwrap().block_tier);
     let mut rng = Rng(seed());
     let blocks = 6 + rng.below(6) as u32;
@@ -175,7 +114,7 @@ fn the_block_tier_computes_what_the_interpreter_does() {
 #[test]
 fn blocks_it_gives_up_are_run_and_reported_by_the_interpreter() {
     let dev = Device::new();
-    let m = dev.load_module(BT).unwrap();
+    let m = dev.load_module(&BT.ptx()).unwrap();
     let mut rng = Rng(seed());
     let blocks = 6 + rng.below(6) as u32;
     let n = blocks as usize * 128;
@@ -249,7 +188,7 @@ fn nvrtc_kernels_in_the_block_tier() {
                 dyn_shared,
                 extra: &extra,
             };
-            let r = launch(&dev, &m, &l, &input, tier, 0);
+            let r = launch_in_out(&dev, &m, &l, &input, tier, 0);
             let rep = r.result.unwrap();
             assert!(rep.reports.is_empty(), "{k}: {:?}", rep.reports);
             assert_eq!(
@@ -292,177 +231,6 @@ fn nvrtc_kernels_in_the_block_tier() {
     for (f, k) in [("matmul", "matmulTiled"), ("checker", "divergentBarrier")] {
         assert!(!fixture(f).program(k).unwrap().block_tier, "{k}");
     }
-}
-
-/// `out[i] = v + __shfl_down_sync(FULL, v, 1)` where `v` went through shared memory and a
-/// barrier; with `mode` 1, lanes 16 to 31 skip the shuffle, so lane 15 reads an inactive lane.
-const SHFL: &str = r#"
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry shx(.param .u64 pin, .param .u64 pout, .param .u32 pmode) {
-  .shared .align 4 .b8 s[1024];
-  .reg .u32 %r<20>;
-  .reg .u64 %rd<10>;
-  .reg .pred %p<5>;
-  ld.param.u64 %rd1, [pin];
-  ld.param.u64 %rd2, [pout];
-  ld.param.u32 %r1, [pmode];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r2, %tid.x;
-  mov.u32 %r3, %ctaid.x;
-  mov.u32 %r4, %ntid.x;
-  mad.lo.s32 %r5, %r3, %r4, %r2;
-  mul.wide.u32 %rd3, %r5, 4;
-  add.s64 %rd4, %rd1, %rd3;
-  ld.global.u32 %r6, [%rd4];
-  mov.u64 %rd5, s;
-  mul.wide.u32 %rd6, %r2, 4;
-  add.s64 %rd7, %rd5, %rd6;
-  st.shared.u32 [%rd7], %r6;
-  bar.sync 0;
-  ld.shared.u32 %r7, [%rd7];
-  setp.eq.u32 %p1, %r1, 1;
-  and.b32 %r8, %r2, 31;
-  setp.ge.u32 %p2, %r8, 16;
-  and.pred %p3, %p1, %p2;
-  mov.u32 %r9, %r7;
-  @%p3 bra SKIP;
-  shfl.sync.down.b32 %r9, %r7, 1, 31, -1;
-SKIP:
-  add.u32 %r10, %r9, %r7;
-  add.s64 %rd8, %rd2, %rd3;
-  st.global.u32 [%rd8], %r10;
-  ret;
-}
-.visible .entry shd(.param .u64 pin, .param .u64 pout, .param .u32 pdelta, .param .u32 pc) {
-  .reg .u32 %r<20>;
-  .reg .u64 %rd<10>;
-  ld.param.u64 %rd1, [pin];
-  ld.param.u64 %rd2, [pout];
-  ld.param.u32 %r11, [pdelta];
-  ld.param.u32 %r12, [pc];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r2, %tid.x;
-  mov.u32 %r3, %ctaid.x;
-  mov.u32 %r4, %ntid.x;
-  mad.lo.s32 %r5, %r3, %r4, %r2;
-  mul.wide.u32 %rd3, %r5, 4;
-  add.s64 %rd4, %rd1, %rd3;
-  ld.global.u32 %r7, [%rd4];
-  bar.sync 0;
-  shfl.sync.up.b32 %r8, %r7, %r11, 0, -1;
-  shfl.sync.down.b32 %r7, %r7, %r11, %r12, -1;
-  shl.b32 %r8, %r8, 12;
-  add.u32 %r10, %r7, %r8;
-  add.s64 %rd8, %rd2, %rd3;
-  st.global.u32 [%rd8], %r10;
-  ret;
-}
-"#;
-
-/// Shuffles up and down (in place) by any distance and bound run in the tier with the
-/// interpreter's results and a CPU reference's.
-#[test]
-fn shuffle_distances_in_the_block_tier() {
-    let dev = Device::new();
-    let m = dev.load_module(SHFL).unwrap();
-    assert!(m.program("shd").unwrap().block_tier);
-    let mut rng = Rng(seed());
-    let blocks = 3 + rng.below(4) as u32;
-    let n = blocks as usize * 128;
-    let input: Vec<u32> = (0..n).map(|_| (rng.next() >> 52) as u32).collect();
-    for round in 0..6 {
-        // The whole warp (`__shfl_down_sync`'s bound) first, then any bound.
-        let c = if round < 2 { 31 } else { rng.below(32) as u32 };
-        let delta = 1 + rng.below(31) as u32;
-        let want: Vec<u32> = (0..n)
-            .map(|i| {
-                let l = (i % 32) as u32;
-                let up = if l >= delta { i - delta as usize } else { i };
-                let down = if l + delta <= c {
-                    i + delta as usize
-                } else {
-                    i
-                };
-                input[down].wrapping_add(input[up] << 12)
-            })
-            .collect();
-        let extra = [delta, c];
-        let l = Launch {
-            name: "shd",
-            blocks,
-            block: 128,
-            rows: 1,
-            dyn_shared: 0,
-            extra: &extra,
-        };
-        for tier in [false, true] {
-            let r = launch(&dev, &m, &l, &input, tier, 1);
-            let rep = r.result.unwrap();
-            assert_eq!(r.out, want, "delta {delta} c {c} tier {tier}");
-            let ran = if tier { blocks as u64 } else { 0 };
-            assert_eq!(rep.block_tier_blocks, ran);
-            // One worker: the first block recorded, the others replayed (`Run::ShflDown`
-            // for the downward shuffle at any distance and bound).
-            assert_eq!(rep.block_tier_replays, ran.saturating_sub(1));
-        }
-    }
-}
-
-/// Shuffles run in the tier a warp at a time, with the interpreter's results; a shuffle by
-/// part of a warp gives the block up, and the interpreter reports the inactive lane it reads.
-#[test]
-fn shuffles_in_the_block_tier() {
-    let dev = Device::new();
-    let m = dev.load_module(SHFL).unwrap();
-    assert!(m.program("shx").unwrap().block_tier);
-    let mut rng = Rng(seed());
-    let blocks = 4 + rng.below(5) as u32;
-    let n = blocks as usize * 256;
-    let input: Vec<u32> = (0..n).map(|_| (rng.next() >> 34) as u32).collect();
-    let run = |mode: u32, tier: bool, threads: usize| {
-        let extra = [mode];
-        let l = Launch {
-            name: "shx",
-            blocks,
-            block: 256,
-            rows: 1,
-            dyn_shared: 0,
-            extra: &extra,
-        };
-        let r = launch(&dev, &m, &l, &input, tier, threads);
-        (r.out, r.result.unwrap())
-    };
-    // Lane l adds lane l + 1 of its warp; lane 31 (out of range) its own value.
-    let want: Vec<u32> = (0..n)
-        .map(|i| {
-            let j = if i % 32 == 31 { i } else { i + 1 };
-            input[i].wrapping_add(input[j])
-        })
-        .collect();
-    for threads in [1, 2] {
-        let (plain, p) = run(0, false, threads);
-        let (tier, t) = run(0, true, threads);
-        assert_eq!(plain, want);
-        assert_eq!(tier, want, "{threads} workers");
-        assert_eq!(
-            (p.block_tier_blocks, t.block_tier_blocks),
-            (0, blocks as u64)
-        );
-        assert!(p.reports.is_empty() && t.reports.is_empty());
-    }
-    // Part of each warp at the shuffle: every block gives up (the launch stops trying after
-    // four), and the report is the interpreter's.
-    let (plain, p) = run(1, false, 1);
-    let (tier, t) = run(1, true, 1);
-    assert_eq!(plain, tier);
-    assert_eq!(t.block_tier_blocks, 0);
-    assert!(!p.reports.is_empty());
-    assert_eq!(p.reports[0].kind, CheckKind::InactiveLaneShuffle);
-    assert_eq!(p.reports, t.reports);
 }
 
 /// How the tier keeps each slot of every fixture kernel it runs: a uniform slot is one the
@@ -548,291 +316,4 @@ fn slot_kinds_follow_the_uniformity_analysis() {
         "{:?}",
         p.block_slots
     );
-}
-
-/// Affine index arithmetic: a mirrored index (stride -1), a global load and a shared store
-/// through it (stride -4, not unit), and `mul.wide` of `tid + wrap`, whose 32-bit values wrap
-/// inside the block when `wrap` is near 2^32 (then it is not affine, and the block is given
-/// up). `out[i] = in[i] + ((tid + wrap) as u64 * 4 > u32::MAX)`.
-const AFF: &str = r#"
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry aff(.param .u64 pin, .param .u64 pout, .param .u32 pwrap) {
-  .shared .align 4 .b8 s[4096];
-  .reg .u32 %r<20>;
-  .reg .u64 %rd<20>;
-  .reg .pred %p<4>;
-  ld.param.u64 %rd1, [pin];
-  ld.param.u64 %rd2, [pout];
-  ld.param.u32 %r1, [pwrap];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r2, %tid.x;
-  mov.u32 %r3, %ctaid.x;
-  mov.u32 %r4, %ntid.x;
-  mov.u32 %r14, %ntid.y;
-  mul.lo.s32 %r4, %r4, %r14;
-  mov.u32 %r15, %tid.x;
-  sub.s32 %r6, %r4, 1;
-  sub.s32 %r7, %r6, %r2;
-  mad.lo.s32 %r8, %r3, %r4, %r7;
-  mul.wide.s32 %rd3, %r8, 4;
-  add.s64 %rd4, %rd1, %rd3;
-  ld.global.u32 %r9, [%rd4];
-  mov.u64 %rd5, s;
-  mul.wide.u32 %rd6, %r7, 4;
-  add.s64 %rd7, %rd5, %rd6;
-  st.shared.u32 [%rd7], %r9;
-  bar.sync 0;
-  add.s32 %r10, %r2, %r1;
-  mul.wide.u32 %rd8, %r10, 4;
-  setp.gt.u64 %p1, %rd8, 4294967295;
-  selp.u32 %r12, 1, 0, %p1;
-  mul.wide.u32 %rd10, %r15, 4;
-  add.s64 %rd11, %rd5, %rd10;
-  ld.shared.u32 %r11, [%rd11];
-  add.u32 %r11, %r11, %r12;
-  mad.lo.s32 %r16, %r3, %r4, %r2;
-  mul.wide.u32 %rd12, %r16, 4;
-  add.s64 %rd13, %rd2, %rd12;
-  st.global.u32 [%rd13], %r11;
-  ret;
-}
-"#;
-
-/// The affine slots of `AFF` compute what the interpreter and a CPU reference do: in the
-/// tier with 1-D blocks; given up (run by the interpreter) when `mul.wide`'s operand wraps
-/// inside a block; not tried when the block has two dimensions (`%tid.x` is not the thread's
-/// number in the block then: `block::fits_block`).
-#[test]
-fn affine_slots_in_the_block_tier() {
-    use crate::ir::BlockSlot;
-    let dev = Device::new();
-    let m = dev.load_module(AFF).unwrap();
-    let p = m.program("aff").unwrap();
-    assert!(p.block_tier);
-    let affine = |local| {
-        p.block_slots
-            .iter()
-            .filter(|&&k| k == BlockSlot::Affine { local })
-            .count()
-    };
-    assert!(
-        affine(true) >= 8 && affine(false) >= 2,
-        "{:?}",
-        p.block_slots
-    );
-    let mut rng = Rng(seed());
-    let blocks = 3 + rng.below(4) as u32;
-    let n = blocks as usize * 256;
-    let input: Vec<u32> = (0..n).map(|_| (rng.next() >> 40) as u32).collect();
-    // (wrap, block shape, whether the tier runs the blocks)
-    let wrap_at = 256 - 1 - rng.below(255) as u32;
-    let cases = [
-        (rng.below(1 << 20) as u32, (256, 1), true),
-        (wrap_at.wrapping_neg(), (256, 1), false),
-        (0, (64, 4), false),
-    ];
-    for (wrap, (bx, by), runs) in cases {
-        let want: Vec<u32> = (0..n)
-            .map(|i| {
-                let tid = (i % 256) as u32 % bx;
-                let hi = (tid.wrapping_add(wrap) as u64 * 4 > u32::MAX as u64) as u32;
-                input[i].wrapping_add(hi)
-            })
-            .collect();
-        let mut seen = Vec::new();
-        for tier in [false, true] {
-            let extra = [wrap];
-            let l = Launch {
-                name: "aff",
-                blocks,
-                block: bx,
-                rows: by,
-                dyn_shared: 0,
-                extra: &extra,
-            };
-            let r = launch(&dev, &m, &l, &input, tier, 0);
-            let (out, rep) = (r.out, r.result.unwrap());
-            if by == 1 {
-                assert!(rep.reports.is_empty(), "{:?}", rep.reports);
-                assert_eq!(out, want, "wrap {wrap:#x} tier {tier}");
-            }
-            let ran = if tier && runs { blocks as u64 } else { 0 };
-            assert_eq!(rep.block_tier_blocks, ran, "wrap {wrap:#x} {bx}x{by}");
-            seen.push((out, rep.reports));
-        }
-        // In blocks of two dimensions the rows store to the same shared words: the race is
-        // the interpreter's report, the same with the tier allowed.
-        assert_eq!(seen[0], seen[1]);
-        assert_eq!(seen[0].1.is_empty(), by == 1);
-    }
-}
-
-/// Unit-stride shared accesses and races between them (`exec::block::races`): every thread
-/// stores `s[tid]`, and (`mode`) 0: then loads `s[tid + d]`; 1: after a barrier, loads
-/// `s[tid + d]` and then stores `s[tid]` again; 2: then thread 40 alone loads `s[40 + d]` (an
-/// access of another shape after unit-stride ones; the others load `s[tid]`); 3: as 2 but
-/// after a barrier and before another store (unit-stride after another shape); 4: nine loads
-/// of `s[tid]` (more than the log holds) before the load of `s[tid + d]`. Loads past `s` are
-/// skipped. A `d` other than 0 that some thread reads through is a race in every block.
-const RT: &str = r#"
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry rt(.param .u64 pin, .param .u64 pout, .param .u32 pd, .param .u32 pmode) {
-  .shared .align 4 .b8 s[1024];
-  .reg .u32 %r<40>;
-  .reg .u64 %rd<20>;
-  .reg .pred %p<12>;
-  ld.param.u64 %rd1, [pin];
-  ld.param.u64 %rd2, [pout];
-  ld.param.u32 %r1, [pd];
-  ld.param.u32 %r2, [pmode];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r4, %tid.x;
-  mov.u32 %r5, %ctaid.x;
-  mov.u32 %r6, %ntid.x;
-  mad.lo.s32 %r7, %r5, %r6, %r4;
-  mul.wide.u32 %rd3, %r7, 4;
-  add.s64 %rd4, %rd1, %rd3;
-  ld.global.u32 %r8, [%rd4];
-  mov.u64 %rd5, s;
-  mul.wide.u32 %rd6, %r4, 4;
-  add.s64 %rd7, %rd5, %rd6;
-  add.u32 %r9, %r4, %r1;
-  mul.wide.u32 %rd8, %r9, 4;
-  add.s64 %rd9, %rd5, %rd8;
-  setp.lt.u32 %p1, %r9, 256;
-  setp.eq.u32 %p4, %r4, 40;
-  and.pred %p5, %p4, %p1;
-  selp.u32 %r11, %r9, %r4, %p5;
-  mul.wide.u32 %rd10, %r11, 4;
-  add.s64 %rd11, %rd5, %rd10;
-  mov.u32 %r10, 0;
-  setp.eq.u32 %p2, %r2, 0;
-  @!%p2 bra M1;
-  st.shared.u32 [%rd7], %r8;
-  @%p1 ld.shared.u32 %r10, [%rd9];
-  bra DONE;
-M1:
-  setp.eq.u32 %p2, %r2, 1;
-  @!%p2 bra M2;
-  st.shared.u32 [%rd7], %r8;
-  bar.sync 0;
-  @%p1 ld.shared.u32 %r10, [%rd9];
-  add.u32 %r12, %r8, 1;
-  st.shared.u32 [%rd7], %r12;
-  bra DONE;
-M2:
-  setp.eq.u32 %p2, %r2, 2;
-  @!%p2 bra M3;
-  st.shared.u32 [%rd7], %r8;
-  ld.shared.u32 %r10, [%rd11];
-  bra DONE;
-M3:
-  setp.eq.u32 %p2, %r2, 3;
-  @!%p2 bra M4;
-  st.shared.u32 [%rd7], %r8;
-  bar.sync 0;
-  ld.shared.u32 %r10, [%rd11];
-  add.u32 %r12, %r8, 1;
-  st.shared.u32 [%rd7], %r12;
-  bra DONE;
-M4:
-  st.shared.u32 [%rd7], %r8;
-  ld.shared.u32 %r20, [%rd7];
-  ld.shared.u32 %r21, [%rd7];
-  ld.shared.u32 %r22, [%rd7];
-  ld.shared.u32 %r23, [%rd7];
-  ld.shared.u32 %r24, [%rd7];
-  ld.shared.u32 %r25, [%rd7];
-  ld.shared.u32 %r26, [%rd7];
-  ld.shared.u32 %r27, [%rd7];
-  ld.shared.u32 %r28, [%rd7];
-  @%p1 ld.shared.u32 %r10, [%rd9];
-  add.u32 %r10, %r10, %r28;
-DONE:
-  bar.sync 0;
-  add.s64 %rd12, %rd2, %rd3;
-  st.global.u32 [%rd12], %r10;
-  ret;
-}
-"#;
-
-#[test]
-fn unit_stride_races_in_the_block_tier() {
-    let dev = Device::new();
-    let m = dev.load_module(RT).unwrap();
-    assert!(m.program("rt").unwrap().block_tier);
-    let mut rng = Rng(seed());
-    let blocks = 2 + rng.below(3) as u32;
-    let n = blocks as usize * 256;
-    let input: Vec<u32> = (0..n).map(|_| (rng.next() >> 33) as u32).collect();
-    let ds = [0, 1, 64, 255, 256, u32::MAX, 1 + rng.below(200) as u32];
-    for mode in 0..5 {
-        for d in ds {
-            let extra = [d, mode];
-            let l = Launch {
-                name: "rt",
-                blocks,
-                block: 256,
-                rows: 1,
-                dyn_shared: 0,
-                extra: &extra,
-            };
-            let plain = launch(&dev, &m, &l, &input, false, 1);
-            let tier = launch(&dev, &m, &l, &input, true, 1);
-            let (p, t) = (plain.result.unwrap(), tier.result.unwrap());
-            let reads = |t: u32| t.wrapping_add(d) < 256;
-            let race = d != 0
-                && if mode == 2 || mode == 3 {
-                    reads(40)
-                } else {
-                    (0..256).any(reads)
-                };
-            let what = format!("mode {mode} d {d}");
-            // A race's report: which of its two accesses comes first, and what it reads,
-            // are the schedule's (compiled regions run lanes one by one, the interpreter a
-            // warp at a time), but the word and the blocks are the same.
-            let word = |r: &LaunchReport| {
-                let mut v: Vec<_> = r.reports.iter().map(|c| (c.block, c.address)).collect();
-                v.sort();
-                v.dedup();
-                v
-            };
-            assert_eq!(word(&p), word(&t), "{what}");
-            assert_eq!(!p.reports.is_empty(), race, "{what}: {:?}", p.reports);
-            if race {
-                assert!(
-                    p.reports.iter().all(|r| r.kind == CheckKind::SharedRace),
-                    "{what}"
-                );
-            } else {
-                // Without races, the values: each thread's own word, or its neighbour's.
-                let want: Vec<u32> = (0..n)
-                    .map(|i| {
-                        let (b, t) = (i / 256, (i % 256) as u32);
-                        let j = t.wrapping_add(d);
-                        let there = input[b * 256 + j.min(255) as usize];
-                        match mode {
-                            0 | 1 if j < 256 => there,
-                            0 | 1 => 0,
-                            2 | 3 if t == 40 && j < 256 => there,
-                            2 | 3 => input[i],
-                            _ if j < 256 => there.wrapping_add(input[i]),
-                            _ => input[i],
-                        }
-                    })
-                    .collect();
-                assert_eq!(plain.out, want, "{what}");
-                assert_eq!(tier.out, want, "{what}");
-            }
-            // Blocks with a race are given up (after four, the launch stops trying).
-            let ran = if race { 0 } else { blocks as u64 };
-            assert_eq!(t.block_tier_blocks, ran, "{what}");
-        }
-    }
 }

@@ -2,11 +2,14 @@
 //! by NVRTC 12.9 with `-arch=compute_80 -lineinfo` from the `.cu` files beside them), and on
 //! hand-written PTX for instruction semantics NVRTC rarely emits.
 
+pub(crate) mod entry_ptx;
 pub(crate) mod util;
 
 mod basic;
 mod block_atomics;
 mod block_tier;
+mod block_tier_shared;
+mod block_tier_shuffles;
 mod branch;
 mod checks;
 mod control;

@@ -3,32 +3,25 @@
 //! instructions, and stop where a guard on data or `%ctaid` differs from the record, so that
 //! the tier (and, for a bug, the interpreter with its exact report) runs that block instead.
 
-use super::block_tier::{Launch, Run};
+use super::entry_ptx::Entry;
+use super::util::{launch_in_out, Launch, TierRun};
 use super::util::{seed, Rng};
 use crate::*;
 
 /// `v = in[i]` (0 past `n`) into `s[tid]`; then `a = v odd ? v + 5 : v << 1`, plus `tid` in
 /// block `pk` only; then `out[i] = a + (thread tid ^ 1's a)`, through shared memory at an
 /// address that is not unit-stride.
-const RP: &str = r#"
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry rp(.param .u64 pin, .param .u64 pout, .param .u32 pn, .param .u32 pk) {
-  .shared .align 4 .b8 s[1024];
-  .reg .u32 %r<30>;
-  .reg .u64 %rd<20>;
-  .reg .pred %p<12>;
-  ld.param.u64 %rd1, [pin];
-  ld.param.u64 %rd2, [pout];
-  ld.param.u32 %r1, [pn];
-  ld.param.u32 %r2, [pk];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r4, %tid.x;
-  mov.u32 %r5, %ctaid.x;
-  mov.u32 %r6, %ntid.x;
-  mad.lo.s32 %r7, %r5, %r6, %r4;
+const RP: Entry = Entry {
+    name: "rp",
+    params: &[
+        ("pin", "%rd1"),
+        ("pout", "%rd2"),
+        ("pn", "%r1"),
+        ("pk", "%r2"),
+    ],
+    shared: 1024,
+    index_at: Some(4),
+    body: r#"
   mov.u32 %r8, 0;
   setp.ge.u32 %p1, %r7, %r1;
   @%p1 bra L1;
@@ -67,28 +60,18 @@ K:
   st.global.u32 [%rd10], %r15;
 DONE:
   ret;
-}
-"#;
+"#,
+};
 
 /// `s[tid] = in[i] & 0xFFFFFF`; then thread `tid` reads `s[in[i] >> 24]` and writes it plus 1
 /// back to `s[tid]` in the same interval (a race unless every thread reads its own word),
 /// and `out[i] = s[tid]`.
-const RR: &str = r#"
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry rr(.param .u64 pin, .param .u64 pout) {
-  .shared .align 4 .b8 s[512];
-  .reg .u32 %r<30>;
-  .reg .u64 %rd<20>;
-  ld.param.u64 %rd1, [pin];
-  ld.param.u64 %rd2, [pout];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r4, %tid.x;
-  mov.u32 %r5, %ctaid.x;
-  mov.u32 %r6, %ntid.x;
-  mad.lo.s32 %r7, %r5, %r6, %r4;
+const RR: Entry = Entry {
+    name: "rr",
+    params: &[("pin", "%rd1"), ("pout", "%rd2")],
+    shared: 512,
+    index_at: Some(4),
+    body: r#"
   mul.wide.u32 %rd3, %r7, 4;
   add.s64 %rd4, %rd1, %rd3;
   ld.global.u32 %r8, [%rd4];
@@ -109,10 +92,10 @@ const RR: &str = r#"
   add.s64 %rd10, %rd2, %rd3;
   st.global.u32 [%rd10], %r13;
   ret;
-}
-"#;
+"#,
+};
 
-/// `name(in, out, extra…)` on `blocks` blocks of 128 threads (`block_tier::launch`).
+/// `name(in, out, extra…)` on `blocks` blocks of 128 threads (`util::launch_in_out`).
 fn launch(
     dev: &Device,
     m: &Module,
@@ -121,7 +104,7 @@ fn launch(
     extra: &[u32],
     tier: bool,
     threads: usize,
-) -> Run {
+) -> TierRun {
     let l = Launch {
         name,
         blocks,
@@ -130,7 +113,7 @@ fn launch(
         dyn_shared: 0,
         extra,
     };
-    super::block_tier::launch(dev, m, &l, input, tier, threads)
+    launch_in_out(dev, m, &l, input, tier, threads)
 }
 
 /// `rp`'s answer on the CPU.
@@ -163,7 +146,7 @@ fn rp_reference(input: &[u32], blocks: u32, k: u32) -> Vec<u32> {
 #[test]
 fn replays_check_the_guards_that_differ_between_blocks() {
     let dev = Device::new();
-    let m = dev.load_module(RP).unwrap();
+    let m = dev.load_module(&RP.ptx()).unwrap();
     assert!(m.program("rp").unwrap().block_tier);
     let mut rng = Rng(seed());
     let blocks = 12 + rng.below(6) as u32;
@@ -230,7 +213,7 @@ fn replays_check_the_guards_that_differ_between_blocks() {
 #[test]
 fn replays_check_shared_accesses_through_loaded_addresses() {
     let dev = Device::new();
-    let m = dev.load_module(RR).unwrap();
+    let m = dev.load_module(&RR.ptx()).unwrap();
     assert!(m.program("rr").unwrap().block_tier);
     let mut rng = Rng(seed());
     let blocks = 8 + rng.below(6) as u32;
@@ -260,24 +243,12 @@ fn replays_check_shared_accesses_through_loaded_addresses() {
 }
 
 /// `v = in[i]`, then `k` times: `s[tid] = v`, barrier, `v = s[tid] + 3`, barrier; `out[i] = v`.
-const LP: &str = r#"
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry lp(.param .u64 pin, .param .u64 pout, .param .u32 pk) {
-  .shared .align 4 .b8 s[512];
-  .reg .u32 %r<30>;
-  .reg .u64 %rd<20>;
-  .reg .pred %p<4>;
-  ld.param.u64 %rd1, [pin];
-  ld.param.u64 %rd2, [pout];
-  ld.param.u32 %r2, [pk];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r4, %tid.x;
-  mov.u32 %r5, %ctaid.x;
-  mov.u32 %r6, %ntid.x;
-  mad.lo.s32 %r7, %r5, %r6, %r4;
+const LP: Entry = Entry {
+    name: "lp",
+    params: &[("pin", "%rd1"), ("pout", "%rd2"), ("pk", "%r2")],
+    shared: 512,
+    index_at: Some(4),
+    body: r#"
   mul.wide.u32 %rd3, %r7, 4;
   add.s64 %rd4, %rd1, %rd3;
   ld.global.u32 %r8, [%rd4];
@@ -299,15 +270,15 @@ END:
   add.s64 %rd8, %rd2, %rd3;
   st.global.u32 [%rd8], %r8;
   ret;
-}
-"#;
+"#,
+};
 
 /// A block too long to record (`replay::STEPS_MAX`) runs in the tier without replays; a short
 /// one is replayed, with a loop whose counter is skipped.
 #[test]
 fn blocks_too_long_to_record_run_in_the_tier() {
     let dev = Device::new();
-    let m = dev.load_module(LP).unwrap();
+    let m = dev.load_module(&LP.ptx()).unwrap();
     assert!(m.program("lp").unwrap().block_tier);
     let mut rng = Rng(seed());
     let blocks = 4;
@@ -326,18 +297,12 @@ fn blocks_too_long_to_record_run_in_the_tier() {
 /// `out[i] = in[i] + (tid ^ c)`, where `c` is 0x55, or 0xAA in a block whose first value is
 /// odd (a branch on a loaded value, the same for the whole block), computed before a barrier
 /// and read after it.
-const WP: &str = r#"
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry wp(.param .u64 pin, .param .u64 pout) {
-  .reg .u32 %r<20>;
-  .reg .u64 %rd<20>;
-  .reg .pred %p<4>;
-  ld.param.u64 %rd1, [pin];
-  ld.param.u64 %rd2, [pout];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
+const WP: Entry = Entry {
+    name: "wp",
+    params: &[("pin", "%rd1"), ("pout", "%rd2")],
+    shared: 0,
+    index_at: None,
+    body: r#"
   mov.u32 %r1, %tid.x;
   mov.u32 %r2, %ctaid.x;
   mov.u32 %r3, %ntid.x;
@@ -362,8 +327,8 @@ JOIN:
   add.s64 %rd7, %rd2, %rd5;
   st.global.u32 [%rd7], %r10;
   ret;
-}
-"#;
+"#,
+};
 
 /// Warm replays skip steps whose results are still in the registers from the recorded block
 /// (`replay::cached`); a block that runs in the tier from its start (here on another path, which
@@ -371,7 +336,7 @@ JOIN:
 #[test]
 fn replays_after_a_block_on_another_path_compute_what_they_skipped() {
     let dev = Device::new();
-    let m = dev.load_module(WP).unwrap();
+    let m = dev.load_module(&WP.ptx()).unwrap();
     assert!(m.program("wp").unwrap().block_tier);
     let mut rng = Rng(seed());
     let blocks = 8 + rng.below(8) as u32;
@@ -407,21 +372,12 @@ fn replays_after_a_block_on_another_path_compute_what_they_skipped() {
 /// add reading the shuffle's result and its source, in either order) and two they must not
 /// (the shuffle's result read again later; an add of another register). `out[i] = r14 * 7 +
 /// r17`.
-const SR: &str = r#"
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry sr(.param .u64 pin, .param .u64 pout) {
-  .reg .u32 %r<20>;
-  .reg .u64 %rd<10>;
-  ld.param.u64 %rd1, [pin];
-  ld.param.u64 %rd2, [pout];
-  cvta.to.global.u64 %rd1, %rd1;
-  cvta.to.global.u64 %rd2, %rd2;
-  mov.u32 %r1, %tid.x;
-  mov.u32 %r2, %ctaid.x;
-  mov.u32 %r3, %ntid.x;
-  mad.lo.u32 %r4, %r2, %r3, %r1;
+const SR: Entry = Entry {
+    name: "sr",
+    params: &[("pin", "%rd1"), ("pout", "%rd2")],
+    shared: 0,
+    index_at: Some(1),
+    body: r#"
   mul.wide.u32 %rd3, %r4, 4;
   add.s64 %rd4, %rd1, %rd3;
   ld.global.u32 %r6, [%rd4];
@@ -438,8 +394,8 @@ const SR: &str = r#"
   add.s64 %rd5, %rd2, %rd3;
   st.global.u32 [%rd5], %r18;
   ret;
-}
-"#;
+"#,
+};
 
 /// `sr`'s answer on the CPU.
 fn sr_reference(input: &[u32]) -> Vec<u32> {
@@ -471,7 +427,7 @@ fn sr_reference(input: &[u32]) -> Vec<u32> {
 #[test]
 fn replayed_shuffle_reductions_compute_every_register_that_is_read() {
     let dev = Device::new();
-    let m = dev.load_module(SR).unwrap();
+    let m = dev.load_module(&SR.ptx()).unwrap();
     assert!(m.program("sr").unwrap().block_tier);
     let mut rng = Rng(seed());
     let blocks = 6 + rng.below(8) as u32;

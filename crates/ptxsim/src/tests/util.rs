@@ -1,6 +1,9 @@
-//! Helpers for the engine tests: a tiny deterministic RNG and typed device buffers.
+//! Helpers for the engine tests: a tiny deterministic RNG, typed device buffers, and launches
+//! of `name(in, out, extra…)` kernels with the block tier allowed or not.
 
-use crate::{Device, DevicePtr, Dim3, Engines, LaunchConfig, Module};
+use crate::{
+    Device, DevicePtr, Dim3, Engines, JitMode, LaunchConfig, LaunchError, LaunchReport, Module,
+};
 
 /// A launch of `grid` blocks of `block` threads with the engines the `PTXSIM_*` variables
 /// choose (`install/test.sh` runs the suite a second time with `PTXSIM_JIT=always
@@ -162,4 +165,57 @@ pub fn fixture_modules(dev: &Device) -> Vec<(String, Module)> {
         out.push((path.display().to_string(), m));
     }
     out
+}
+
+/// What `launch_in_out` gives back: the output words, and the launch's result.
+pub struct TierRun {
+    pub out: Vec<u32>,
+    pub result: Result<LaunchReport, LaunchError>,
+}
+
+/// How a test launches a kernel `name(in, out, extra…)`.
+pub struct Launch<'a> {
+    pub name: &'a str,
+    pub blocks: u32,
+    pub block: u32,
+    /// The block's second dimension (`block` threads a row).
+    pub rows: u32,
+    pub dyn_shared: u32,
+    /// After the input and output pointers, 4 bytes each.
+    pub extra: &'a [u32],
+}
+
+/// `l` on `input` (u32 words) with an output of as many words, zeroed; with `tier`, compiled
+/// code and so the block tier allowed (`JitMode::Always`), else interpreted only.
+pub fn launch_in_out(
+    dev: &Device,
+    m: &Module,
+    l: &Launch,
+    input: &[u32],
+    tier: bool,
+    threads: usize,
+) -> TierRun {
+    let n = input.len();
+    let pin = dev.alloc(n * 4).unwrap();
+    let bytes: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
+    dev.write(pin, 0, &bytes).unwrap();
+    let pout = dev.alloc(n * 4).unwrap();
+    dev.write(pout, 0, &vec![0u8; n * 4]).unwrap();
+    let mut cfg = config((l.blocks, 1, 1), (l.block, l.rows, 1));
+    cfg.threads = threads;
+    cfg.dynamic_shared_bytes = l.dyn_shared;
+    cfg.engines.jit = if tier { JitMode::Always } else { JitMode::Off };
+    let mut args = vec![pin.to_le_bytes().to_vec(), pout.to_le_bytes().to_vec()];
+    args.extend(l.extra.iter().map(|v| v.to_le_bytes().to_vec()));
+    let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+    let result = dev.launch(m, l.name, &cfg, &refs);
+    let mut back = vec![0u8; n * 4];
+    dev.read(pout, 0, &mut back).unwrap();
+    TierRun {
+        out: back
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        result,
+    }
 }
