@@ -53,12 +53,9 @@ cargo_tests() {
 echo "==> cargo test --release --workspace --no-fail-fast"
 # --no-fail-fast: one failing test binary must not hide the results of the others.
 cargo_tests "$LOGS/cargo.log" --release --workspace --no-fail-fast
-# The simulator's suite again with every kernel's regions compiled from the first launch (by
-# default only kernels that have run enough are), so that compiled code meets every test, and
-# with the AVX2 build of the interpreter loop (the first pass runs the best one the CPU has,
-# AVX-512 where it has it).
-echo "==> PTXSIM_JIT=always PTXSIM_CPU=avx2 cargo test --release -p ptxsim --no-fail-fast"
-PTXSIM_JIT=always PTXSIM_CPU=avx2 cargo_tests "$LOGS/cargo-jit.log" --release -p ptxsim --no-fail-fast
+# One pass: the simulator's engine settings (JIT, block tier, replays, gangs, AVX2/AVX-512
+# builds) are launch data, and crates/ptxsim/tests/differential.rs and engines.rs run every
+# fixture kernel under each of them in one process.
 
 # 2. Python: the Jupyter kernel through real Jupyter clients --------------------------------------
 echo "==> .venv/bin/python -m pytest tests/python -v"
