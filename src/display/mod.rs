@@ -13,9 +13,11 @@ pub mod gif;
 pub mod image;
 pub mod plot;
 pub mod progress;
+pub mod stats;
 pub mod table;
 pub mod text;
 pub mod timing;
+pub mod values;
 
 pub use self::colormap::Colormap;
 pub use self::image::{render_heatmap, render_rgb, side_by_side, HeatmapOptions, Rendered};

@@ -28,7 +28,7 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Int(v) => write!(f, "{v}"),
-            Value::Float(v) => f.write_str(&super::host::fmt_f64(*v)),
+            Value::Float(v) => f.write_str(&crate::display::values::fmt_f64(*v)),
         }
     }
 }
@@ -318,7 +318,7 @@ pub fn eval_int(e: &Expr, env: &dyn Env, what: &str) -> R<i64> {
             e.span,
             format!(
                 "expected an integer for {what}, got {} (use int(...) or ceil(...))",
-                super::host::fmt_f64(v)
+                crate::display::values::fmt_f64(v)
             ),
         )),
     }

@@ -10,7 +10,9 @@ use super::host::{self, Fill};
 use super::lex::{ParseError, Span};
 use super::parse::{Command, Ctor, Expr, Name};
 use super::{registry, LineCtx, MagicError, Magics};
+use crate::display::stats;
 use crate::display::table::Table;
+use crate::display::values;
 use crate::gpu::{DeviceState, Dtype};
 use nb::ErrorKind;
 use protocol::output::{CellOutput, MimeBundle, OutputSink};
@@ -133,7 +135,7 @@ impl Magics {
                     "saved {} ({} {}) to {}\n",
                     name.text,
                     a.dtype,
-                    host::fmt_shape(&a.shape),
+                    values::fmt_shape(&a.shape),
                     path.text
                 );
                 files::save_interruptible(&path.text, a, cancel)
@@ -183,8 +185,8 @@ impl Magics {
                         t.row(vec![
                             a.name,
                             a.dtype.to_string(),
-                            host::fmt_shape(&a.shape),
-                            host::human_bytes(a.bytes),
+                            values::fmt_shape(&a.shape),
+                            values::human_bytes(a.bytes),
                             match a.symbol {
                                 // A cell's variable: say which kind, beside where it lives.
                                 Some(space) => format!("{}, {space}", a.backend),
@@ -540,14 +542,14 @@ pub(crate) fn arange_len(start: Value, stop: Value, step: Value) -> Result<usize
 
 /// The text of `%print`.
 pub(crate) fn print_text(info: &crate::gpu::ArrayInfo, data: &[u8], head: Option<usize>) -> String {
-    let s = host::stats(info.dtype, data);
+    let s = stats::stats(info.dtype, data);
     format!(
         "{}: {} {}, {}\n{}\n{}\n",
         info.name,
         info.dtype,
-        host::fmt_shape(&info.shape),
-        host::human_bytes(info.bytes),
+        values::fmt_shape(&info.shape),
+        values::human_bytes(info.bytes),
         host::format_values(info.dtype, &info.shape, data, head),
-        host::fmt_stats(info.dtype, &s)
+        stats::fmt_stats(info.dtype, &s)
     )
 }

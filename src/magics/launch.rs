@@ -7,10 +7,11 @@
 
 use super::eval::{self, Value};
 
-use super::host::{fmt_f64, int_range};
+use super::host::int_range;
 use super::lex::{ParseError, Span};
 use super::parse::{Expr, ExprKind, Launch, LaunchConfig};
 use super::{LineCtx, MagicError, Magics};
+use crate::display::values::fmt_f64;
 use crate::gpu::{Dim3, Dtype, KernelParam, LaunchArg, LaunchRequest, ParamKind};
 use nb::ErrorKind;
 use protocol::output::{CellOutput, OutputSink};

@@ -200,7 +200,7 @@ fn rgb_bytes(dtype: Dtype, data: &[u8]) -> Option<Vec<u8>> {
     match dtype {
         Dtype::U8 => Some(data.to_vec()),
         d if d.is_float() => Some(
-            super::host::to_f64_vec(dtype, data)
+            crate::display::values::to_f64_vec(dtype, data)
                 .into_iter()
                 .map(|v| {
                     if v.is_nan() {
@@ -229,14 +229,14 @@ pub fn render_array(
     let data = dev.read_array(name)?;
     let bad = |m: String| GpuError::argument(m);
     let dt = info.dtype.name().to_string();
-    let shape = super::host::fmt_shape(&info.shape);
+    let shape = crate::display::values::fmt_shape(&info.shape);
     match info.shape.as_slice() {
         [_] => {
-            let v = super::host::to_f64_vec(info.dtype, &data);
+            let v = crate::display::values::to_f64_vec(info.dtype, &data);
             display::line_plot(&v, Some(name), Some(&dt)).map_err(bad)
         }
         [h, w] => {
-            let v = super::host::to_f64_vec(info.dtype, &data);
+            let v = crate::display::values::to_f64_vec(info.dtype, &data);
             let opts = HeatmapOptions {
                 cmap: o.cmap,
                 vmin: o.vmin,

@@ -116,7 +116,7 @@ impl Session {
 
     pub fn f64s(&self, name: &str) -> Vec<f64> {
         let info = self.m.dev.array(name).expect(name);
-        crate::magics::host::to_f64_vec(info.dtype, &self.bytes(name))
+        crate::display::values::to_f64_vec(info.dtype, &self.bytes(name))
     }
 }
 

@@ -9,6 +9,8 @@ use super::lex::Span;
 use super::parse::*;
 use super::registry::parse_line;
 use super::{check_cell_header, check_line, registry};
+use crate::display::stats;
+use crate::display::values;
 use crate::gpu::Dtype;
 use crate::suggest;
 use std::collections::BTreeMap;
@@ -701,15 +703,15 @@ fn print_format_is_numpy_like() {
         .iter()
         .flat_map(|v| v.to_le_bytes())
         .collect();
-    let s = host::stats(Dtype::F64, &b);
+    let s = stats::stats(Dtype::F64, &b);
     assert_eq!(
-        host::fmt_stats(Dtype::F64, &s),
+        stats::fmt_stats(Dtype::F64, &s),
         "min 1.0  max 3.0  mean 2.0  NaN 1"
     );
-    assert_eq!(host::fmt_shape(&[5]), "(5,)");
-    assert_eq!(host::human_bytes(4096), "4.0 KiB");
-    assert_eq!(host::fmt_f64(1e-7), "1e-7");
-    assert_eq!(host::fmt_f64(0.1), "0.1");
+    assert_eq!(values::fmt_shape(&[5]), "(5,)");
+    assert_eq!(values::human_bytes(4096), "4.0 KiB");
+    assert_eq!(values::fmt_f64(1e-7), "1e-7");
+    assert_eq!(values::fmt_f64(0.1), "0.1");
 }
 
 /// A folder of one test's own, removed when dropped.
