@@ -7,6 +7,7 @@
 //! Jupyter protocol; `crate::magics` reads the arrays and sends the results to an `OutputSink`.
 //! It must not panic on any input: sizes are checked and errors come back as `Err(String)`.
 
+pub mod array_text;
 pub mod array_view;
 pub mod colormap;
 pub mod gif;

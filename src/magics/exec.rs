@@ -9,7 +9,9 @@ use super::files::{self, HostArray};
 use super::host::{self, Fill};
 use super::lex::{ParseError, Span};
 use super::parse::{Command, Ctor, Expr, Name};
+use super::rng;
 use super::{registry, LineCtx, MagicError, Magics};
+use crate::display::array_text;
 use crate::display::stats;
 use crate::display::table::Table;
 use crate::display::values;
@@ -459,7 +461,7 @@ impl Magics {
                     Some(e) => {
                         eval::eval_int(e, &env, "seed=").map_err(|x| arg_err(ctx, x))? as u64
                     }
-                    None => host::fresh_seed(),
+                    None => rng::fresh_seed(),
                 };
                 let fill = if matches!(ctor, Ctor::Rand(..)) {
                     Fill::Rand(seed)
@@ -549,7 +551,7 @@ pub(crate) fn print_text(info: &crate::gpu::ArrayInfo, data: &[u8], head: Option
         info.dtype,
         values::fmt_shape(&info.shape),
         values::human_bytes(info.bytes),
-        host::format_values(info.dtype, &info.shape, data, head),
+        array_text::format_values(info.dtype, &info.shape, data, head),
         stats::fmt_stats(info.dtype, &s)
     )
 }

@@ -143,6 +143,6 @@ pub fn text(data: &MimeBundle) -> String {
         .to_string()
 }
 
-pub fn seq_rng(seed: u64) -> crate::magics::host::Rng {
-    crate::magics::host::Rng::new(seed)
+pub fn seq_rng(seed: u64) -> crate::magics::rng::Rng {
+    crate::magics::rng::Rng::new(seed)
 }
