@@ -9,8 +9,9 @@
 //! the runs take longer than a second and is replaced by the animation.
 
 use super::lex::{Lexer, ParseError, Span, Tok};
+use super::parse::flags::{eat_eq, parse_cmap, unknown_flag};
+use super::parse::show_args::parse_show;
 use super::parse::{self, Expr, Name};
-use super::show::{eat_eq, parse_cmap, parse_show, unknown_flag};
 use super::{check_line, LineCtx, MagicError, Magics};
 use crate::display::gif::{encode_gif, gif_bundle, heatmap_frames, MAX_GIF_BYTES};
 use crate::display::progress::Progress;

@@ -9,9 +9,10 @@
 
 use super::eval;
 use super::lex::ParseError;
+use super::parse::time_args::TimeArgs;
 use super::parse::{Command, GraphCmd, Name};
 use super::registry;
-use super::time::{TimeArgs, MAX_RUNS};
+use super::time::MAX_RUNS;
 use super::{LineCtx, MagicError, Magics};
 use crate::display::table::Table;
 use crate::display::timing;
