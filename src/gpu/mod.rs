@@ -21,7 +21,6 @@ mod state;
 pub mod worker;
 
 pub use dtype::Dtype;
-pub(crate) use state::closest;
 pub use state::{DeviceState, GraphStep, NcuOutcome, ProfileLine, ProfileOutcome};
 
 use nb::ErrorKind;

@@ -6,6 +6,7 @@
 
 use super::lex::{ParseError, Span};
 use super::parse::{BinOp, Expr, ExprKind};
+use crate::suggest::{did_you_mean, Quote};
 use std::fmt;
 
 /// A scalar value.
@@ -275,8 +276,8 @@ fn call(f: &str, args: &[Expr], span: Span, env: &dyn Env) -> R<Value> {
             Ok(Value::Float(eval(&args[0], env)?.as_f64().sqrt()))
         }
         _ => {
-            let hint = crate::suggest::nearest(f, FUNCTIONS.iter().copied())
-                .map(|s| format!("; did you mean {s}()?"))
+            let hint = did_you_mean(f, FUNCTIONS.iter().copied(), Quote::Call)
+                .map(|h| format!("; {h}"))
                 .unwrap_or_default();
             Err(ParseError::at(
                 span,

@@ -16,6 +16,7 @@ use crate::display::stats;
 use crate::display::table::Table;
 use crate::display::values;
 use crate::gpu::{DeviceState, Dtype};
+use crate::suggest::{did_you_mean, Quote};
 use nb::ErrorKind;
 use protocol::output::{CellOutput, MimeBundle, OutputSink};
 use std::collections::BTreeMap;
@@ -64,8 +65,8 @@ impl Magics {
                 return arg_err(ctx, ParseError::at(n.span, lost));
             }
             let names: Vec<String> = self.dev.arrays().into_iter().map(|a| a.name).collect();
-            let hint = crate::suggest::nearest(&n.text, names.iter().map(String::as_str))
-                .map(|s| format!("; did you mean {s}?"))
+            let hint = did_you_mean(&n.text, names.iter().map(String::as_str), Quote::Plain)
+                .map(|h| format!("; {h}"))
                 .unwrap_or_default();
             arg_err(
                 ctx,
@@ -409,20 +410,14 @@ impl Magics {
         Ok(None)
     }
 
-    /// A device error about a CUDA kernel name, with a suggestion when the name is unknown.
+    /// A device error about a CUDA kernel name, pointing at the name (the device state's
+    /// message already suggests the nearest kernel when the name is unknown).
     pub(crate) fn kernel_err(
         &self,
         ctx: &LineCtx,
         e: crate::gpu::GpuError,
         k: &Name,
     ) -> MagicError {
-        let names = self.dev.kernel_names();
-        let mut e = e;
-        if !names.contains(&k.text) && !e.message.contains("did you mean") {
-            if let Some(s) = crate::suggest::nearest(&k.text, names.iter().map(String::as_str)) {
-                e.message.push_str(&format!("; did you mean {s}?"));
-            }
-        }
         ctx.gpu_at(e, k.span)
     }
 

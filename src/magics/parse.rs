@@ -16,6 +16,7 @@ pub mod time_args;
 
 use super::lex::{Lexer, ParseError, Span, Tok, Token};
 use crate::gpu::Dtype;
+use crate::suggest::{did_you_mean, Quote};
 use profile_args::ProfileArgs;
 use show_args::ShowArgs;
 use time_args::TimeArgs;
@@ -726,8 +727,8 @@ impl<'a> Parser<'a> {
                 let names = [
                     "zeros", "ones", "empty", "full", "arange", "linspace", "rand", "randn", "copy",
                 ];
-                let hint = crate::suggest::nearest(other, names.iter().copied())
-                    .map(|n| format!("; did you mean {n}?"))
+                let hint = did_you_mean(other, names.iter().copied(), Quote::Plain)
+                    .map(|h| format!("; {h}"))
                     .unwrap_or_default();
                 return Err(ParseError::at(
                     f.span,
@@ -776,8 +777,8 @@ impl<'a> Parser<'a> {
                 GraphCmd::Launch { name, times }
             }
             other => {
-                let hint = crate::suggest::nearest(other, ["begin", "end", "launch", "drop"])
-                    .map(|n| format!("; did you mean {n}?"))
+                let hint = did_you_mean(other, ["begin", "end", "launch", "drop"], Quote::Plain)
+                    .map(|h| format!("; {h}"))
                     .unwrap_or_default();
                 return Err(ParseError::at(
                     verb.span,
@@ -1289,8 +1290,8 @@ pub fn parse_dtype(n: &Name) -> Result<Dtype, ParseError> {
     }
     let hint = match Dtype::from_c_name(&n.text) {
         Some(d) => format!(" ({} is written {} here)", n.text, d.name()),
-        None => crate::suggest::nearest(&n.text, Dtype::ALL.iter().map(|d| d.name()))
-            .map(|s| format!(" (did you mean {s}?)"))
+        None => did_you_mean(&n.text, Dtype::ALL.iter().map(|d| d.name()), Quote::Plain)
+            .map(|h| format!(" ({h})"))
             .unwrap_or_default(),
     };
     Err(ParseError::at(
