@@ -190,7 +190,7 @@ fn scalar(words: &[&str]) -> Option<Dtype> {
     {
         return None;
     }
-    super::scan::base_dtype(words)
+    super::ctype::base_dtype(words)
 }
 
 #[cfg(test)]
