@@ -4,7 +4,7 @@
 //!
 //! A pure function of the type's words: this module must not import `scan` or `structs`.
 
-use crate::gpu::Dtype;
+use crate::types::Dtype;
 
 /// The dtype of a base type (without cv-qualifiers), e.g. `["unsigned", "long", "long"]`.
 pub(crate) fn base_dtype(words: &[&str]) -> Option<Dtype> {

@@ -24,7 +24,7 @@ pub mod resources;
 pub mod scan;
 pub mod structs;
 
-use crate::gpu::{CudaOptions, GpuError};
+use crate::types::{CudaOptions, GpuError};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Instant;

@@ -9,7 +9,7 @@
 
 use super::ctype;
 use super::structs::{Member, StructDef};
-use crate::gpu::{KernelParam, ParamKind};
+use crate::types::{KernelParam, ParamKind};
 
 /// One token with the 1-based source line it starts on.
 #[derive(Debug, Clone, PartialEq)]

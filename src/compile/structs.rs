@@ -9,7 +9,7 @@
 //! cannot be passed from a magic. The compiled PTX parameter's size is the final check
 //! (`gpu::kernels`): a layout that disagrees with it is not used.
 
-use crate::gpu::{Aggregate, AggregateField, Dtype};
+use crate::types::{Aggregate, AggregateField, Dtype};
 
 /// A `struct NAME { … };` or `typedef struct { … } NAME;` of the cell.
 #[derive(Debug, Clone, PartialEq)]
