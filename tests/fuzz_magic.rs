@@ -81,7 +81,7 @@ fn exprs(cmd: &Command) -> Vec<&Expr> {
                     .chain(&t.bytes)
                     .chain(&t.flops),
             );
-            if let nbcuda::magics::time::TimeTarget::Launch(l) = &t.target {
+            if let nbcuda::magics::parse::time_args::TimeTarget::Launch(l) = &t.target {
                 push_launch(l, &mut out);
             }
         }

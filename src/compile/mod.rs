@@ -5,7 +5,8 @@
 //! Submodules: `scan` (finds `__global__` declarations), `nvrtc` (one NVRTC run), `cache` (the
 //! on-disk cache), `diag` (diagnostics → messages), `ptx` (entry parameter lists), `library`
 //! (finds and loads NVRTC; another helper's file), `resources` (CUBIN for an architecture →
-//! registers, shared and local memory per kernel).
+//! registers, shared and local memory per kernel), `structs` (layouts of by-value struct
+//! parameters), `ctype` (C scalar type names → dtypes, used by `scan` and `structs`).
 //!
 //! This module compiles; it must not load modules, touch device memory or know about arrays.
 //! The source is compiled after a small prelude (the fixed-width integer typedefs of CCCL's
@@ -14,6 +15,7 @@
 //! Host headers such as `<cstdio>` and `<cmath>` resolve to stand-ins ([`BUILTIN_HEADERS`]).
 
 pub mod cache;
+pub mod ctype;
 pub mod diag;
 pub mod library;
 pub mod nvrtc;
@@ -22,7 +24,7 @@ pub mod resources;
 pub mod scan;
 pub mod structs;
 
-use crate::gpu::{CudaOptions, GpuError};
+use crate::types::{CudaOptions, GpuError};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Instant;

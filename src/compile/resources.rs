@@ -23,7 +23,7 @@
 //! cells, backends or occupancy.
 
 use super::{CompileInput, Compiled, Compiler, Target};
-use crate::gpu::{CudaOptions, GpuError};
+use crate::types::{CudaOptions, GpuError};
 use object::elf;
 use object::read::elf::{FileHeader, SectionHeader, Sym};
 use std::collections::HashMap;

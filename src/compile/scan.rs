@@ -7,8 +7,9 @@
 //! token. Anything it cannot classify becomes [`ParamKind::Other`]. It must never panic on user
 //! text, and it never decides whether the code compiles (NVRTC does).
 
+use super::ctype;
 use super::structs::{Member, StructDef};
-use crate::gpu::{Dtype, KernelParam, ParamKind};
+use crate::types::{KernelParam, ParamKind};
 
 /// One token with the 1-based source line it starts on.
 #[derive(Debug, Clone, PartialEq)]
@@ -773,7 +774,7 @@ pub fn classify(ty: &[String], structs: &[StructDef]) -> ParamKind {
         .map(String::as_str)
         .filter(|w| !matches!(*w, "const" | "volatile" | "struct" | "__restrict__"))
         .collect();
-    let elem = base_dtype(&base);
+    let elem = ctype::base_dtype(&base);
     match stars {
         0 => match elem {
             Some(d) => ParamKind::Scalar(d),
@@ -791,57 +792,6 @@ pub fn classify(ty: &[String], structs: &[StructDef]) -> ParamKind {
             is_const: false,
         },
     }
-}
-
-/// The dtype of a base type (without cv-qualifiers), e.g. `["unsigned", "long", "long"]`.
-pub(crate) fn base_dtype(words: &[&str]) -> Option<Dtype> {
-    if words.is_empty() {
-        return None;
-    }
-    // `std::size_t`, `::int32_t`, `cuda::std::uint8_t` → the last component.
-    if words.contains(&"::") {
-        let last = words.last()?;
-        return match words[words.len().saturating_sub(2)] {
-            "::" => Dtype::from_c_name(last),
-            _ => None,
-        };
-    }
-    if words == ["bool"] {
-        return Some(Dtype::U8);
-    }
-    let int_words = ["unsigned", "signed", "short", "long", "int", "char"];
-    if words.iter().all(|w| int_words.contains(w)) {
-        let unsigned = words.contains(&"unsigned");
-        let longs = words.iter().filter(|w| **w == "long").count();
-        let d = if words.contains(&"char") {
-            if unsigned {
-                Dtype::U8
-            } else {
-                Dtype::I8
-            }
-        } else if words.contains(&"short") {
-            if unsigned {
-                Dtype::U16
-            } else {
-                Dtype::I16
-            }
-        } else if longs > 0 {
-            if unsigned {
-                Dtype::U64
-            } else {
-                Dtype::I64
-            }
-        } else if unsigned {
-            Dtype::U32
-        } else {
-            Dtype::I32
-        };
-        return Some(d);
-    }
-    if words.len() == 1 {
-        return Dtype::from_c_name(words[0]);
-    }
-    None
 }
 
 fn is_identifier(s: &str) -> bool {

@@ -1,6 +1,7 @@
 //! Tests of the `__global__` declaration scanner on tricky signatures.
 
 use super::*;
+use crate::gpu::Dtype;
 
 fn sig(p: &[KernelParam]) -> Vec<(String, String, ParamKind)> {
     p.iter()

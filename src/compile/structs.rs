@@ -9,7 +9,7 @@
 //! cannot be passed from a magic. The compiled PTX parameter's size is the final check
 //! (`gpu::kernels`): a layout that disagrees with it is not used.
 
-use crate::gpu::{Aggregate, AggregateField, Dtype};
+use crate::types::{Aggregate, AggregateField, Dtype};
 
 /// A `struct NAME { … };` or `typedef struct { … } NAME;` of the cell.
 #[derive(Debug, Clone, PartialEq)]
@@ -190,7 +190,7 @@ fn scalar(words: &[&str]) -> Option<Dtype> {
     {
         return None;
     }
-    super::scan::base_dtype(words)
+    super::ctype::base_dtype(words)
 }
 
 #[cfg(test)]

@@ -12,11 +12,12 @@
 //! checked and every problem comes back as `Err(String)`.
 
 use super::gif::{encode_gif, gif_bundle, heatmap_frames};
+use super::stats::{fmt_stats, stats};
+use super::values::{fmt_elem, fmt_shape, to_f64_vec};
 use super::{fmt_sig, image_metadata, png_bundle, render_heatmap, render_rgb};
 use super::{Colormap, HeatmapOptions};
 use crate::display::table::Table;
 use crate::gpu::Dtype;
-use crate::magics::host::{fmt_elem, fmt_shape, fmt_stats, stats, to_f64_vec};
 use protocol::output::MimeBundle;
 
 /// `display_data` metadata (image sizes).

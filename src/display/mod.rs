@@ -7,15 +7,18 @@
 //! Jupyter protocol; `crate::magics` reads the arrays and sends the results to an `OutputSink`.
 //! It must not panic on any input: sizes are checked and errors come back as `Err(String)`.
 
+pub mod array_text;
 pub mod array_view;
 pub mod colormap;
 pub mod gif;
 pub mod image;
 pub mod plot;
 pub mod progress;
+pub mod stats;
 pub mod table;
 pub mod text;
 pub mod timing;
+pub mod values;
 
 pub use self::colormap::Colormap;
 pub use self::image::{render_heatmap, render_rgb, side_by_side, HeatmapOptions, Rendered};

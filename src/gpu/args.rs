@@ -7,6 +7,7 @@
 
 use super::backend::{DevPtr, KernelMeta};
 use super::{DeviceLimits, Dim3, Dtype, GpuError, KernelParam, LaunchArg, ParamKind};
+use crate::suggest::{did_you_mean, Quote};
 
 /// What the packer needs to know about a named array.
 #[derive(Debug, Clone, Copy)]
@@ -90,13 +91,14 @@ pub fn pack(
                 };
                 let Some(arr) = lookup(name) else {
                     let names = array_names();
-                    let hint = match crate::gpu::closest(name, &names) {
-                        Some(c) => format!(" (did you mean `{c}`?)"),
-                        None if names.is_empty() => {
-                            " (no arrays exist yet: create one with %array)".into()
-                        }
-                        None => format!(" (arrays: {})", names.join(", ")),
-                    };
+                    let hint =
+                        match did_you_mean(name, names.iter().map(String::as_str), Quote::Code) {
+                            Some(h) => format!(" ({h})"),
+                            None if names.is_empty() => {
+                                " (no arrays exist yet: create one with %array)".into()
+                            }
+                            None => format!(" (arrays: {})", names.join(", ")),
+                        };
                     return Err(GpuError::argument(format!(
                         "{}: no array named `{name}`{hint}",
                         label(kernel, i, p)

@@ -7,12 +7,14 @@
 //! `magics` layer does that and talks to [`DeviceState`] only through the API below (the contract
 //! in `/tmp/gpu_api.md`, plus `DeviceState::with_cache_dir`). It must not panic on anything a
 //! user controls.
+//!
+//! The types it shares with the compile path (`Dtype`, `KernelParam`, `CudaOptions`, `GpuError`,
+//! …) are defined in `crate::types` and re-exported here.
 
 pub mod args;
 pub mod backend;
 pub mod cuda;
 pub mod detect;
-pub mod dtype;
 pub mod fault;
 pub mod kernels;
 pub mod ncu;
@@ -20,48 +22,16 @@ pub mod sim;
 mod state;
 pub mod worker;
 
-pub use dtype::Dtype;
-pub(crate) use state::closest;
+pub use crate::types::{
+    dtype, Aggregate, AggregateField, CudaOptions, Dtype, GpuError, KernelParam, ParamKind,
+};
 pub use state::{DeviceState, GraphStep, NcuOutcome, ProfileLine, ProfileOutcome};
 
-use nb::ErrorKind;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// A 3-D extent: grid in blocks or block in threads.
 pub type Dim3 = (u32, u32, u32);
-
-/// An error for the user, shown as a Jupyter `error` reply with `ename`.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-pub struct GpuError {
-    pub ename: ErrorKind,
-    pub message: String,
-}
-
-impl GpuError {
-    pub fn new(ename: ErrorKind, message: impl Into<String>) -> GpuError {
-        GpuError {
-            ename,
-            message: message.into(),
-        }
-    }
-    pub fn argument(message: impl Into<String>) -> GpuError {
-        GpuError::new(ErrorKind::Argument, message)
-    }
-    pub fn launch(message: impl Into<String>) -> GpuError {
-        GpuError::new(ErrorKind::Launch, message)
-    }
-    pub fn memory(message: impl Into<String>) -> GpuError {
-        GpuError::new(ErrorKind::Memory, message)
-    }
-    pub fn fault(message: impl Into<String>) -> GpuError {
-        GpuError::new(ErrorKind::DeviceFault, message)
-    }
-    pub fn compile(message: impl Into<String>) -> GpuError {
-        GpuError::new(ErrorKind::Compile, message)
-    }
-}
 
 /// A named device array, as `%arrays` lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -206,64 +176,6 @@ pub struct CudaCellResult {
     pub compile_ms: f64,
     /// NVRTC warnings.
     pub log: String,
-}
-
-/// Options of a `%%cuda` cell.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct CudaOptions {
-    /// `--name M`: the module name; re-running a cell of the same name replaces its kernels.
-    pub name: Option<String>,
-    /// `-DNAME` / `-DNAME=V`.
-    pub defines: Vec<(String, Option<String>)>,
-    /// `--std=c++17` (the value after `=`, e.g. `"c++17"`).
-    pub std: Option<String>,
-    pub fast_math: bool,
-    /// `-G`.
-    pub device_debug: bool,
-    /// `--arch sm_XX`.
-    pub arch: Option<String>,
-}
-
-/// One parameter of a CUDA kernel's C signature.
-#[derive(Debug, Clone, PartialEq)]
-pub struct KernelParam {
-    pub name: String,
-    /// As written (whitespace normalised), e.g. `"const float*"`.
-    pub c_type: String,
-    pub kind: ParamKind,
-}
-
-/// What a parameter accepts.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ParamKind {
-    /// A pointer; `elem` is `None` for `void*` or a pointer to a struct.
-    Pointer {
-        elem: Option<Dtype>,
-        is_const: bool,
-    },
-    Scalar(Dtype),
-    /// A vector type (`float2`) or a struct of numbers by value, passed as a tuple.
-    Aggregate(Aggregate),
-    /// Anything else (a reference, a struct nbcuda cannot lay out): cannot be passed from a
-    /// magic.
-    Other,
-}
-
-/// The C layout of a by-value vector or struct parameter (`compile::structs`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Aggregate {
-    /// Every number of it in declaration order (nested members flattened).
-    pub fields: Vec<AggregateField>,
-    pub size: usize,
-    pub align: usize,
-}
-
-/// One number of an aggregate: `x`, `pos.y`, `taps[2]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AggregateField {
-    pub name: String,
-    pub dtype: Dtype,
-    pub offset: usize,
 }
 
 /// What `%info` shows.

@@ -20,6 +20,7 @@ use super::kernels::{self, Cell, LoadedKernel};
 use super::sim::SimBackend;
 use super::*;
 use crate::compile::{scan, Compiler};
+use crate::suggest::{did_you_mean, Quote};
 use nb::ErrorKind;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -113,17 +114,6 @@ impl Default for DeviceState {
     fn default() -> Self {
         DeviceState::new()
     }
-}
-
-/// The closest of `names` to `name`, for "did you mean" hints (never `name` itself).
-pub(crate) fn closest(name: &str, names: &[String]) -> Option<String> {
-    names
-        .iter()
-        .filter(|n| n.as_str() != name)
-        .map(|n| (strsim::jaro_winkler(name, n), n))
-        .filter(|(s, _)| *s >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, n)| n.clone())
 }
 
 fn shape_text(shape: &[usize]) -> String {
@@ -272,8 +262,8 @@ impl DeviceState {
         if let Some(lost) = self.lost_array(name) {
             return GpuError::argument(lost);
         }
-        let hint = match closest(name, &names) {
-            Some(c) => format!(" (did you mean `{c}`?)"),
+        let hint = match did_you_mean(name, names.iter().map(String::as_str), Quote::Code) {
+            Some(h) => format!(" ({h})"),
             None => String::new(),
         };
         GpuError::argument(format!("no array named `{name}`{hint}"))
@@ -610,8 +600,9 @@ impl DeviceState {
                 "no CUDA kernel named `{name}`: compile one in a %%cuda cell first"
             ));
         }
-        let hint = match closest(&scan::normalize_kernel_name(name), &names) {
-            Some(c) => format!("did you mean `{c}`?"),
+        let word = scan::normalize_kernel_name(name);
+        let hint = match did_you_mean(&word, names.iter().map(String::as_str), Quote::Code) {
+            Some(h) => h,
             None => format!("CUDA kernels: {}", names.join(", ")),
         };
         GpuError::launch(format!("no CUDA kernel named `{name}` ({hint})"))

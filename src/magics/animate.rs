@@ -8,13 +8,14 @@
 //! passed on; their displays are not (the animation is the display). A progress bar appears when
 //! the runs take longer than a second and is replaced by the animation.
 
-use super::host;
 use super::lex::{Lexer, ParseError, Span, Tok};
+use super::parse::flags::{eat_eq, parse_cmap, unknown_flag};
+use super::parse::show_args::parse_show;
 use super::parse::{self, Expr, Name};
-use super::show::{eat_eq, parse_cmap, parse_show, unknown_flag};
 use super::{check_line, LineCtx, MagicError, Magics};
 use crate::display::gif::{encode_gif, gif_bundle, heatmap_frames, MAX_GIF_BYTES};
 use crate::display::progress::Progress;
+use crate::display::values;
 use crate::display::{fmt_sig, image_metadata, Colormap, HeatmapOptions};
 use nb::ErrorKind;
 use protocol::output::{CellOutput, MimeBundle, OutputSink};
@@ -317,7 +318,7 @@ impl Magics {
                 ErrorKind::Argument,
                 format!(
                     "'{name}' has shape {}: %%animate shows 2-D arrays",
-                    host::fmt_shape(&info.shape)
+                    values::fmt_shape(&info.shape)
                 ),
             ));
         };
@@ -346,7 +347,7 @@ impl Magics {
             Some(_) => {}
         }
         let data = self.dev.read_array(name).map_err(|e| ctx.gpu(e))?;
-        Ok(host::to_f64_vec(info.dtype, &data))
+        Ok(values::to_f64_vec(info.dtype, &data))
     }
 }
 

@@ -9,7 +9,9 @@
 
 use super::complete_args::{self, filter, ArgsAtCursor};
 use super::lex::is_ident_char;
-use super::{host, registry, Magics};
+use super::{registry, Magics};
+use crate::display::stats;
+use crate::display::values;
 use crate::gpu::{Dtype, ParamKind};
 use protocol::output::MimeBundle;
 
@@ -116,16 +118,16 @@ pub fn inspect(m: &mut Magics, line: &str, cursor: usize) -> Option<MimeBundle> 
     }
     if let Some(a) = m.dev.array(word) {
         let data = m.dev.read_array(word).ok()?;
-        let s = host::stats(a.dtype, &data);
+        let s = stats::stats(a.dtype, &data);
         let text = format!(
             "array {}: {} {}, {} ({} bytes), {}\n{}\n{}\n",
             a.name,
             a.dtype,
-            host::fmt_shape(&a.shape),
-            host::human_bytes(a.bytes),
+            values::fmt_shape(&a.shape),
+            values::human_bytes(a.bytes),
             a.bytes,
             a.backend,
-            host::fmt_stats(a.dtype, &s),
+            stats::fmt_stats(a.dtype, &s),
             a.last_writer
                 .map(|w| format!("last written by {w}"))
                 .unwrap_or_else(|| "not written by a CUDA kernel yet".into())

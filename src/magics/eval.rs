@@ -6,6 +6,7 @@
 
 use super::lex::{ParseError, Span};
 use super::parse::{BinOp, Expr, ExprKind};
+use crate::suggest::{did_you_mean, Quote};
 use std::fmt;
 
 /// A scalar value.
@@ -28,7 +29,7 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Int(v) => write!(f, "{v}"),
-            Value::Float(v) => f.write_str(&super::host::fmt_f64(*v)),
+            Value::Float(v) => f.write_str(&crate::display::values::fmt_f64(*v)),
         }
     }
 }
@@ -275,8 +276,8 @@ fn call(f: &str, args: &[Expr], span: Span, env: &dyn Env) -> R<Value> {
             Ok(Value::Float(eval(&args[0], env)?.as_f64().sqrt()))
         }
         _ => {
-            let hint = crate::suggest::nearest(f, FUNCTIONS.iter().copied())
-                .map(|s| format!("; did you mean {s}()?"))
+            let hint = did_you_mean(f, FUNCTIONS.iter().copied(), Quote::Call)
+                .map(|h| format!("; {h}"))
                 .unwrap_or_default();
             Err(ParseError::at(
                 span,
@@ -318,7 +319,7 @@ pub fn eval_int(e: &Expr, env: &dyn Env, what: &str) -> R<i64> {
             e.span,
             format!(
                 "expected an integer for {what}, got {} (use int(...) or ceil(...))",
-                super::host::fmt_f64(v)
+                crate::display::values::fmt_f64(v)
             ),
         )),
     }

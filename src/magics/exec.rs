@@ -9,9 +9,14 @@ use super::files::{self, HostArray};
 use super::host::{self, Fill};
 use super::lex::{ParseError, Span};
 use super::parse::{Command, Ctor, Expr, Name};
+use super::rng;
 use super::{registry, LineCtx, MagicError, Magics};
+use crate::display::array_text;
+use crate::display::stats;
 use crate::display::table::Table;
+use crate::display::values;
 use crate::gpu::{DeviceState, Dtype};
+use crate::suggest::{did_you_mean, Quote};
 use nb::ErrorKind;
 use protocol::output::{CellOutput, MimeBundle, OutputSink};
 use std::collections::BTreeMap;
@@ -60,8 +65,8 @@ impl Magics {
                 return arg_err(ctx, ParseError::at(n.span, lost));
             }
             let names: Vec<String> = self.dev.arrays().into_iter().map(|a| a.name).collect();
-            let hint = crate::suggest::nearest(&n.text, names.iter().map(String::as_str))
-                .map(|s| format!("; did you mean {s}?"))
+            let hint = did_you_mean(&n.text, names.iter().map(String::as_str), Quote::Plain)
+                .map(|h| format!("; {h}"))
                 .unwrap_or_default();
             arg_err(
                 ctx,
@@ -133,7 +138,7 @@ impl Magics {
                     "saved {} ({} {}) to {}\n",
                     name.text,
                     a.dtype,
-                    host::fmt_shape(&a.shape),
+                    values::fmt_shape(&a.shape),
                     path.text
                 );
                 files::save_interruptible(&path.text, a, cancel)
@@ -183,8 +188,8 @@ impl Magics {
                         t.row(vec![
                             a.name,
                             a.dtype.to_string(),
-                            host::fmt_shape(&a.shape),
-                            host::human_bytes(a.bytes),
+                            values::fmt_shape(&a.shape),
+                            values::human_bytes(a.bytes),
                             match a.symbol {
                                 // A cell's variable: say which kind, beside where it lives.
                                 Some(space) => format!("{}, {space}", a.backend),
@@ -405,20 +410,14 @@ impl Magics {
         Ok(None)
     }
 
-    /// A device error about a CUDA kernel name, with a suggestion when the name is unknown.
+    /// A device error about a CUDA kernel name, pointing at the name (the device state's
+    /// message already suggests the nearest kernel when the name is unknown).
     pub(crate) fn kernel_err(
         &self,
         ctx: &LineCtx,
         e: crate::gpu::GpuError,
         k: &Name,
     ) -> MagicError {
-        let names = self.dev.kernel_names();
-        let mut e = e;
-        if !names.contains(&k.text) && !e.message.contains("did you mean") {
-            if let Some(s) = crate::suggest::nearest(&k.text, names.iter().map(String::as_str)) {
-                e.message.push_str(&format!("; did you mean {s}?"));
-            }
-        }
         ctx.gpu_at(e, k.span)
     }
 
@@ -457,7 +456,7 @@ impl Magics {
                     Some(e) => {
                         eval::eval_int(e, &env, "seed=").map_err(|x| arg_err(ctx, x))? as u64
                     }
-                    None => host::fresh_seed(),
+                    None => rng::fresh_seed(),
                 };
                 let fill = if matches!(ctor, Ctor::Rand(..)) {
                     Fill::Rand(seed)
@@ -540,14 +539,14 @@ pub(crate) fn arange_len(start: Value, stop: Value, step: Value) -> Result<usize
 
 /// The text of `%print`.
 pub(crate) fn print_text(info: &crate::gpu::ArrayInfo, data: &[u8], head: Option<usize>) -> String {
-    let s = host::stats(info.dtype, data);
+    let s = stats::stats(info.dtype, data);
     format!(
         "{}: {} {}, {}\n{}\n{}\n",
         info.name,
         info.dtype,
-        host::fmt_shape(&info.shape),
-        host::human_bytes(info.bytes),
-        host::format_values(info.dtype, &info.shape, data, head),
-        host::fmt_stats(info.dtype, &s)
+        values::fmt_shape(&info.shape),
+        values::human_bytes(info.bytes),
+        array_text::format_values(info.dtype, &info.shape, data, head),
+        stats::fmt_stats(info.dtype, &s)
     )
 }

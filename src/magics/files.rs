@@ -12,6 +12,8 @@
 //! interrupt button returns the cell at once even when the file system does not.
 
 use super::host::{self, put_f64, put_int};
+use crate::display::stats;
+use crate::display::values;
 use crate::gpu::Dtype;
 use nb::ErrorKind;
 use std::fs::{File, OpenOptions};
@@ -182,9 +184,9 @@ pub fn convert(from: Dtype, data: &[u8], to: Dtype) -> FileResult<Vec<u8>> {
     let mut out = host::alloc(to, n).map_err(|m| (ErrorKind::Memory, m))?;
     for i in 0..n {
         if from.is_float() {
-            put_f64(to, host::get_f64(from, data, i), &mut out);
+            put_f64(to, values::get_f64(from, data, i), &mut out);
         } else {
-            put_int(to, host::get_i128(from, data, i), &mut out);
+            put_int(to, values::get_i128(from, data, i), &mut out);
         }
     }
     Ok(out)
@@ -639,11 +641,11 @@ fn save_npy(path: &str, w: &mut impl Write, a: &HostArray) -> FileResult<()> {
 
 /// Min-max scales any 2-D array to gray bytes (constant arrays and NaN give 0).
 pub fn to_gray_u8(dtype: Dtype, data: &[u8]) -> Vec<u8> {
-    let s = host::stats(dtype, data);
+    let s = stats::stats(dtype, data);
     let range = s.max - s.min;
     (0..data.len() / dtype.size())
         .map(|i| {
-            let v = host::get_f64(dtype, data, i);
+            let v = values::get_f64(dtype, data, i);
             if !v.is_finite() || !range.is_finite() || range <= 0.0 {
                 0
             } else {
@@ -665,7 +667,7 @@ fn save_image(
             format!(
                 "cannot save a {} {} array as an image: images are (H, W) or (H, W, 3|4); use .npy",
                 a.dtype,
-                host::fmt_shape(&a.shape)
+                values::fmt_shape(&a.shape)
             ),
         )
     };
@@ -689,14 +691,14 @@ fn save_image(
             .map(|i| match a.dtype {
                 Dtype::U8 => a.data[i],
                 d if d.is_float() => {
-                    let v = host::get_f64(d, &a.data, i);
+                    let v = values::get_f64(d, &a.data, i);
                     if v.is_nan() {
                         0
                     } else {
                         (v.clamp(0.0, 1.0) * 255.0).round() as u8
                     }
                 }
-                d => host::get_i128(d, &a.data, i).clamp(0, 255) as u8,
+                d => values::get_i128(d, &a.data, i).clamp(0, 255) as u8,
             })
             .collect()
     };

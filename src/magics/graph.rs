@@ -7,11 +7,9 @@
 //! `GraphError` naming the graph, so a recorded cell never half-runs. The graphs themselves live
 //! in `DeviceState` (`gpu/state/graphs.rs`).
 
-use super::eval;
-use super::lex::ParseError;
+use super::parse::time_args::TimeArgs;
 use super::parse::{Command, GraphCmd, Name};
 use super::registry;
-use super::time::{TimeArgs, MAX_RUNS};
 use super::{LineCtx, MagicError, Magics};
 use crate::display::table::Table;
 use crate::display::timing;
@@ -77,23 +75,7 @@ impl Magics {
                 .drop_graph(&name.text)
                 .map_err(|e| ctx.gpu_at(e, name.span))?,
             GraphCmd::Launch { name, times } => {
-                let n = match &times {
-                    None => 1,
-                    Some(e) => {
-                        let v = eval::eval_int(e, &self.env(), "-n")
-                            .map_err(|x| ctx.err(ErrorKind::Argument, x))?;
-                        if !(1..=MAX_RUNS).contains(&v) {
-                            return Err(ctx.err(
-                                ErrorKind::Argument,
-                                ParseError::at(
-                                    e.span,
-                                    format!("-n must be between 1 and {MAX_RUNS}, not {v}"),
-                                ),
-                            ));
-                        }
-                        v as usize
-                    }
-                };
+                let n = self.count(ctx, times.as_ref(), "-n", 1, 1)?;
                 let o = self
                     .dev
                     .launch_graph(&name.text, n, cancel)

@@ -3,15 +3,24 @@
 //! hands one `LaunchRequest` to the device state. Device printf goes to stdout, checker reports
 //! to stderr.
 //!
+//! [`Magics::launch_request`] is the one place the command language checks a launch's arguments:
+//! `%launch`, `%time`, `%profile`, `%gpu compare` and launches recorded into a `%graph` all build
+//! their `LaunchRequest` there, so each check (and its message, with a caret under the argument)
+//! exists once. The device state checks the request again against the loaded kernel for every
+//! caller (`gpu::args`, through `DeviceState::checked_request`). Names that do not exist get a
+//! hint from `crate::suggest::did_you_mean`.
+//!
 //! All checks happen before the launch; nothing here touches array contents.
 
 use super::eval::{self, Value};
 
-use super::host::{fmt_f64, int_range};
+use super::host::int_range;
 use super::lex::{ParseError, Span};
 use super::parse::{Expr, ExprKind, Launch, LaunchConfig};
 use super::{LineCtx, MagicError, Magics};
+use crate::display::values::fmt_f64;
 use crate::gpu::{Dim3, Dtype, KernelParam, LaunchArg, LaunchRequest, ParamKind};
+use crate::suggest::{did_you_mean, Quote};
 use nb::ErrorKind;
 use protocol::output::{CellOutput, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -64,7 +73,8 @@ impl Magics {
     }
 
     /// The checked `LaunchRequest` of a parsed launch (every argument evaluated and matched
-    /// against the CUDA kernel's C signature); nothing is launched. Used by `%launch` and `%time`.
+    /// against the CUDA kernel's C signature); nothing is launched. Used by every launch path of
+    /// the command language (`%launch`, `%time`, `%profile`, `%gpu compare`, graph recording).
     pub(crate) fn launch_request(
         &mut self,
         ctx: &LineCtx,
@@ -108,8 +118,8 @@ impl Magics {
                     let Some(info) = self.dev.array(n) else {
                         let names: Vec<String> =
                             self.dev.arrays().into_iter().map(|x| x.name).collect();
-                        let hint = crate::suggest::nearest(n, names.iter().map(String::as_str))
-                            .map(|s| format!("; did you mean {s}?"))
+                        let hint = did_you_mean(n, names.iter().map(String::as_str), Quote::Plain)
+                            .map(|h| format!("; {h}"))
                             .unwrap_or_default();
                         let msg = if let Some(lost) = self.dev.lost_array(n) {
                             lost

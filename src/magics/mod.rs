@@ -23,6 +23,7 @@ pub mod parse;
 mod profile;
 mod profile_view;
 pub mod registry;
+pub mod rng;
 pub mod show;
 #[cfg(test)]
 mod test_session;

@@ -3,9 +3,23 @@
 //!
 //! Parsing is pure: it never looks at the device, so a whole line (or cell) can be checked before
 //! anything runs. Names of arrays, kernels and scalars are resolved later, by the executor.
+//!
+//! The option grammars of the longer magics are submodules (`show_args`, `time_args`,
+//! `profile_args`, with the shared `flags` helpers), so that every magic's syntax sits below its
+//! execution: this module and its submodules must not import `eval` or the execution modules
+//! (`exec`, `launch`, `show`, `time`, `profile`, `gpu`, `graph`, …).
+
+pub mod flags;
+pub mod profile_args;
+pub mod show_args;
+pub mod time_args;
 
 use super::lex::{Lexer, ParseError, Span, Tok, Token};
 use crate::gpu::Dtype;
+use crate::suggest::{did_you_mean, Quote};
+use profile_args::ProfileArgs;
+use show_args::ShowArgs;
+use time_args::TimeArgs;
 
 /// A name with its place in the line.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,11 +167,11 @@ pub enum Command {
     GpuCompare(Box<Launch>),
     Reset,
     /// `%show NAME... [--cmap MAP] [--vmin V] [--vmax V] [--scale K]`.
-    Show(super::show::ShowArgs),
+    Show(ShowArgs),
     /// `%time [-n RUNS] [--warmup W] [--bytes EXPR] [--flops EXPR] LAUNCH`.
-    Time(Box<super::time::TimeArgs>),
+    Time(Box<TimeArgs>),
     /// `%profile [--gpu MODEL] [--lines] [--check] [--ncu] LAUNCH`.
-    Profile(Box<super::profile::ProfileArgs>),
+    Profile(Box<ProfileArgs>),
     /// `%timings [--clear]`.
     Timings {
         clear: bool,
@@ -355,7 +369,7 @@ impl<'a> Parser<'a> {
         while let Some(f) = self.flag()? {
             match &f.tok {
                 Tok::Flag(s) if s == "--wait" => wait = true,
-                other => return Err(unknown_flag(&f, other, "%clear_output", &["--wait"])),
+                other => return Err(unknown_option(&f, other, "%clear_output", &["--wait"])),
             }
         }
         Ok(Command::ClearOutput { wait })
@@ -394,7 +408,7 @@ impl<'a> Parser<'a> {
         while let Some(f) = self.flag()? {
             match &f.tok {
                 Tok::Flag(s) if s == "--head" => head = Some(self.expr()?),
-                other => return Err(unknown_flag(&f, other, "%print", &["--head N"])),
+                other => return Err(unknown_option(&f, other, "%print", &["--head N"])),
             }
         }
         Ok(Command::Print { name, head })
@@ -549,19 +563,19 @@ impl<'a> Parser<'a> {
     }
 
     pub(crate) fn show(&mut self) -> Result<Command, ParseError> {
-        super::show::parse_show(&mut self.lx).map(Command::Show)
+        show_args::parse_show(&mut self.lx).map(Command::Show)
     }
 
     pub(crate) fn time(&mut self) -> Result<Command, ParseError> {
-        super::time::parse_time(&mut self.lx).map(|a| Command::Time(Box::new(a)))
+        time_args::parse_time(&mut self.lx).map(|a| Command::Time(Box::new(a)))
     }
 
     pub(crate) fn profile(&mut self) -> Result<Command, ParseError> {
-        super::profile::parse_profile(&mut self.lx).map(|a| Command::Profile(Box::new(a)))
+        profile_args::parse_profile(&mut self.lx).map(|a| Command::Profile(Box::new(a)))
     }
 
     pub(crate) fn timings(&mut self) -> Result<Command, ParseError> {
-        super::time::parse_timings(&mut self.lx).map(|clear| Command::Timings { clear })
+        time_args::parse_timings(&mut self.lx).map(|clear| Command::Timings { clear })
     }
 
     fn path(&mut self, what: &str) -> Result<Name, ParseError> {
@@ -583,7 +597,7 @@ impl<'a> Parser<'a> {
                 managed = true;
             } else {
                 let t = self.next()?;
-                return Err(unknown_flag(&t, &t.tok, "%array", &["--managed"]));
+                return Err(unknown_option(&t, &t.tok, "%array", &["--managed"]));
             }
         }
         let name = self.name("an array name")?;
@@ -713,8 +727,8 @@ impl<'a> Parser<'a> {
                 let names = [
                     "zeros", "ones", "empty", "full", "arange", "linspace", "rand", "randn", "copy",
                 ];
-                let hint = crate::suggest::nearest(other, names.iter().copied())
-                    .map(|n| format!("; did you mean {n}?"))
+                let hint = did_you_mean(other, names.iter().copied(), Quote::Plain)
+                    .map(|h| format!("; {h}"))
                     .unwrap_or_default();
                 return Err(ParseError::at(
                     f.span,
@@ -763,8 +777,8 @@ impl<'a> Parser<'a> {
                 GraphCmd::Launch { name, times }
             }
             other => {
-                let hint = crate::suggest::nearest(other, ["begin", "end", "launch", "drop"])
-                    .map(|n| format!("; did you mean {n}?"))
+                let hint = did_you_mean(other, ["begin", "end", "launch", "drop"], Quote::Plain)
+                    .map(|h| format!("; {h}"))
                     .unwrap_or_default();
                 return Err(ParseError::at(
                     verb.span,
@@ -834,7 +848,14 @@ impl<'a> Parser<'a> {
             match &f.tok {
                 Tok::Flag(s) if s == "--gray" || s == "--grey" => gray = true,
                 Tok::Flag(s) if s == "--as" => as_dtype = Some(self.dtype()?),
-                other => return Err(unknown_flag(&f, other, "%load", &["--gray", "--as DTYPE"])),
+                other => {
+                    return Err(unknown_option(
+                        &f,
+                        other,
+                        "%load",
+                        &["--gray", "--as DTYPE"],
+                    ))
+                }
             }
         }
         Ok(Command::Load {
@@ -858,7 +879,7 @@ impl<'a> Parser<'a> {
                     "--gpu needs a GPU model, e.g. --gpu T4 (%gpu lists them)",
                 )),
             },
-            other => Err(unknown_flag(&f, other, "%info", &["--gpu MODEL"])),
+            other => Err(unknown_option(&f, other, "%info", &["--gpu MODEL"])),
         }
     }
 
@@ -901,7 +922,7 @@ impl<'a> Parser<'a> {
         while let Some(f) = self.flag()? {
             match &f.tok {
                 Tok::Flag(s) if s == "--check" => check = true,
-                other => return Err(unknown_flag(&f, other, "%launch", &["--check"])),
+                other => return Err(unknown_option(&f, other, "%launch", &["--check"])),
             }
         }
         let kernel = self.kernel_name()?;
@@ -1223,7 +1244,7 @@ fn shape_hint(mut e: ParseError, args: &[Expr]) -> ParseError {
     e
 }
 
-fn unknown_flag(t: &Token, tok: &Tok, magic: &str, known: &[&str]) -> ParseError {
+fn unknown_option(t: &Token, tok: &Tok, magic: &str, known: &[&str]) -> ParseError {
     ParseError::at(
         t.span,
         format!(
@@ -1269,8 +1290,8 @@ pub fn parse_dtype(n: &Name) -> Result<Dtype, ParseError> {
     }
     let hint = match Dtype::from_c_name(&n.text) {
         Some(d) => format!(" ({} is written {} here)", n.text, d.name()),
-        None => crate::suggest::nearest(&n.text, Dtype::ALL.iter().map(|d| d.name()))
-            .map(|s| format!(" (did you mean {s}?)"))
+        None => did_you_mean(&n.text, Dtype::ALL.iter().map(|d| d.name()), Quote::Plain)
+            .map(|h| format!(" ({h})"))
             .unwrap_or_default(),
     };
     Err(ParseError::at(

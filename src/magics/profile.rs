@@ -6,9 +6,7 @@
 //!
 //! Parsing and running only; the device work is `DeviceState::profile`.
 
-use super::lex::{Lexer, ParseError, Tok};
-use super::parse::{self, Launch, Name};
-use super::show::unknown_flag;
+use super::parse::profile_args::ProfileArgs;
 use super::{profile_view, LineCtx, MagicError, Magics};
 use crate::gpu::ncu::{NcuFailure, NcuSetup};
 use nb::ErrorKind;
@@ -16,69 +14,10 @@ use protocol::output::{CellOutput, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// The parsed arguments of `%profile`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProfileArgs {
-    /// `--gpu MODEL`: the GPU to model (default: the session's `%gpu`).
-    pub gpu: Option<Name>,
-    /// `--lines`: also show the cell's source annotated per line.
-    pub lines: bool,
-    /// `--ncu`: also measure the launch with Nsight Compute (GPU backend only).
-    pub ncu: bool,
-    pub launch: Launch,
-}
-
-pub(crate) const PROFILE_FLAGS: [&str; 4] = ["--gpu MODEL", "--lines", "--check", "--ncu"];
-
 /// Test-only: `NBCUDA_NCU_SIM=1` lets `%profile --ncu` run on ptxsim, with the worker under
 /// ncu on ptxsim too (`gpu-worker --sim`): the plumbing with a fake ncu on machines without a
 /// GPU (tests/python/test_profile.py).
 const NCU_SIM_ENV: &str = "NBCUDA_NCU_SIM";
-
-/// Parses what follows `%profile`: options, then a launch as `%launch` takes it.
-pub fn parse_profile(lx: &mut Lexer) -> Result<ProfileArgs, ParseError> {
-    let (mut gpu, mut lines, mut check, mut ncu) = (None, false, false, false);
-    loop {
-        let t = lx.peek()?;
-        match &t.tok {
-            Tok::Flag(f) => {
-                let f = f.clone();
-                lx.next_token()?;
-                match f.as_str() {
-                    "--lines" => lines = true,
-                    "--check" => check = true,
-                    "--ncu" => ncu = true,
-                    "--gpu" => match lx.raw_word() {
-                        Some((text, span)) if !text.is_empty() => gpu = Some(Name { text, span }),
-                        _ => {
-                            return Err(ParseError::at(
-                                t.span,
-                                "--gpu needs a GPU model, e.g. --gpu T4 (%gpu lists them)",
-                            ))
-                        }
-                    },
-                    _ => return Err(unknown_flag(t.span, &f, "%profile", &PROFILE_FLAGS)),
-                }
-            }
-            Tok::Eof => {
-                return Err(ParseError::at(
-                    t.span,
-                    "%profile needs a launch: %profile [--gpu MODEL] [--lines] [--ncu] \
-                     KERNEL[GRID, BLOCK](ARGS)",
-                ))
-            }
-            _ => break,
-        }
-    }
-    let mut launch = parse::parse_launch(lx)?;
-    launch.check |= check;
-    Ok(ProfileArgs {
-        gpu,
-        lines,
-        ncu,
-        launch,
-    })
-}
 
 impl Magics {
     /// `%profile`: one display with the profile's tables and its `application/json` metrics.

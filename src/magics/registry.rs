@@ -420,8 +420,9 @@ pub fn help(name: Option<&str>) -> Result<String, String> {
         Some(n) => match find(n) {
             Some(d) => Ok(format!("{}\n    {}\n", d.syntax, d.about)),
             None => {
-                let hint = suggest::nearest(&format!("%{}", n.trim_start_matches('%')), names())
-                    .map(|s| format!("; did you mean {s}?"))
+                let word = format!("%{}", n.trim_start_matches('%'));
+                let hint = suggest::did_you_mean(&word, names(), suggest::Quote::Plain)
+                    .map(|h| format!("; {h}"))
                     .unwrap_or_default();
                 Err(format!(
                     "unknown magic %{}{hint}",

@@ -3,27 +3,19 @@
 //! is, floats clamped to [0, 1]), 1-D arrays line plots; several names go side by side under
 //! their titles. Every output carries `image/png` and a `text/plain` summary.
 //!
-//! Parsing (`parse_show`) is pure and runs before anything; rendering reads the arrays through
-//! `DeviceState` and draws with `crate::display`. [`render_arrays`] is also what `nb::show` uses.
+//! The arguments are parsed by `parse::show_args` before anything runs; this module evaluates
+//! them, reads the arrays through `DeviceState` and draws with `crate::display`.
+//! [`render_arrays`] is also what `nb::show` uses.
 
 use super::eval;
-use super::lex::{Lexer, ParseError, Span, Tok};
-use super::parse::{self, Expr, Name};
+use super::lex::ParseError;
+use super::parse::show_args::ShowArgs;
+use super::parse::Expr;
 use super::{LineCtx, MagicError, Magics};
 use crate::display::{self, Colormap, HeatmapOptions, Rendered};
 use crate::gpu::{DeviceState, Dtype, GpuError};
 use nb::ErrorKind;
 use protocol::output::OutputSink;
-
-/// The parsed arguments of `%show`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ShowArgs {
-    pub names: Vec<Name>,
-    pub cmap: Option<Colormap>,
-    pub vmin: Option<Expr>,
-    pub vmax: Option<Expr>,
-    pub scale: Option<Expr>,
-}
 
 /// Evaluated display options of `%show` (and of `%%animate`'s frames).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -36,87 +28,6 @@ pub struct ShowOptions {
 
 /// The largest `--scale`.
 pub const MAX_SCALE: i64 = 64;
-
-/// Skips an optional `=` after a flag (`--cmap=gray`).
-pub(crate) fn eat_eq(lx: &mut Lexer) -> Result<(), ParseError> {
-    if matches!(lx.peek()?.tok, Tok::Sym("=")) {
-        lx.next_token()?;
-    }
-    Ok(())
-}
-
-/// A colormap name (a word or a quoted string) after `--cmap`.
-pub(crate) fn parse_cmap(lx: &mut Lexer) -> Result<Colormap, ParseError> {
-    let t = lx.next_token()?;
-    match &t.tok {
-        Tok::Ident(s) | Tok::Str(s) => Colormap::by_name(s).map_err(|m| ParseError::at(t.span, m)),
-        other => Err(ParseError::at(
-            t.span,
-            format!(
-                "expected a colormap name after --cmap, found {other}; use one of {}",
-                display::colormap::NAMES.join(", ")
-            ),
-        )),
-    }
-}
-
-/// An error for a flag that the command does not take.
-pub(crate) fn unknown_flag(span: Span, flag: &str, magic: &str, valid: &[&str]) -> ParseError {
-    ParseError::at(
-        span,
-        format!(
-            "{magic} has no option {flag}; it takes {}",
-            valid.join(", ")
-        ),
-    )
-}
-
-const SHOW_FLAGS: [&str; 4] = ["--cmap MAP", "--vmin V", "--vmax V", "--scale K"];
-
-/// Parses what follows `%show` (the lexer is right after the magic name) up to the end of the line.
-pub fn parse_show(lx: &mut Lexer) -> Result<ShowArgs, ParseError> {
-    let mut a = ShowArgs {
-        names: Vec::new(),
-        cmap: None,
-        vmin: None,
-        vmax: None,
-        scale: None,
-    };
-    while !lx.at_end() {
-        let t = lx.next_token()?;
-        match &t.tok {
-            Tok::Ident(s) => a.names.push(Name {
-                text: s.clone(),
-                span: t.span,
-            }),
-            Tok::Sym(",") => {}
-            Tok::Flag(f) => {
-                eat_eq(lx)?;
-                match f.as_str() {
-                    "--cmap" => a.cmap = Some(parse_cmap(lx)?),
-                    "--vmin" => a.vmin = Some(parse::parse_expr(lx)?),
-                    "--vmax" => a.vmax = Some(parse::parse_expr(lx)?),
-                    "--scale" => a.scale = Some(parse::parse_expr(lx)?),
-                    _ => return Err(unknown_flag(t.span, f, "%show", &SHOW_FLAGS)),
-                }
-            }
-            other => {
-                return Err(ParseError::at(
-                    t.span,
-                    format!("expected an array name or an option of %show, found {other}"),
-                ))
-            }
-        }
-    }
-    if a.names.is_empty() {
-        let at = lx.pos;
-        return Err(ParseError::at(
-            Span::new(at, at),
-            "%show needs at least one array name",
-        ));
-    }
-    Ok(a)
-}
 
 impl Magics {
     /// Evaluates `--vmin`, `--vmax`, `--scale` (expressions may use `%set` scalars).
@@ -200,7 +111,7 @@ fn rgb_bytes(dtype: Dtype, data: &[u8]) -> Option<Vec<u8>> {
     match dtype {
         Dtype::U8 => Some(data.to_vec()),
         d if d.is_float() => Some(
-            super::host::to_f64_vec(dtype, data)
+            crate::display::values::to_f64_vec(dtype, data)
                 .into_iter()
                 .map(|v| {
                     if v.is_nan() {
@@ -229,14 +140,14 @@ pub fn render_array(
     let data = dev.read_array(name)?;
     let bad = |m: String| GpuError::argument(m);
     let dt = info.dtype.name().to_string();
-    let shape = super::host::fmt_shape(&info.shape);
+    let shape = crate::display::values::fmt_shape(&info.shape);
     match info.shape.as_slice() {
         [_] => {
-            let v = super::host::to_f64_vec(info.dtype, &data);
+            let v = crate::display::values::to_f64_vec(info.dtype, &data);
             display::line_plot(&v, Some(name), Some(&dt)).map_err(bad)
         }
         [h, w] => {
-            let v = super::host::to_f64_vec(info.dtype, &data);
+            let v = crate::display::values::to_f64_vec(info.dtype, &data);
             let opts = HeatmapOptions {
                 cmap: o.cmap,
                 vmin: o.vmin,

@@ -116,7 +116,7 @@ impl Session {
 
     pub fn f64s(&self, name: &str) -> Vec<f64> {
         let info = self.m.dev.array(name).expect(name);
-        crate::magics::host::to_f64_vec(info.dtype, &self.bytes(name))
+        crate::display::values::to_f64_vec(info.dtype, &self.bytes(name))
     }
 }
 
@@ -143,6 +143,6 @@ pub fn text(data: &MimeBundle) -> String {
         .to_string()
 }
 
-pub fn seq_rng(seed: u64) -> crate::magics::host::Rng {
-    crate::magics::host::Rng::new(seed)
+pub fn seq_rng(seed: u64) -> crate::magics::rng::Rng {
+    crate::magics::rng::Rng::new(seed)
 }

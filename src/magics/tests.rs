@@ -8,7 +8,11 @@ use super::host::{self, Fill};
 use super::lex::Span;
 use super::parse::*;
 use super::registry::parse_line;
+use super::rng;
 use super::{check_cell_header, check_line, registry};
+use crate::display::array_text;
+use crate::display::stats;
+use crate::display::values;
 use crate::gpu::Dtype;
 use crate::suggest;
 use std::collections::BTreeMap;
@@ -640,7 +644,7 @@ fn rand_is_in_range_and_reproducible() {
     assert!(bytes.iter().all(|&x| x < 100));
     let d = f64s(&host::generate(Fill::Rand(1), Dtype::F64, 1000).unwrap());
     assert!(d.iter().all(|&x| (0.0..1.0).contains(&x)));
-    assert_ne!(host::fresh_seed(), host::fresh_seed());
+    assert_ne!(rng::fresh_seed(), rng::fresh_seed());
 }
 
 #[test]
@@ -676,40 +680,40 @@ fn huge_arrays_are_memory_errors_not_aborts() {
 fn print_format_is_numpy_like() {
     let b: Vec<u8> = (0..6).flat_map(|i| (i as f32).to_le_bytes()).collect();
     assert_eq!(
-        host::format_values(Dtype::F32, &[2, 3], &b, None),
+        array_text::format_values(Dtype::F32, &[2, 3], &b, None),
         "[[0.0 1.0 2.0]\n [3.0 4.0 5.0]]"
     );
     let b: Vec<u8> = (0..2000i32).flat_map(|i| i.to_le_bytes()).collect();
     assert_eq!(
-        host::format_values(Dtype::I32, &[2000], &b, None),
+        array_text::format_values(Dtype::I32, &[2000], &b, None),
         "[   0    1    2 ... 1997 1998 1999]"
     );
     assert_eq!(
-        host::format_values(Dtype::I32, &[2000], &b, Some(4)),
+        array_text::format_values(Dtype::I32, &[2000], &b, Some(4)),
         "[0 1 2 3 ...]"
     );
     assert_eq!(
-        host::format_values(Dtype::I32, &[2, 1000], &b, None),
+        array_text::format_values(Dtype::I32, &[2, 1000], &b, None),
         "[[   0    1    2 ...  997  998  999]\n [1000 1001 1002 ... 1997 1998 1999]]"
     );
     let b: Vec<u8> = (0..8).flat_map(|i| (i as u8).to_le_bytes()).collect();
     assert_eq!(
-        host::format_values(Dtype::U8, &[2, 2, 2], &b, None),
+        array_text::format_values(Dtype::U8, &[2, 2, 2], &b, None),
         "[[[0 1]\n  [2 3]]\n\n [[4 5]\n  [6 7]]]"
     );
     let b: Vec<u8> = [1.0f64, f64::NAN, 3.0]
         .iter()
         .flat_map(|v| v.to_le_bytes())
         .collect();
-    let s = host::stats(Dtype::F64, &b);
+    let s = stats::stats(Dtype::F64, &b);
     assert_eq!(
-        host::fmt_stats(Dtype::F64, &s),
+        stats::fmt_stats(Dtype::F64, &s),
         "min 1.0  max 3.0  mean 2.0  NaN 1"
     );
-    assert_eq!(host::fmt_shape(&[5]), "(5,)");
-    assert_eq!(host::human_bytes(4096), "4.0 KiB");
-    assert_eq!(host::fmt_f64(1e-7), "1e-7");
-    assert_eq!(host::fmt_f64(0.1), "0.1");
+    assert_eq!(values::fmt_shape(&[5]), "(5,)");
+    assert_eq!(values::human_bytes(4096), "4.0 KiB");
+    assert_eq!(values::fmt_f64(1e-7), "1e-7");
+    assert_eq!(values::fmt_f64(0.1), "0.1");
 }
 
 /// A folder of one test's own, removed when dropped.

@@ -3,10 +3,10 @@
 //! graphs): results against a CPU reference on random inputs, what a recording refuses, and
 //! every error naming its cause.
 
+use super::parse::time_args::TimeTarget;
 use super::parse::{Command, GraphCmd};
 use super::registry::parse_line;
 use super::test_session::{text, Session};
-use super::time::TimeTarget;
 use crate::gpu::Dtype;
 
 const AXPY: &str = r#"

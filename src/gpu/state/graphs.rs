@@ -16,6 +16,7 @@
 use super::DeviceState;
 use crate::gpu::backend::{BackendLaunchError, GraphId, GraphNode};
 use crate::gpu::{GpuError, LaunchRequest};
+use crate::suggest::{did_you_mean, Quote};
 use nb::ErrorKind;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -236,8 +237,8 @@ impl DeviceState {
 
     fn no_graph(&self, name: &str) -> GpuError {
         let names: Vec<String> = self.graphs.keys().cloned().collect();
-        let hint = match super::closest(name, &names) {
-            Some(c) => format!(" (did you mean `{c}`?)"),
+        let hint = match did_you_mean(name, names.iter().map(String::as_str), Quote::Code) {
+            Some(h) => format!(" ({h})"),
             None if names.is_empty() => " (there are none: %graph begin NAME records one)".into(),
             None => format!(" (graphs: {})", names.join(", ")),
         };

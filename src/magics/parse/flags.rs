@@ -1,0 +1,41 @@
+//! Helpers shared by the option parsers of several magics: an optional `=` after a flag, a
+//! colormap name after `--cmap`, and the error for an option that a magic does not take.
+//!
+//! Pure parsing: this module must not import the magics' execution modules.
+
+use super::super::lex::{Lexer, ParseError, Span, Tok};
+use crate::display::{self, Colormap};
+
+/// Skips an optional `=` after a flag (`--cmap=gray`).
+pub(crate) fn eat_eq(lx: &mut Lexer) -> Result<(), ParseError> {
+    if matches!(lx.peek()?.tok, Tok::Sym("=")) {
+        lx.next_token()?;
+    }
+    Ok(())
+}
+
+/// A colormap name (a word or a quoted string) after `--cmap`.
+pub(crate) fn parse_cmap(lx: &mut Lexer) -> Result<Colormap, ParseError> {
+    let t = lx.next_token()?;
+    match &t.tok {
+        Tok::Ident(s) | Tok::Str(s) => Colormap::by_name(s).map_err(|m| ParseError::at(t.span, m)),
+        other => Err(ParseError::at(
+            t.span,
+            format!(
+                "expected a colormap name after --cmap, found {other}; use one of {}",
+                display::colormap::NAMES.join(", ")
+            ),
+        )),
+    }
+}
+
+/// An error for a flag that the command does not take.
+pub(crate) fn unknown_flag(span: Span, flag: &str, magic: &str, valid: &[&str]) -> ParseError {
+    ParseError::at(
+        span,
+        format!(
+            "{magic} has no option {flag}; it takes {}",
+            valid.join(", ")
+        ),
+    )
+}

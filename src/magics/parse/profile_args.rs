@@ -1,0 +1,67 @@
+//! The arguments of `%profile [--gpu MODEL] [--lines] [--check] [--ncu] LAUNCH`. Executed by
+//! `magics::profile`.
+//!
+//! Pure parsing: this module must not import the magics' execution modules.
+
+use super::super::lex::{Lexer, ParseError, Tok};
+use super::flags::unknown_flag;
+use super::{self as parse, Launch, Name};
+
+/// The parsed arguments of `%profile`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileArgs {
+    /// `--gpu MODEL`: the GPU to model (default: the session's `%gpu`).
+    pub gpu: Option<Name>,
+    /// `--lines`: also show the cell's source annotated per line.
+    pub lines: bool,
+    /// `--ncu`: also measure the launch with Nsight Compute (GPU backend only).
+    pub ncu: bool,
+    pub launch: Launch,
+}
+
+pub(crate) const PROFILE_FLAGS: [&str; 4] = ["--gpu MODEL", "--lines", "--check", "--ncu"];
+
+/// Parses what follows `%profile`: options, then a launch as `%launch` takes it.
+pub fn parse_profile(lx: &mut Lexer) -> Result<ProfileArgs, ParseError> {
+    let (mut gpu, mut lines, mut check, mut ncu) = (None, false, false, false);
+    loop {
+        let t = lx.peek()?;
+        match &t.tok {
+            Tok::Flag(f) => {
+                let f = f.clone();
+                lx.next_token()?;
+                match f.as_str() {
+                    "--lines" => lines = true,
+                    "--check" => check = true,
+                    "--ncu" => ncu = true,
+                    "--gpu" => match lx.raw_word() {
+                        Some((text, span)) if !text.is_empty() => gpu = Some(Name { text, span }),
+                        _ => {
+                            return Err(ParseError::at(
+                                t.span,
+                                "--gpu needs a GPU model, e.g. --gpu T4 (%gpu lists them)",
+                            ))
+                        }
+                    },
+                    _ => return Err(unknown_flag(t.span, &f, "%profile", &PROFILE_FLAGS)),
+                }
+            }
+            Tok::Eof => {
+                return Err(ParseError::at(
+                    t.span,
+                    "%profile needs a launch: %profile [--gpu MODEL] [--lines] [--ncu] \
+                     KERNEL[GRID, BLOCK](ARGS)",
+                ))
+            }
+            _ => break,
+        }
+    }
+    let mut launch = parse::parse_launch(lx)?;
+    launch.check |= check;
+    Ok(ProfileArgs {
+        gpu,
+        lines,
+        ncu,
+        launch,
+    })
+}

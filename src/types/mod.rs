@@ -1,0 +1,103 @@
+//! The types that the compile path (`crate::compile`) and the device state (`crate::gpu`) share:
+//! element types ([`Dtype`]), a CUDA kernel's C signature as the scanner reads it
+//! ([`KernelParam`], [`ParamKind`], [`Aggregate`]), a `%%cuda` cell's options ([`CudaOptions`]) and
+//! the error both report to users ([`GpuError`]). `crate::gpu` re-exports them all.
+//!
+//! Plain data: this module sits below `compile` and `gpu` and must not import either (nor
+//! `magics`, `display` or `kernel`).
+
+pub mod dtype;
+
+pub use dtype::Dtype;
+
+use nb::ErrorKind;
+
+/// An error for the user, shown as a Jupyter `error` reply with `ename`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct GpuError {
+    pub ename: ErrorKind,
+    pub message: String,
+}
+
+impl GpuError {
+    pub fn new(ename: ErrorKind, message: impl Into<String>) -> GpuError {
+        GpuError {
+            ename,
+            message: message.into(),
+        }
+    }
+    pub fn argument(message: impl Into<String>) -> GpuError {
+        GpuError::new(ErrorKind::Argument, message)
+    }
+    pub fn launch(message: impl Into<String>) -> GpuError {
+        GpuError::new(ErrorKind::Launch, message)
+    }
+    pub fn memory(message: impl Into<String>) -> GpuError {
+        GpuError::new(ErrorKind::Memory, message)
+    }
+    pub fn fault(message: impl Into<String>) -> GpuError {
+        GpuError::new(ErrorKind::DeviceFault, message)
+    }
+    pub fn compile(message: impl Into<String>) -> GpuError {
+        GpuError::new(ErrorKind::Compile, message)
+    }
+}
+
+/// Options of a `%%cuda` cell.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CudaOptions {
+    /// `--name M`: the module name; re-running a cell of the same name replaces its kernels.
+    pub name: Option<String>,
+    /// `-DNAME` / `-DNAME=V`.
+    pub defines: Vec<(String, Option<String>)>,
+    /// `--std=c++17` (the value after `=`, e.g. `"c++17"`).
+    pub std: Option<String>,
+    pub fast_math: bool,
+    /// `-G`.
+    pub device_debug: bool,
+    /// `--arch sm_XX`.
+    pub arch: Option<String>,
+}
+
+/// One parameter of a CUDA kernel's C signature.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelParam {
+    pub name: String,
+    /// As written (whitespace normalised), e.g. `"const float*"`.
+    pub c_type: String,
+    pub kind: ParamKind,
+}
+
+/// What a parameter accepts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamKind {
+    /// A pointer; `elem` is `None` for `void*` or a pointer to a struct.
+    Pointer {
+        elem: Option<Dtype>,
+        is_const: bool,
+    },
+    Scalar(Dtype),
+    /// A vector type (`float2`) or a struct of numbers by value, passed as a tuple.
+    Aggregate(Aggregate),
+    /// Anything else (a reference, a struct nbcuda cannot lay out): cannot be passed from a
+    /// magic.
+    Other,
+}
+
+/// The C layout of a by-value vector or struct parameter (`compile::structs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Aggregate {
+    /// Every number of it in declaration order (nested members flattened).
+    pub fields: Vec<AggregateField>,
+    pub size: usize,
+    pub align: usize,
+}
+
+/// One number of an aggregate: `x`, `pos.y`, `taps[2]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggregateField {
+    pub name: String,
+    pub dtype: Dtype,
+    pub offset: usize,
+}
