@@ -1,10 +1,13 @@
 //! What users look at: PNG heatmaps with a colour bar, RGB(A) images, line plots, side-by-side
 //! panels, animated GIFs, timing tables and bar charts, progress bars (DESIGN.md: `%show`,
-//! `%time`, `%timings`, `%%animate`).
+//! `%time`, `%timings`, `%%animate`), and the text of arrays: element values and sizes as
+//! numpy writes them (`values`), summary statistics (`stats`), `%print`'s array text
+//! (`array_text`).
 //!
 //! Everything here is a pure function of host data (numbers, bytes, labels) to pixels, PNG/GIF
 //! bytes or MIME bundles. This module must not touch the device, parse magic lines or speak the
-//! Jupyter protocol; `crate::magics` reads the arrays and sends the results to an `OutputSink`.
+//! Jupyter protocol, and it imports nothing from `crate::magics` (which sits above it: it reads
+//! the arrays and sends the results to an `OutputSink`).
 //! It must not panic on any input: sizes are checked and errors come back as `Err(String)`.
 
 pub mod array_text;

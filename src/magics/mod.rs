@@ -7,6 +7,15 @@
 //! must not speak the Jupyter protocol or reach the device other than through `DeviceState`; a
 //! line is parsed completely before anything runs, and an error never changes an array that the
 //! line did not name.
+//!
+//! Imports run one way through the pipeline: `lex` → `parse` (with the option grammars of
+//! `%show`, `%time`, `%profile` in its submodules) → `registry` (one entry per magic) and `eval`
+//! → the execution modules (`launch`, `show`, `time`, `profile`, `gpu`, `graph`, `host`, `files`,
+//! `animate`, …) → the dispatch (`exec`); this file holds what all of them share (`MagicError`,
+//! `LineCtx`, `Magics`) and the entry points. A module never imports one later in that order;
+//! what two modules share goes into the earlier one (`scripts/import_cycles.py` checks that
+//! there is no cycle). Number formatting and statistics are `crate::display`'s, which imports
+//! nothing from here.
 
 pub mod animate;
 pub mod complete;
