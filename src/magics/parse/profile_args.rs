@@ -4,8 +4,9 @@
 //! Pure parsing: this module must not import the magics' execution modules.
 
 use super::super::lex::{Lexer, ParseError, Tok};
+use super::ast::{Launch, Name};
 use super::flags::unknown_flag;
-use super::{self as parse, Launch, Name};
+use super::launch_syntax::parse_launch;
 
 /// The parsed arguments of `%profile`.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,7 +57,7 @@ pub fn parse_profile(lx: &mut Lexer) -> Result<ProfileArgs, ParseError> {
             _ => break,
         }
     }
-    let mut launch = parse::parse_launch(lx)?;
+    let mut launch = parse_launch(lx)?;
     launch.check |= check;
     Ok(ProfileArgs {
         gpu,

@@ -4,9 +4,9 @@
 //! Pure parsing: this module must not import the magics' execution modules.
 
 use super::super::lex::{Lexer, ParseError, Span, Tok};
+use super::ast::{Expr, Name};
+use super::expr::parse_expr;
 use super::flags::{eat_eq, parse_cmap, unknown_flag};
-use super::Name;
-use super::{self as parse, Expr};
 use crate::display::Colormap;
 
 /// The parsed arguments of `%show`.
@@ -42,9 +42,9 @@ pub fn parse_show(lx: &mut Lexer) -> Result<ShowArgs, ParseError> {
                 eat_eq(lx)?;
                 match f.as_str() {
                     "--cmap" => a.cmap = Some(parse_cmap(lx)?),
-                    "--vmin" => a.vmin = Some(parse::parse_expr(lx)?),
-                    "--vmax" => a.vmax = Some(parse::parse_expr(lx)?),
-                    "--scale" => a.scale = Some(parse::parse_expr(lx)?),
+                    "--vmin" => a.vmin = Some(parse_expr(lx)?),
+                    "--vmax" => a.vmax = Some(parse_expr(lx)?),
+                    "--scale" => a.scale = Some(parse_expr(lx)?),
                     _ => return Err(unknown_flag(t.span, f, "%show", &SHOW_FLAGS)),
                 }
             }

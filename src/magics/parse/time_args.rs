@@ -5,8 +5,10 @@
 //! Pure parsing: this module must not import the magics' execution modules.
 
 use super::super::lex::{Lexer, ParseError, Tok};
+use super::ast::{Expr, Launch, Name};
+use super::expr::parse_expr;
 use super::flags::{eat_eq, unknown_flag};
-use super::{self as parse, Expr, Launch};
+use super::launch_syntax::parse_launch;
 
 /// The parsed arguments of `%time`.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,7 +19,7 @@ pub struct TimeArgs {
     pub flops: Option<Expr>,
     pub target: TimeTarget,
     /// `--gpu MODEL`: the GPU the estimate on ptxsim models (default: the session's `%gpu`).
-    pub gpu: Option<parse::Name>,
+    pub gpu: Option<Name>,
     /// The launch as written (for the table and `%timings`).
     pub label: String,
 }
@@ -27,7 +29,7 @@ pub struct TimeArgs {
 pub enum TimeTarget {
     Launch(Box<Launch>),
     /// `%time graph NAME`: one replay of a recorded CUDA graph per run.
-    Graph(parse::Name),
+    Graph(Name),
 }
 
 const TIME_FLAGS: [&str; 7] = [
@@ -56,7 +58,7 @@ pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
                 if n.tok == Tok::Ident("n".into()) && n.span.start == t.span.end {
                     *lx = l2;
                     eat_eq(lx)?;
-                    runs = Some(parse::parse_expr(lx)?);
+                    runs = Some(parse_expr(lx)?);
                 } else {
                     return Err(unknown_flag(t.span.to(n.span), "'-'", "%time", &TIME_FLAGS));
                 }
@@ -67,9 +69,7 @@ pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
                 match f.as_str() {
                     "--check" => check = true,
                     "--gpu" => match lx.raw_word() {
-                        Some((text, span)) if !text.is_empty() => {
-                            gpu = Some(parse::Name { text, span })
-                        }
+                        Some((text, span)) if !text.is_empty() => gpu = Some(Name { text, span }),
                         _ => {
                             return Err(ParseError::at(
                                 t.span,
@@ -79,7 +79,7 @@ pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
                     },
                     "--runs" | "--warmup" | "--bytes" | "--flops" => {
                         eat_eq(lx)?;
-                        let e = Some(parse::parse_expr(lx)?);
+                        let e = Some(parse_expr(lx)?);
                         match f.as_str() {
                             "--runs" => runs = e,
                             "--warmup" => warmup = e,
@@ -126,7 +126,7 @@ pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
                     warmup,
                     bytes,
                     flops,
-                    target: TimeTarget::Graph(parse::Name {
+                    target: TimeTarget::Graph(Name {
                         text: name.clone(),
                         span: n.span,
                     }),
@@ -136,7 +136,7 @@ pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
             }
         }
     }
-    let mut launch = parse::parse_launch(lx)?;
+    let mut launch = parse_launch(lx)?;
     launch.check |= check;
     let label = lx.src.get(start..lx.pos).unwrap_or("").trim().to_string();
     Ok(TimeArgs {
