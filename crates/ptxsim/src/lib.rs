@@ -731,7 +731,7 @@ impl Module {
     pub fn block_phases(&self, name: &str) -> Option<BlockPhases> {
         let k = self.kernels.iter().position(|k| k.name == name)?;
         let prog = &self.programs[k];
-        let u = lower::uniform::analyze(prog);
+        let u = ir::uniform::analyze(prog);
         let line = |pc: u32| {
             prog.code
                 .get(pc as usize)
@@ -739,7 +739,7 @@ impl Module {
                 .filter(|l| l.line != 0)
                 .map_or(String::new(), |l| format!(" (line {})", l.line))
         };
-        use lower::uniform::BarrierIssue as B;
+        use ir::uniform::BarrierIssue as B;
         let not_split = u.barriers_split_phases(prog).err().map(|e| match e {
             B::Divergent { pc } => format!("a barrier under divergent control{}", line(pc)),
             B::AfterDivergentExit { pc, exit_pc } => format!(
@@ -752,7 +752,7 @@ impl Module {
         });
         let mut written = std::collections::BTreeSet::new();
         for i in &prog.code {
-            written.extend(jit::may_write(i, prog));
+            written.extend(ir::defuse::may_write(i, prog));
         }
         Some(BlockPhases {
             not_split,

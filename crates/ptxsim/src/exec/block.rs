@@ -4,7 +4,7 @@
 //! 64-thread words, instead of once per warp.
 //!
 //! **How it keeps registers** (`plan`, `Program::block_slots`): block-uniform registers (loop
-//! counters, sizes, parameters; `lower::uniform`) as one value for the block, computed once
+//! counters, sizes, parameters; `ir::uniform`) as one value for the block, computed once
 //! when every live thread runs the instruction (otherwise the block is given up);
 //! predicates that only comparisons write and only guards read as 64-thread mask words;
 //! `%tid.x` and the index and address arithmetic on it as `base + stride * thread`, held once
@@ -23,7 +23,7 @@
 //! records count also give the block up.
 //!
 //! **Eligible** (`plan`): the kernel's barriers split its blocks into phases
-//! (`lower::uniform`), and it uses only integer and f32 arithmetic, integer conversions,
+//! (`ir::uniform`), and it uses only integer and f32 arithmetic, integer conversions,
 //! comparisons without a boolean operation, kernel parameters, global loads and stores, 32-bit
 //! shared loads and stores, `shfl.sync`, block-wide `bar.sync`, `exit`, and 32-bit integer
 //! atomics whose final value does not depend on the threads' order (add, min, max, and, or,
@@ -121,7 +121,7 @@ pub fn plan(prog: &Program) -> Option<Vec<BlockSlot>> {
     if !prog.has_barriers || !prog.calls.is_empty() || prog.local_bytes != 0 {
         return None;
     }
-    let u = crate::lower::uniform::analyze(prog);
+    let u = crate::ir::uniform::analyze(prog);
     if u.barriers_split_phases(prog).is_err() {
         return None;
     }
@@ -268,14 +268,14 @@ pub fn fits_block(prog: &Program, block: (u32, u32, u32)) -> bool {
 /// memory load (so it is computed once for the block: the tier runs it only when every live
 /// thread is at it, and gives the block up otherwise). Pred: a divergent slot that only
 /// comparisons write and only guards read. Unread: nothing reads it. Lanes: the rest.
-fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<BlockSlot> {
+fn slot_kinds(prog: &Program, u: &crate::ir::uniform::Uniformity) -> Vec<BlockSlot> {
     let n = prog.nslots as usize;
     let mut uniform: Vec<bool> = (0..n).map(|s| u.is_uniform(s as Slot)).collect();
     let uni = |uniform: &[bool], s: Slot| s == NONE || uniform.get(s as usize) == Some(&true);
     loop {
         let mut changed = false;
         for (pc, i) in prog.code.iter().enumerate() {
-            let dests = crate::jit::may_write(i, prog);
+            let dests = crate::ir::defuse::may_write(i, prog);
             if !dests.iter().any(|&d| uni(&uniform, d)) {
                 continue;
             }
@@ -322,7 +322,10 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
         unguarded.guard = NONE;
         // (`sources` leaves out a shuffle's member mask.)
         let members = matches!(i.op, Op::Shfl(_)).then_some(i.r[4]);
-        for s in crate::jit::sources(&unguarded).into_iter().chain(members) {
+        for s in crate::ir::defuse::sources(&unguarded)
+            .into_iter()
+            .chain(members)
+        {
             if let (Some(r), Some(p)) = (read.get_mut(s as usize), pred.get_mut(s as usize)) {
                 *r = true;
                 *p = false;
@@ -331,7 +334,7 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
         if let Some(r) = read.get_mut(i.guard as usize) {
             *r = true;
         }
-        for d in crate::jit::may_write(i, prog) {
+        for d in crate::ir::defuse::may_write(i, prog) {
             if let (Some(p), Some(w)) = (pred.get_mut(d as usize), written.get_mut(d as usize)) {
                 *w = true;
                 *p &= matches!(i.op, Op::SetpI { .. });
@@ -389,7 +392,7 @@ pub struct BlockTier<'a> {
     cache: Cache<'a>,
     /// Three words of lanes for sources held once per block (`word_ref`).
     splat: Vec<[u64; 64]>,
-    /// Per instruction: whether the code from there only exits (`lower::uniform::exits_only`).
+    /// Per instruction: whether the code from there only exits (`ir::uniform::exits_only`).
     exits: Vec<bool>,
     /// Per instruction: the first branch, barrier or exit at or after it (straight-line code
     /// runs up to there), or the code's length.
@@ -554,7 +557,7 @@ impl<'a> Worker<'a> {
             bt.preds = vec![[0; WORDS]; nslots];
             bt.splat = vec![[0; 64]; 3];
             bt.exits = (0..prog.code.len())
-                .map(|pc| crate::lower::uniform::exits_only(&prog.code, pc))
+                .map(|pc| crate::ir::uniform::exits_only(&prog.code, pc))
                 .collect();
             let mut end = prog.code.len() as u32;
             bt.straight = vec![0; prog.code.len()];
