@@ -88,6 +88,7 @@ pub mod counters;
 mod exec;
 pub mod gpus;
 mod ir;
+#[cfg(feature = "accel")]
 mod jit;
 pub mod model;
 pub use lower::is_predefined_name;
@@ -351,7 +352,7 @@ pub struct Module {
     kernels: Vec<KernelInfo>,
     programs: Vec<Arc<ir::Program>>,
     /// Compiled regions of each program, made when it has run enough.
-    jit: Vec<jit::Lazy>,
+    jit: Vec<exec::accel::Lazy>,
     files: Vec<String>,
     target: String,
     version: String,
@@ -530,7 +531,7 @@ impl Device {
             .filter(|f| f.is_entry && f.body.is_some())
         {
             let mut p = lower::lower_kernel(&ctx, f)?;
-            if let Some(slots) = exec::block::plan(&p) {
+            if let Some(slots) = exec::accel::block_plan(&p) {
                 p.block_tier = true;
                 p.block_slots = slots;
             }
@@ -546,7 +547,10 @@ impl Device {
         }
         Ok(Module {
             kernels,
-            jit: programs.iter().map(|_| jit::Lazy::default()).collect(),
+            jit: programs
+                .iter()
+                .map(|_| exec::accel::Lazy::default())
+                .collect(),
             programs,
             files: ast.files.iter().map(|(_, n)| n.clone()).collect(),
             target: ast.target.clone(),
@@ -664,7 +668,7 @@ impl Device {
                 && counted.is_none()
                 && config.engines.jit != JitMode::Off
                 && config.instruction_budget.is_none()
-                && exec::block::fits_block(prog, config.block)
+                && exec::accel::fits_block(prog, config.block)
                 && config.engines.block_tier,
             block_replay: config.engines.replay,
             gangs: config.engines.gangs,

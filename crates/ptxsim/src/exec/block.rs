@@ -56,11 +56,12 @@ mod build;
 mod races;
 mod replay;
 
+use super::accel::{BlockAccel, Deferred, Done};
 use super::Worker;
 use crate::ir::{
     AtomKind, AtomOp, BarKind, BlockSlot, Cmp, Inst, IntTy, MemSpace, Op, Program, Slot, NONE,
 };
-use crate::mem::{Cache, HostPtr};
+use crate::mem::Cache;
 use crate::sem::compare::cmp_ord;
 use crate::sem::{address, atomic, convert, float, int, warp};
 use affine::Shape;
@@ -358,12 +359,26 @@ fn slot_kinds(prog: &Program, u: &crate::ir::uniform::Uniformity) -> Vec<BlockSl
     kinds
 }
 
-/// Why the block tier gave a block up (the interpreter runs it instead).
-pub struct GiveUp;
+/// Why the block tier gave a block up (the core undoes the attempt and the interpreter runs
+/// the block: `accel`).
+pub(crate) use super::accel::GaveUp as GiveUp;
 
-/// A global store or atomic that waits until its block ends: where, offset, bytes, value, and
-/// an atomic's operation (`tier_atomic`).
-type Deferred<'a> = (HostPtr<'a>, usize, usize, u64, Option<(AtomOp, AtomKind)>);
+impl<'a> BlockAccel<'a> for BlockTier<'a> {
+    fn run(
+        &mut self,
+        w: &mut Worker<'a>,
+        ctaid: [u32; 3],
+        shared_at_start: &[u64],
+        deferred: &mut Vec<Deferred<'a>>,
+    ) -> Result<Done, GiveUp> {
+        // The tier keeps its waiting stores in `stores` (an empty vector here and in
+        // `deferred`): the core's vector for the attempt.
+        std::mem::swap(&mut self.stores, deferred);
+        let r = w.block_tier_attempt(self, ctaid, shared_at_start);
+        std::mem::swap(&mut self.stores, deferred);
+        r
+    }
+}
 
 /// One worker's block-tier state, kept from block to block.
 #[derive(Default)]
@@ -384,11 +399,6 @@ pub struct BlockTier<'a> {
     stores: Vec<Deferred<'a>>,
     /// The last barrier interval's number in the records (`epoch << 16 | thread`).
     epoch: u32,
-    /// Blocks tried and given up in this launch (the tier stops trying when most are).
-    tried: u32,
-    given_up: u32,
-    /// The block's shared memory as it was when the block began (restored on giving up).
-    shared_at_start: Vec<u64>,
     cache: Cache<'a>,
     /// Three words of lanes for sources held once per block (`word_ref`).
     splat: Vec<[u64; 64]>,
@@ -433,23 +443,25 @@ struct At<'m, const W: usize> {
 }
 
 impl<'a> Worker<'a> {
-    /// Run block `lin` in the block tier when the launch may; true when it ran to its end (its
-    /// effects are done and its instructions counted), false when the interpreter must run it
-    /// (nothing of it is visible).
-    pub(super) fn try_block_tier(&mut self, ctaid: [u32; 3]) -> bool {
-        let Some(mut bt) = self.block_tier.take() else {
-            return false;
-        };
-        self.shared_snapshot(&mut bt);
+    /// One attempt of the tier at block `ctaid`: a replay of the recorded block where there is
+    /// one, else (or when the replay stops) a run from the block's start. Its global stores
+    /// and atomics wait in `bt.stores`; the core undoes a `GiveUp` (`accel`).
+    fn block_tier_attempt(
+        &mut self,
+        bt: &mut BlockTier<'a>,
+        ctaid: [u32; 3],
+        shared_at_start: &[u64],
+    ) -> Result<Done, GiveUp> {
         let mut r = Err(GiveUp);
+        let mut replayed = false;
         if bt.replay.ready() && self.ctx.nthreads <= 256 {
-            r = self.block_replay_run(&mut bt, ctaid);
+            r = self.block_replay_run(bt, ctaid);
             bt.replay.replayed(r.is_ok());
             if r.is_ok() {
-                self.block_tier_replays += 1;
+                replayed = true;
             } else {
                 // Nothing of it is visible: the tier runs the block from its start.
-                self.shared.copy_from_slice(&bt.shared_at_start);
+                self.shared.copy_from_slice(shared_at_start);
                 bt.stores.clear();
             }
         } else if self.ctx.nthreads <= 256 {
@@ -459,7 +471,7 @@ impl<'a> Worker<'a> {
         if r.is_err() {
             // It writes registers the record's steps do not: a replay runs every step again.
             bt.replay.warm = false;
-            r = self.block_tier_run(&mut bt, ctaid);
+            r = self.block_tier_run(bt, ctaid);
             if bt.replay.recording {
                 match r {
                     Ok(count) => bt.replay.finish(self.ctx.prog, count),
@@ -467,52 +479,10 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        let ok = match r {
-            Ok(count) => {
-                for &(p, off, size, v, atom) in &bt.stores {
-                    match atom {
-                        None => p.store(off, size, v),
-                        Some((AtomOp::Add, _)) => {
-                            p.fetch_add(off, size, v);
-                        }
-                        Some((op, kind)) => {
-                            let bits = size as u8 * 8;
-                            p.rmw(off, size, &|o| atomic::atom_apply(op, bits, kind, o, v, 0));
-                        }
-                    }
-                }
-                self.pending += count;
-                self.block_tier_done += 1;
-                true
-            }
-            Err(GiveUp) => {
-                self.shared.copy_from_slice(&bt.shared_at_start);
-                bt.given_up += 1;
-                false
-            }
-        };
-        bt.tried += 1;
-        bt.stores.clear();
-        // A kernel whose blocks mostly give up (races, reads after own stores) stops trying.
-        if !(bt.given_up >= 4 && bt.given_up * 2 > bt.tried) {
-            self.block_tier = Some(bt);
-        }
-        ok
-    }
-
-    /// Blocks this worker ran in the block tier.
-    pub fn block_tier_blocks(&self) -> u64 {
-        self.block_tier_done
-    }
-
-    /// Blocks this worker ran in the block tier by replaying a recorded one (`replay`).
-    pub fn block_tier_replayed(&self) -> u64 {
-        self.block_tier_replays
-    }
-
-    fn shared_snapshot(&self, bt: &mut BlockTier<'a>) {
-        bt.shared_at_start.clear();
-        bt.shared_at_start.extend_from_slice(&self.shared);
+        r.map(|warp_instructions| Done {
+            warp_instructions,
+            replayed,
+        })
     }
 
     /// The block's run: its warp-instruction count, or `GiveUp` (inlined into the builds of

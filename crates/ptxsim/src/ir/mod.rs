@@ -851,6 +851,7 @@ pub struct Program {
 
 /// How the block tier keeps a register slot for a block's threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "accel"), allow(dead_code))]
 pub enum BlockSlot {
     /// One value per thread.
     Lanes,
