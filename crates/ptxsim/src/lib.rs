@@ -80,6 +80,10 @@
 //!   warp's group. Later blocks of a launch replay the first block a worker ran there, doing
 //!   only the work that can differ between blocks and checking the guards that could send
 //!   them another way (`Engines::replay` turns replays off; `LaunchReport::block_tier_replays`).
+//! - Compiled regions, the block tier with its replays, gangs and the AVX2/AVX-512 builds of
+//!   the interpreter loop are the crate's `accel` feature (on by default). Built without it
+//!   (`--no-default-features`), ptxsim is the interpreter alone (baseline build, no Cranelift):
+//!   `Engines` is accepted and ignored, and results, printf and reports are the same.
 
 mod check;
 mod config;

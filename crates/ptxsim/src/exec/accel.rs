@@ -139,32 +139,30 @@ impl<'a> Worker<'a> {
     }
 }
 
-/// How the block tier keeps each slot of `prog`, or `None` when the kernel may not run a block
-/// at a time (always `None` without the `accel` feature).
+/// A block accelerator as the core sees it: its plan for a kernel (at load), whether a launch's
+/// shape fits the plan, and its start on a worker (at launch). `exec::BLOCK_ENGINE` names the
+/// one compiled in (the block tier, with the `accel` feature), so that this module does not
+/// import any accelerator.
+#[derive(Clone, Copy)]
+pub(crate) struct BlockEngine {
+    /// How the accelerator keeps each slot of the kernel, or `None` when it cannot run it.
+    pub plan: fn(&Program) -> Option<Vec<BlockSlot>>,
+    /// Whether a launch with blocks of this shape may use the plan.
+    pub fits: fn(&Program, (u32, u32, u32)) -> bool,
+    /// The accelerator's state on a worker of a launch that uses it.
+    pub start: for<'a> fn(&super::Ctx<'a>) -> Box<dyn BlockAccel<'a> + 'a>,
+}
+
+/// How the block accelerator keeps each slot of `prog`, or `None` when the kernel may not run a
+/// block at a time (always `None` without the `accel` feature).
 pub(crate) fn block_plan(prog: &Program) -> Option<Vec<BlockSlot>> {
-    #[cfg(feature = "accel")]
-    {
-        super::block::plan(prog)
-    }
-    #[cfg(not(feature = "accel"))]
-    {
-        let _ = prog;
-        None
-    }
+    super::BLOCK_ENGINE.and_then(|e| (e.plan)(prog))
 }
 
 /// Whether a launch with blocks of shape `block` may run `prog` a block at a time (the kernel
 /// has a plan: `block_plan`).
 pub(crate) fn fits_block(prog: &Program, block: (u32, u32, u32)) -> bool {
-    #[cfg(feature = "accel")]
-    {
-        super::block::fits_block(prog, block)
-    }
-    #[cfg(not(feature = "accel"))]
-    {
-        let _ = (prog, block);
-        false
-    }
+    super::BLOCK_ENGINE.is_some_and(|e| (e.fits)(prog, block))
 }
 
 impl<'a> BlockSeam<'a> {
@@ -182,14 +180,7 @@ fn block_accel<'a>(ctx: &super::Ctx<'a>) -> Option<Box<dyn BlockAccel<'a> + 'a>>
     if !ctx.block_tier {
         return None;
     }
-    #[cfg(feature = "accel")]
-    {
-        Some(Box::new(super::block::BlockTier::new(ctx.block_replay)))
-    }
-    #[cfg(not(feature = "accel"))]
-    {
-        None
-    }
+    super::BLOCK_ENGINE.map(|e| (e.start)(ctx))
 }
 
 #[cfg(feature = "accel")]
@@ -217,8 +208,8 @@ pub(crate) use off::{Compiled, JitCtx, JitFn, Lazy};
 #[cfg(not(feature = "accel"))]
 mod off {
     use super::super::{Warp, Worker};
-    use crate::config::Engines;
     use crate::ir::Program;
+    use crate::Engines;
 
     /// Compiled regions of a kernel (never made).
     pub enum Compiled {}

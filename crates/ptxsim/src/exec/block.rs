@@ -56,7 +56,7 @@ mod build;
 mod races;
 mod replay;
 
-use super::accel::{BlockAccel, Deferred, Done};
+use super::accel::{BlockAccel, BlockEngine, Deferred, Done};
 use super::Worker;
 use crate::ir::{
     AtomKind, AtomOp, BarKind, BlockSlot, Cmp, Inst, IntTy, MemSpace, Op, Program, Slot, NONE,
@@ -110,6 +110,18 @@ fn flags(word: u64) -> [u64; 64] {
         *x = ((word >> j) & 1).wrapping_neg();
     }
     f
+}
+
+/// The block tier as the core's seam sees it (`accel::BlockEngine`).
+pub(crate) const ENGINE: BlockEngine = BlockEngine {
+    plan,
+    fits: fits_block,
+    start: start_tier,
+};
+
+/// The tier's state on a worker of a launch that uses it.
+fn start_tier<'a>(ctx: &super::Ctx<'a>) -> Box<dyn BlockAccel<'a> + 'a> {
+    Box::new(BlockTier::new(ctx.block_replay))
 }
 
 /// How the block tier keeps each slot of `prog` (`Program::block_slots`), or `None` when the

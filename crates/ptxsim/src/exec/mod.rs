@@ -38,6 +38,13 @@ use crate::ir::{Program, SReg, Slot};
 use crate::mem::{Cache, GlobalView};
 use crate::{CheckKind, CheckReport, Dim3};
 
+/// The block accelerator compiled in (`accel`): the block tier with the `accel` feature.
+#[cfg(feature = "accel")]
+pub(crate) const BLOCK_ENGINE: Option<accel::BlockEngine> = Some(block::ENGINE);
+/// No block accelerator without the `accel` feature.
+#[cfg(not(feature = "accel"))]
+pub(crate) const BLOCK_ENGINE: Option<accel::BlockEngine> = None;
+
 /// Message of the fault raised in blocks stopped because another block faulted.
 pub const ABORT_MESSAGE: &str = "stopped because another block faulted";
 
