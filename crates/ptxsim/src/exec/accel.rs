@@ -4,9 +4,10 @@
 //! the crate's `accel` feature (on by default); without it this module's `plan`s find nothing
 //! to accelerate and every launch runs in the interpreter alone, with the same results.
 //!
-//! **Blocks.** At load, `block_plan` decides whether a kernel may run a block at a time
-//! (`Program::block_tier`); at launch, `fits_block` whether the launch's shape allows it. A
-//! worker then offers each block to its `BlockAccel` (`Worker::run_block_accelerated`), whose
+//! **Blocks.** The block accelerator compiled in (`exec::BLOCK_ENGINE`, a `BlockEngine`: the
+//! block tier with `accel`, none without) is reached only through this module: at load,
+//! `block_plan` asks it whether a kernel may run a block at a time (`Program::block_tier`); at
+//! launch, `fits_block` whether the launch's shape allows it. A worker then offers each block to its `BlockAccel` (`Worker::run_block_accelerated`), whose
 //! `run` ends with `Done` or `GaveUp`. The rule is the core's, here, and no accelerator can
 //! change it: before the attempt the core keeps a copy of the block's shared memory; on
 //! `GaveUp` it puts that copy back and drops the global stores and atomics the attempt
@@ -232,7 +233,7 @@ mod off {
 
     /// A kernel's compiled regions, made when it has run enough: never, here.
     #[derive(Default)]
-    pub struct Lazy;
+    pub struct Lazy(());
 
     impl Lazy {
         pub fn get(&self, _: &Program, _: u64, _: &Engines) -> Option<&Compiled> {

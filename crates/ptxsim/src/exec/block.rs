@@ -15,8 +15,9 @@
 //!
 //! **Optimistic, and never reports.** It checks every access conservatively (bounds,
 //! alignment, and shared-memory races against packed per-word records) and, on anything it
-//! does not handle, gives the block up: nothing it did is visible (its global stores wait in a
-//! buffer until the block ends, shared memory is restored), and the interpreter runs the block
+//! does not handle, gives the block up: nothing it did is visible (its global stores wait in the
+//! core's buffer until the block ends, and the core restores shared memory: `accel`), and the
+//! interpreter runs the block
 //! from its start, so every report, fault and printf is the interpreter's own. A global load
 //! after one of the block's own global stores, a shuffle by part of a warp or with operands
 //! that differ between threads, a cancel, an abort, or more barrier intervals than its

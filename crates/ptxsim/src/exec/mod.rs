@@ -7,7 +7,9 @@
 //! the block has arrived. The hot instruction loop is in `run` (each operation's result is `crate::sem`'s, applied
 //! over the lanes by `alu`'s loops); memory access in `memops`;
 //! warp-collective operations in `warpops`; whole blocks of eligible kernels, threads side by
-//! side, in `block` (the block tier, which hands any block it cannot finish back to the warps).
+//! side, in `block` (the block tier), and compiled regions in `jit_run`: accelerators, compiled
+//! with the `accel` feature and reached through the seam `accel`, which undoes a block the tier
+//! gives up on and hands it back to the warps.
 //! A counted launch (`crate::counters`) runs every block here, in the counting build of `run`'s
 //! loop, which hands each warp instruction to `counters::Acc::count` before executing it.
 //! This module does not parse PTX and does not spawn threads (see `pool`).
