@@ -200,6 +200,7 @@ pub struct Shadow {
 }
 
 /// Entries of the compiled code's read log.
+#[cfg_attr(not(feature = "accel"), allow(dead_code))]
 const CLOG_CAP: usize = 1 << 14;
 
 /// Longest read log kept before switching the epoch to eager tracking.
@@ -356,6 +357,7 @@ impl Shadow {
     /// the caller gives back with `compiled_log_used`. Otherwise (or when the log is 7/8 full,
     /// so that one call of compiled code seldom meets a full log, where each lane leaves to the
     /// interpreter) `None`, and the epoch is eager (`go_eager`).
+    #[cfg_attr(not(feature = "accel"), allow(dead_code))]
     pub fn compiled_log(&mut self, epoch: u32) -> Option<(*mut u64, usize, usize)> {
         self.begin_epoch(epoch);
         if self.wrote || self.clog_len >= CLOG_CAP - CLOG_CAP / 8 {
@@ -369,6 +371,7 @@ impl Shadow {
     }
 
     /// How many entries of the compiled read log are used now (at most its capacity).
+    #[cfg_attr(not(feature = "accel"), allow(dead_code))]
     pub fn compiled_log_used(&mut self, n: usize) {
         // Compiled code never appends past the capacity (it leaves to the interpreter first);
         // a count past it would be a simulator bug (turned into an internal-error report).
@@ -385,6 +388,7 @@ impl Shadow {
     /// its word records are stale), for compiled code, which handles word accesses whose
     /// records show no possible conflict and leaves every other access to `access`. Valid
     /// while the shadow lives (the vectors never grow); `words` entries each.
+    #[cfg_attr(not(feature = "accel"), allow(dead_code))]
     pub fn raw(&mut self) -> (*mut u64, *mut u64, *const u8, usize) {
         (
             self.w.as_mut_ptr() as *mut u64,

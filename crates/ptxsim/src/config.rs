@@ -63,6 +63,8 @@ pub struct JitTrace {
 /// The engines a launch may use besides the interpreter. Results, printf output and reports
 /// are the same with every choice (the interpreter is the reference); only speed differs. A
 /// counted launch (`LaunchConfig::counters`) uses none of them, whatever is chosen here.
+/// Built without the crate's `accel` feature there are no such engines: every field is
+/// accepted and ignored, and every launch runs in the interpreter's baseline build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Engines {
     /// When the kernel's lane-local regions run as compiled host code (default `Auto`).

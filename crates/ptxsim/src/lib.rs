@@ -80,6 +80,10 @@
 //!   warp's group. Later blocks of a launch replay the first block a worker ran there, doing
 //!   only the work that can differ between blocks and checking the guards that could send
 //!   them another way (`Engines::replay` turns replays off; `LaunchReport::block_tier_replays`).
+//! - Compiled regions, the block tier with its replays, gangs and the AVX2/AVX-512 builds of
+//!   the interpreter loop are the crate's `accel` feature (on by default). Built without it
+//!   (`--no-default-features`), ptxsim is the interpreter alone (baseline build, no Cranelift):
+//!   `Engines` is accepted and ignored, and results, printf and reports are the same.
 
 mod check;
 mod config;
@@ -88,6 +92,7 @@ pub mod counters;
 mod exec;
 pub mod gpus;
 mod ir;
+#[cfg(feature = "accel")]
 mod jit;
 pub mod model;
 pub use lower::is_predefined_name;
@@ -351,7 +356,7 @@ pub struct Module {
     kernels: Vec<KernelInfo>,
     programs: Vec<Arc<ir::Program>>,
     /// Compiled regions of each program, made when it has run enough.
-    jit: Vec<jit::Lazy>,
+    jit: Vec<exec::accel::Lazy>,
     files: Vec<String>,
     target: String,
     version: String,
@@ -530,7 +535,7 @@ impl Device {
             .filter(|f| f.is_entry && f.body.is_some())
         {
             let mut p = lower::lower_kernel(&ctx, f)?;
-            if let Some(slots) = exec::block::plan(&p) {
+            if let Some(slots) = exec::accel::block_plan(&p) {
                 p.block_tier = true;
                 p.block_slots = slots;
             }
@@ -546,7 +551,10 @@ impl Device {
         }
         Ok(Module {
             kernels,
-            jit: programs.iter().map(|_| jit::Lazy::default()).collect(),
+            jit: programs
+                .iter()
+                .map(|_| exec::accel::Lazy::default())
+                .collect(),
             programs,
             files: ast.files.iter().map(|(_, n)| n.clone()).collect(),
             target: ast.target.clone(),
@@ -664,7 +672,7 @@ impl Device {
                 && counted.is_none()
                 && config.engines.jit != JitMode::Off
                 && config.instruction_budget.is_none()
-                && exec::block::fits_block(prog, config.block)
+                && exec::accel::fits_block(prog, config.block)
                 && config.engines.block_tier,
             block_replay: config.engines.replay,
             gangs: config.engines.gangs,
@@ -731,7 +739,7 @@ impl Module {
     pub fn block_phases(&self, name: &str) -> Option<BlockPhases> {
         let k = self.kernels.iter().position(|k| k.name == name)?;
         let prog = &self.programs[k];
-        let u = lower::uniform::analyze(prog);
+        let u = ir::uniform::analyze(prog);
         let line = |pc: u32| {
             prog.code
                 .get(pc as usize)
@@ -739,7 +747,7 @@ impl Module {
                 .filter(|l| l.line != 0)
                 .map_or(String::new(), |l| format!(" (line {})", l.line))
         };
-        use lower::uniform::BarrierIssue as B;
+        use ir::uniform::BarrierIssue as B;
         let not_split = u.barriers_split_phases(prog).err().map(|e| match e {
             B::Divergent { pc } => format!("a barrier under divergent control{}", line(pc)),
             B::AfterDivergentExit { pc, exit_pc } => format!(
@@ -752,7 +760,7 @@ impl Module {
         });
         let mut written = std::collections::BTreeSet::new();
         for i in &prog.code {
-            written.extend(jit::may_write(i, prog));
+            written.extend(ir::defuse::may_write(i, prog));
         }
         Some(BlockPhases {
             not_split,

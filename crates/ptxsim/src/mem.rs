@@ -172,6 +172,7 @@ impl HostPtr<'_> {
     /// zero-extended, with one bounds and alignment check for them all; false (nothing
     /// loaded) when they do not all lie inside the allocation or `off` is misaligned.
     #[inline(always)]
+    #[cfg_attr(not(feature = "accel"), allow(dead_code))]
     pub fn load_run(&self, off: usize, size: usize, out: &mut [u64]) -> bool {
         if !matches!(size, 1 | 2 | 4 | 8) {
             return false;

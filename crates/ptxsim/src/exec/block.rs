@@ -4,7 +4,7 @@
 //! 64-thread words, instead of once per warp.
 //!
 //! **How it keeps registers** (`plan`, `Program::block_slots`): block-uniform registers (loop
-//! counters, sizes, parameters; `lower::uniform`) as one value for the block, computed once
+//! counters, sizes, parameters; `ir::uniform`) as one value for the block, computed once
 //! when every live thread runs the instruction (otherwise the block is given up);
 //! predicates that only comparisons write and only guards read as 64-thread mask words;
 //! `%tid.x` and the index and address arithmetic on it as `base + stride * thread`, held once
@@ -15,15 +15,16 @@
 //!
 //! **Optimistic, and never reports.** It checks every access conservatively (bounds,
 //! alignment, and shared-memory races against packed per-word records) and, on anything it
-//! does not handle, gives the block up: nothing it did is visible (its global stores wait in a
-//! buffer until the block ends, shared memory is restored), and the interpreter runs the block
+//! does not handle, gives the block up: nothing it did is visible (its global stores wait in the
+//! core's buffer until the block ends, and the core restores shared memory: `accel`), and the
+//! interpreter runs the block
 //! from its start, so every report, fault and printf is the interpreter's own. A global load
 //! after one of the block's own global stores, a shuffle by part of a warp or with operands
 //! that differ between threads, a cancel, an abort, or more barrier intervals than its
 //! records count also give the block up.
 //!
 //! **Eligible** (`plan`): the kernel's barriers split its blocks into phases
-//! (`lower::uniform`), and it uses only integer and f32 arithmetic, integer conversions,
+//! (`ir::uniform`), and it uses only integer and f32 arithmetic, integer conversions,
 //! comparisons without a boolean operation, kernel parameters, global loads and stores, 32-bit
 //! shared loads and stores, `shfl.sync`, block-wide `bar.sync`, `exit`, and 32-bit integer
 //! atomics whose final value does not depend on the threads' order (add, min, max, and, or,
@@ -56,11 +57,12 @@ mod build;
 mod races;
 mod replay;
 
+use super::accel::{BlockAccel, BlockEngine, Deferred, Done};
 use super::Worker;
 use crate::ir::{
     AtomKind, AtomOp, BarKind, BlockSlot, Cmp, Inst, IntTy, MemSpace, Op, Program, Slot, NONE,
 };
-use crate::mem::{Cache, HostPtr};
+use crate::mem::Cache;
 use crate::sem::compare::cmp_ord;
 use crate::sem::{address, atomic, convert, float, int, warp};
 use affine::Shape;
@@ -111,6 +113,18 @@ fn flags(word: u64) -> [u64; 64] {
     f
 }
 
+/// The block tier as the core's seam sees it (`accel::BlockEngine`).
+pub(crate) const ENGINE: BlockEngine = BlockEngine {
+    plan,
+    fits: fits_block,
+    start: start_tier,
+};
+
+/// The tier's state on a worker of a launch that uses it.
+fn start_tier<'a>(ctx: &super::Ctx<'a>) -> Box<dyn BlockAccel<'a> + 'a> {
+    Box::new(BlockTier::new(ctx.block_replay))
+}
+
 /// How the block tier keeps each slot of `prog` (`Program::block_slots`), or `None` when the
 /// kernel may not run in it (see the module docs).
 pub fn plan(prog: &Program) -> Option<Vec<BlockSlot>> {
@@ -121,7 +135,7 @@ pub fn plan(prog: &Program) -> Option<Vec<BlockSlot>> {
     if !prog.has_barriers || !prog.calls.is_empty() || prog.local_bytes != 0 {
         return None;
     }
-    let u = crate::lower::uniform::analyze(prog);
+    let u = crate::ir::uniform::analyze(prog);
     if u.barriers_split_phases(prog).is_err() {
         return None;
     }
@@ -268,14 +282,14 @@ pub fn fits_block(prog: &Program, block: (u32, u32, u32)) -> bool {
 /// memory load (so it is computed once for the block: the tier runs it only when every live
 /// thread is at it, and gives the block up otherwise). Pred: a divergent slot that only
 /// comparisons write and only guards read. Unread: nothing reads it. Lanes: the rest.
-fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<BlockSlot> {
+fn slot_kinds(prog: &Program, u: &crate::ir::uniform::Uniformity) -> Vec<BlockSlot> {
     let n = prog.nslots as usize;
     let mut uniform: Vec<bool> = (0..n).map(|s| u.is_uniform(s as Slot)).collect();
     let uni = |uniform: &[bool], s: Slot| s == NONE || uniform.get(s as usize) == Some(&true);
     loop {
         let mut changed = false;
         for (pc, i) in prog.code.iter().enumerate() {
-            let dests = crate::jit::may_write(i, prog);
+            let dests = crate::ir::defuse::may_write(i, prog);
             if !dests.iter().any(|&d| uni(&uniform, d)) {
                 continue;
             }
@@ -322,7 +336,10 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
         unguarded.guard = NONE;
         // (`sources` leaves out a shuffle's member mask.)
         let members = matches!(i.op, Op::Shfl(_)).then_some(i.r[4]);
-        for s in crate::jit::sources(&unguarded).into_iter().chain(members) {
+        for s in crate::ir::defuse::sources(&unguarded)
+            .into_iter()
+            .chain(members)
+        {
             if let (Some(r), Some(p)) = (read.get_mut(s as usize), pred.get_mut(s as usize)) {
                 *r = true;
                 *p = false;
@@ -331,7 +348,7 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
         if let Some(r) = read.get_mut(i.guard as usize) {
             *r = true;
         }
-        for d in crate::jit::may_write(i, prog) {
+        for d in crate::ir::defuse::may_write(i, prog) {
             if let (Some(p), Some(w)) = (pred.get_mut(d as usize), written.get_mut(d as usize)) {
                 *w = true;
                 *p &= matches!(i.op, Op::SetpI { .. });
@@ -355,12 +372,26 @@ fn slot_kinds(prog: &Program, u: &crate::lower::uniform::Uniformity) -> Vec<Bloc
     kinds
 }
 
-/// Why the block tier gave a block up (the interpreter runs it instead).
-pub struct GiveUp;
+/// Why the block tier gave a block up (the core undoes the attempt and the interpreter runs
+/// the block: `accel`).
+pub(crate) use super::accel::GaveUp as GiveUp;
 
-/// A global store or atomic that waits until its block ends: where, offset, bytes, value, and
-/// an atomic's operation (`tier_atomic`).
-type Deferred<'a> = (HostPtr<'a>, usize, usize, u64, Option<(AtomOp, AtomKind)>);
+impl<'a> BlockAccel<'a> for BlockTier<'a> {
+    fn run(
+        &mut self,
+        w: &mut Worker<'a>,
+        ctaid: [u32; 3],
+        shared_at_start: &[u64],
+        deferred: &mut Vec<Deferred<'a>>,
+    ) -> Result<Done, GiveUp> {
+        // The tier keeps its waiting stores in `stores` (an empty vector here and in
+        // `deferred`): the core's vector for the attempt.
+        std::mem::swap(&mut self.stores, deferred);
+        let r = w.block_tier_attempt(self, ctaid, shared_at_start);
+        std::mem::swap(&mut self.stores, deferred);
+        r
+    }
+}
 
 /// One worker's block-tier state, kept from block to block.
 #[derive(Default)]
@@ -381,15 +412,10 @@ pub struct BlockTier<'a> {
     stores: Vec<Deferred<'a>>,
     /// The last barrier interval's number in the records (`epoch << 16 | thread`).
     epoch: u32,
-    /// Blocks tried and given up in this launch (the tier stops trying when most are).
-    tried: u32,
-    given_up: u32,
-    /// The block's shared memory as it was when the block began (restored on giving up).
-    shared_at_start: Vec<u64>,
     cache: Cache<'a>,
     /// Three words of lanes for sources held once per block (`word_ref`).
     splat: Vec<[u64; 64]>,
-    /// Per instruction: whether the code from there only exits (`lower::uniform::exits_only`).
+    /// Per instruction: whether the code from there only exits (`ir::uniform::exits_only`).
     exits: Vec<bool>,
     /// Per instruction: the first branch, barrier or exit at or after it (straight-line code
     /// runs up to there), or the code's length.
@@ -430,23 +456,25 @@ struct At<'m, const W: usize> {
 }
 
 impl<'a> Worker<'a> {
-    /// Run block `lin` in the block tier when the launch may; true when it ran to its end (its
-    /// effects are done and its instructions counted), false when the interpreter must run it
-    /// (nothing of it is visible).
-    pub(super) fn try_block_tier(&mut self, ctaid: [u32; 3]) -> bool {
-        let Some(mut bt) = self.block_tier.take() else {
-            return false;
-        };
-        self.shared_snapshot(&mut bt);
+    /// One attempt of the tier at block `ctaid`: a replay of the recorded block where there is
+    /// one, else (or when the replay stops) a run from the block's start. Its global stores
+    /// and atomics wait in `bt.stores`; the core undoes a `GiveUp` (`accel`).
+    fn block_tier_attempt(
+        &mut self,
+        bt: &mut BlockTier<'a>,
+        ctaid: [u32; 3],
+        shared_at_start: &[u64],
+    ) -> Result<Done, GiveUp> {
         let mut r = Err(GiveUp);
+        let mut replayed = false;
         if bt.replay.ready() && self.ctx.nthreads <= 256 {
-            r = self.block_replay_run(&mut bt, ctaid);
+            r = self.block_replay_run(bt, ctaid);
             bt.replay.replayed(r.is_ok());
             if r.is_ok() {
-                self.block_tier_replays += 1;
+                replayed = true;
             } else {
                 // Nothing of it is visible: the tier runs the block from its start.
-                self.shared.copy_from_slice(&bt.shared_at_start);
+                self.shared.copy_from_slice(shared_at_start);
                 bt.stores.clear();
             }
         } else if self.ctx.nthreads <= 256 {
@@ -456,7 +484,7 @@ impl<'a> Worker<'a> {
         if r.is_err() {
             // It writes registers the record's steps do not: a replay runs every step again.
             bt.replay.warm = false;
-            r = self.block_tier_run(&mut bt, ctaid);
+            r = self.block_tier_run(bt, ctaid);
             if bt.replay.recording {
                 match r {
                     Ok(count) => bt.replay.finish(self.ctx.prog, count),
@@ -464,52 +492,10 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        let ok = match r {
-            Ok(count) => {
-                for &(p, off, size, v, atom) in &bt.stores {
-                    match atom {
-                        None => p.store(off, size, v),
-                        Some((AtomOp::Add, _)) => {
-                            p.fetch_add(off, size, v);
-                        }
-                        Some((op, kind)) => {
-                            let bits = size as u8 * 8;
-                            p.rmw(off, size, &|o| atomic::atom_apply(op, bits, kind, o, v, 0));
-                        }
-                    }
-                }
-                self.pending += count;
-                self.block_tier_done += 1;
-                true
-            }
-            Err(GiveUp) => {
-                self.shared.copy_from_slice(&bt.shared_at_start);
-                bt.given_up += 1;
-                false
-            }
-        };
-        bt.tried += 1;
-        bt.stores.clear();
-        // A kernel whose blocks mostly give up (races, reads after own stores) stops trying.
-        if !(bt.given_up >= 4 && bt.given_up * 2 > bt.tried) {
-            self.block_tier = Some(bt);
-        }
-        ok
-    }
-
-    /// Blocks this worker ran in the block tier.
-    pub fn block_tier_blocks(&self) -> u64 {
-        self.block_tier_done
-    }
-
-    /// Blocks this worker ran in the block tier by replaying a recorded one (`replay`).
-    pub fn block_tier_replayed(&self) -> u64 {
-        self.block_tier_replays
-    }
-
-    fn shared_snapshot(&self, bt: &mut BlockTier<'a>) {
-        bt.shared_at_start.clear();
-        bt.shared_at_start.extend_from_slice(&self.shared);
+        r.map(|warp_instructions| Done {
+            warp_instructions,
+            replayed,
+        })
     }
 
     /// The block's run: its warp-instruction count, or `GiveUp` (inlined into the builds of
@@ -554,7 +540,7 @@ impl<'a> Worker<'a> {
             bt.preds = vec![[0; WORDS]; nslots];
             bt.splat = vec![[0; 64]; 3];
             bt.exits = (0..prog.code.len())
-                .map(|pc| crate::lower::uniform::exits_only(&prog.code, pc))
+                .map(|pc| crate::ir::uniform::exits_only(&prog.code, pc))
                 .collect();
             let mut end = prog.code.len() as u32;
             bt.straight = vec![0; prog.code.len()];

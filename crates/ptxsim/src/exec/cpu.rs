@@ -15,11 +15,16 @@
 //! AVX2). Besides `mem` and `jit::call`, this is the only unsafe code: calling functions
 //! compiled for CPU features the CPU was checked to have (the interpreter loop; the block
 //! tier's builds are in `block::build`, with these tokens).
+//!
+//! The v3 and v4 builds are accelerators: they are compiled only with the crate's `accel`
+//! feature (`accel`); without it every worker runs the baseline build (`Build::Baseline`)
+//! whatever `Engines::host` asks for.
 
 use super::{Fault, Stop, Warp, Worker};
 use crate::HostBuild;
 
 /// Whether this CPU runs the x86-64-v3 build of the loop.
+#[cfg(feature = "accel")]
 #[inline(always)]
 pub fn has_v3() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -38,6 +43,7 @@ pub fn has_v3() -> bool {
 }
 
 /// Whether this CPU runs the x86-64-v4 build of the loop.
+#[cfg(feature = "accel")]
 #[inline(always)]
 pub fn has_v4() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -56,7 +62,7 @@ pub fn has_v4() -> bool {
 }
 
 impl<'a> Worker<'a> {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", feature = "accel"))]
     #[target_feature(
         enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
     )]
@@ -64,7 +70,7 @@ impl<'a> Worker<'a> {
         self.run_warp_impl::<_, false>(w, fuel, k)
     }
 
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", feature = "accel"))]
     #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
     fn run_warp_v3(&mut self, w: &mut Warp, fuel: &mut u32, k: Avx2) -> Result<Stop, Fault> {
         self.run_warp_impl::<_, false>(w, fuel, k)
@@ -83,11 +89,11 @@ impl<'a> Worker<'a> {
             return self.run_warp_counted(w, fuel);
         }
         match self.build {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", feature = "accel"))]
             // SAFETY: an `Avx512` token exists only where `has_v4()` found every feature that
             // `run_warp_v4` is compiled for, the only requirement for calling it.
             Build::V4(k) => unsafe { self.run_warp_v4(w, fuel, k) },
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", feature = "accel"))]
             // SAFETY: as above, with `Avx2` and `has_v3()`.
             Build::V3(k) => unsafe { self.run_warp_v3(w, fuel, k) },
             _ => self.run_warp_impl::<_, false>(w, fuel, Portable),
@@ -99,17 +105,27 @@ impl<'a> Worker<'a> {
 #[derive(Clone, Copy)]
 pub(crate) enum Build {
     Baseline,
+    #[cfg(feature = "accel")]
     V3(Avx2),
+    #[cfg(feature = "accel")]
     V4(Avx512),
 }
 
 impl Build {
     /// The best build up to `cap` that this CPU has.
     pub(crate) fn new(cap: HostBuild) -> Build {
-        match (Avx512::new(), Avx2::new()) {
-            (Some(k), _) if cap >= HostBuild::Avx512 => Build::V4(k),
-            (_, Some(k)) if cap >= HostBuild::Avx2 => Build::V3(k),
-            _ => Build::Baseline,
+        #[cfg(feature = "accel")]
+        {
+            match (Avx512::new(), Avx2::new()) {
+                (Some(k), _) if cap >= HostBuild::Avx512 => Build::V4(k),
+                (_, Some(k)) if cap >= HostBuild::Avx2 => Build::V3(k),
+                _ => Build::Baseline,
+            }
+        }
+        #[cfg(not(feature = "accel"))]
+        {
+            let _ = cap;
+            Build::Baseline
         }
     }
 
@@ -117,7 +133,9 @@ impl Build {
     pub(crate) fn host(self) -> HostBuild {
         match self {
             Build::Baseline => HostBuild::Baseline,
+            #[cfg(feature = "accel")]
             Build::V3(_) => HostBuild::Avx2,
+            #[cfg(feature = "accel")]
             Build::V4(_) => HostBuild::Avx512,
         }
     }
@@ -154,16 +172,18 @@ impl LaneMasks for Portable {
 }
 
 /// Proof that the CPU has AVX2 (made only by `new`).
+#[cfg(feature = "accel")]
 #[derive(Clone, Copy)]
 pub(crate) struct Avx2(());
 
+#[cfg(feature = "accel")]
 impl Avx2 {
     pub(super) fn new() -> Option<Avx2> {
         has_v3().then_some(Avx2(()))
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", feature = "accel"))]
 impl LaneMasks for Avx2 {
     const VECTOR: bool = true;
 
@@ -188,16 +208,18 @@ impl LaneMasks for Avx2 {
 }
 
 /// Proof that the CPU has the AVX-512 features of the v4 build (made only by `new`).
+#[cfg(feature = "accel")]
 #[derive(Clone, Copy)]
 pub(crate) struct Avx512(());
 
+#[cfg(feature = "accel")]
 impl Avx512 {
     pub(super) fn new() -> Option<Avx512> {
         has_v4().then_some(Avx512(()))
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", feature = "accel"))]
 impl LaneMasks for Avx512 {
     const VECTOR: bool = true;
 

@@ -7,13 +7,17 @@
 //! the block has arrived. The hot instruction loop is in `run` (each operation's result is `crate::sem`'s, applied
 //! over the lanes by `alu`'s loops); memory access in `memops`;
 //! warp-collective operations in `warpops`; whole blocks of eligible kernels, threads side by
-//! side, in `block` (the block tier, which hands any block it cannot finish back to the warps).
+//! side, in `block` (the block tier), and compiled regions in `jit_run`: accelerators, compiled
+//! with the `accel` feature and reached through the seam `accel`, which undoes a block the tier
+//! gives up on and hands it back to the warps.
 //! A counted launch (`crate::counters`) runs every block here, in the counting build of `run`'s
 //! loop, which hands each warp instruction to `counters::Acc::count` before executing it.
 //! This module does not parse PTX and does not spawn threads (see `pool`).
 
+pub(crate) mod accel;
 mod alu;
 mod barrier;
+#[cfg(feature = "accel")]
 pub(crate) mod block;
 #[cfg(test)]
 pub(crate) use barrier::ON_RELEASE;
@@ -21,6 +25,7 @@ mod builtins;
 mod calls;
 mod cpu;
 pub(crate) use cpu::Build;
+#[cfg(feature = "accel")]
 mod jit_run;
 mod memops;
 mod run;
@@ -34,6 +39,13 @@ use crate::check::Shadow;
 use crate::ir::{Program, SReg, Slot};
 use crate::mem::{Cache, GlobalView};
 use crate::{CheckKind, CheckReport, Dim3};
+
+/// The block accelerator compiled in (`accel`): the block tier with the `accel` feature.
+#[cfg(feature = "accel")]
+pub(crate) const BLOCK_ENGINE: Option<accel::BlockEngine> = Some(block::ENGINE);
+/// No block accelerator without the `accel` feature.
+#[cfg(not(feature = "accel"))]
+pub(crate) const BLOCK_ENGINE: Option<accel::BlockEngine> = None;
 
 /// Message of the fault raised in blocks stopped because another block faulted.
 pub const ABORT_MESSAGE: &str = "stopped because another block faulted";
@@ -55,7 +67,7 @@ pub const CACHES: usize = 8;
 pub struct Ctx<'a> {
     pub prog: &'a Program,
     /// The program's compiled regions, when this launch uses them.
-    pub jit: Option<&'a crate::jit::Compiled>,
+    pub jit: Option<&'a accel::Compiled>,
     pub files: &'a [String],
     pub global: &'a GlobalView,
     pub params: &'a [u8],
@@ -67,6 +79,7 @@ pub struct Ctx<'a> {
     /// allows it.
     pub block_tier: bool,
     /// Blocks of the tier may replay a recorded block (`block::replay`; `Engines::replay`).
+    #[cfg_attr(not(feature = "accel"), allow(dead_code))]
     pub block_replay: bool,
     /// Compiled loops may run lanes in gangs (`jit_run`; `Engines::gangs`).
     pub gangs: bool,
@@ -315,20 +328,23 @@ pub struct Worker<'a> {
     /// Lanes this worker ran through gang functions (`jit_run`), and the gangs it tried and
     /// that were turned down in this launch.
     pub ganged: u64,
+    #[cfg_attr(not(feature = "accel"), allow(dead_code))]
     gang_tries: u32,
+    #[cfg_attr(not(feature = "accel"), allow(dead_code))]
     gang_rejects: u32,
     /// (kind, pc) of non-fatal reports already made by this worker.
     reported: std::collections::HashSet<(CheckKind, u32)>,
     /// Per PC, the compiled region to enter there (empty when the launch runs interpreted).
-    jit_at: &'a [Option<crate::jit::JitFn>],
+    #[cfg_attr(not(feature = "accel"), allow(dead_code))]
+    jit_at: &'a [Option<accel::JitFn>],
     /// Per PC, the gang function of the loop that starts there (`jit_run`).
-    jit_gang: &'a [Option<crate::jit::JitFn>],
-    jit_ctx: Option<Box<crate::jit::JitCtx>>,
-    /// The block tier's state, when the launch uses it (`block`).
-    block_tier: Option<Box<block::BlockTier<'a>>>,
-    /// Blocks this worker ran in the block tier.
-    block_tier_done: u64,
-    block_tier_replays: u64,
+    #[cfg_attr(not(feature = "accel"), allow(dead_code))]
+    jit_gang: &'a [Option<accel::JitFn>],
+    #[cfg_attr(not(feature = "accel"), allow(dead_code))]
+    jit_ctx: Option<Box<accel::JitCtx>>,
+    /// The block accelerator (the block tier, when the launch uses it) and what the core keeps
+    /// to undo its attempts (`accel`).
+    seam: accel::BlockSeam<'a>,
     /// This worker's counts, when the launch counts (`crate::counters`).
     counting: Option<Box<crate::counters::Acc>>,
 }
@@ -453,14 +469,8 @@ impl<'a> Worker<'a> {
                 Some(j) if ctx.gangs => j.gangs(),
                 _ => &[],
             },
-            jit_ctx: ctx
-                .jit
-                .map(|j| crate::jit::JitCtx::new(ctx.params, ctx.global, j.caches)),
-            block_tier: ctx
-                .block_tier
-                .then(|| Box::new(block::BlockTier::new(ctx.block_replay))),
-            block_tier_done: 0,
-            block_tier_replays: 0,
+            jit_ctx: accel::region_ctx(ctx),
+            seam: accel::BlockSeam::new(ctx),
             counting: ctx
                 .counters
                 .map(|c| Box::new(crate::counters::Acc::new(ctx.prog, c))),
@@ -638,7 +648,7 @@ impl<'a> Worker<'a> {
         if let Some(c) = &mut self.counting {
             c.begin_block(lin);
         }
-        if parts == 1 && self.block_tier.is_some() && self.try_block_tier(ctaid) {
+        if parts == 1 && self.seam.accel.is_some() && self.run_block_accelerated(ctaid) {
             return Ok(());
         }
         let prog = self.ctx.prog;

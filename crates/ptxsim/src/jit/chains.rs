@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use super::live::dests;
+use crate::ir::defuse::dests;
 use crate::ir::{Inst, Op, Slot, NONE};
 
 /// A chain, by its head: the step register and the last position an access uses.

@@ -14,9 +14,9 @@ mod ops;
 mod shared;
 mod versioned;
 
+pub(super) use crate::ir::defuse::shared_access;
 pub use gang::GANG;
 pub(super) use gang::{gang, varying};
-pub(super) use shared::shared_access;
 
 use std::collections::HashMap;
 
@@ -28,7 +28,8 @@ use cranelift_codegen::ir::{
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
 
 use super::call::*;
-use super::live::{dests, sources, Live};
+use crate::ir::defuse::{dests, sources};
+use crate::ir::live::Live;
 use crate::ir::{FTy, Inst, MemSpace, Op, Program, Slot, NONE};
 
 /// Instructions where a straight-line run starts: the region's first instruction, branch

@@ -27,7 +27,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::live::dests;
+use crate::ir::defuse::dests;
 use crate::ir::{Cmp, Inst, IntTy, Op, Slot, NONE};
 
 /// `c + Σ coef · (value of slot where the iteration starts) + Σ coef · wide`, wrapping modulo

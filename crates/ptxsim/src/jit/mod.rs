@@ -47,7 +47,6 @@
 mod call;
 mod chains;
 mod emit;
-mod live;
 mod loops;
 mod roots;
 #[cfg(test)]
@@ -63,19 +62,11 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Linkage, Module};
 
 use crate::config::{Engines, JitMode, JitTrace};
-use crate::ir::{FTy, IRnd, Inst, IntTy, MemSpace, Op, Program, Rnd, UFn, NONE};
+use crate::ir::defuse::lane_local;
+use crate::ir::{Inst, Op, Program};
 
 pub use call::{JitCtx, JitFn};
 pub use emit::GANG;
-pub(crate) use live::{may_write, sources};
-
-/// Whether slot `s` may be read after control reaches `pc` (the compiled regions' liveness),
-/// for the tests.
-#[cfg(test)]
-pub(crate) fn liveness(prog: &Program) -> impl Fn(u32, crate::ir::Slot) -> bool {
-    let l = live::analyze(prog);
-    move |pc, s| l.live(pc, s)
-}
 
 /// The most shared bytes a block may have for compiled code to log its reads (`emit::shared`;
 /// bigger blocks record every read).
@@ -169,130 +160,13 @@ impl Compiled {
     }
 }
 
-/// Whether `i` can run inside a region (and so be compiled).
-pub(crate) fn supported(i: &Inst, prog: &Program) -> bool {
-    let regs_ok = i.r.iter().all(|&s| s == NONE || s < prog.nslots)
-        && (i.guard == NONE || i.guard < prog.nslots);
-    if !regs_ok {
-        return false;
-    }
-    let int_ok = |t: IntTy| matches!(t.bits, 8 | 16 | 32 | 64);
-    match i.op {
-        Op::Nop
-        | Op::Mov
-        | Op::Add
-        | Op::Sub
-        | Op::MulLo
-        | Op::MadLo
-        | Op::And
-        | Op::Or
-        | Op::Xor
-        | Op::Not
-        | Op::Neg
-        | Op::PNot
-        | Op::Selp
-        | Op::FAdd32
-        | Op::FSub32
-        | Op::FMul32
-        | Op::FFma32
-        | Op::FDiv32
-        | Op::FAdd64
-        | Op::FSub64
-        | Op::FMul64
-        | Op::FFma64
-        | Op::FDiv64
-        | Op::Bra => true,
-        Op::CNot { bits } | Op::Shl { bits } => matches!(bits, 8 | 16 | 32 | 64),
-        Op::Popc { bits } | Op::Clz { bits } | Op::Brev { bits } => matches!(bits, 32 | 64),
-        Op::Shr { ty } | Op::Min(ty) | Op::Max(ty) | Op::Abs(ty) | Op::Div(ty) | Op::Rem(ty) => {
-            int_ok(ty)
-        }
-        Op::MulHi(t) => matches!(t.bits, 32 | 64),
-        Op::MulWide(t) | Op::MadWide(t) => t.bits == 32,
-        Op::Pack { n, bits } => {
-            (1..=4).contains(&n)
-                && matches!(bits, 8 | 16 | 32)
-                && i.r[1..=n as usize].iter().all(|&s| s != NONE)
-        }
-        Op::Unpack { n, bits } => {
-            (1..=4).contains(&n)
-                && matches!(bits, 8 | 16 | 32)
-                && i.r[5] != NONE
-                && i.r[..n as usize].iter().all(|&s| s != NONE)
-        }
-        // The IEEE-exact ones (the interpreter computes them with the same host operations).
-        Op::FUnary { f, ty, ftz } => {
-            !ftz && matches!(ty, FTy::F32 | FTy::F64)
-                && matches!(f, UFn::Abs | UFn::Neg | UFn::Sqrt | UFn::Rcp | UFn::Rsqrt)
-        }
-        Op::FMin { ty, ftz, .. } | Op::FMax { ty, ftz, .. } => {
-            !ftz && matches!(ty, FTy::F32 | FTy::F64)
-        }
-        Op::SetpI { ty, .. } => int_ok(ty),
-        Op::SetpF { ty, ftz, .. } => !ftz && matches!(ty, FTy::F32 | FTy::F64),
-        Op::CvtII { from, to, sat } => !sat && int_ok(from) && int_ok(to),
-        Op::CvtIF { from, to, rnd } => {
-            from.bits == 32 && rnd == Rnd::Rn && matches!(to, FTy::F32 | FTy::F64)
-        }
-        // Rounding to an integer: `.ftz` changes nothing when truncating, and is not compiled
-        // otherwise (a flushed subnormal floors to 0, not -1).
-        Op::CvtFI {
-            from,
-            to,
-            irnd,
-            ftz,
-        } => {
-            (irnd == IRnd::Rzi || (irnd != IRnd::None && !ftz))
-                && matches!(from, FTy::F32 | FTy::F64)
-                && matches!(to.bits, 32 | 64)
-        }
-        // f32 -> f64 and f64 -> f32 (.rn). (Rounding to an integral value in the same type is
-        // not compiled: the interpreter keeps a signalling NaN's bits there, the host's round
-        // instructions quiet it.)
-        Op::CvtFF {
-            from,
-            to,
-            rnd,
-            irnd,
-            ftz,
-            sat,
-        } => {
-            !ftz && !sat
-                && irnd == IRnd::None
-                && match (from, to) {
-                    (FTy::F32, FTy::F64) => true,
-                    (FTy::F64, FTy::F32) => rnd == Rnd::Rn,
-                    _ => false,
-                }
-        }
-        // Shared memory in whole words only (`emit::shared_access`: the race checker's records
-        // are per word).
-        Op::Ld { space, size, n, .. } | Op::St { space, size, n } => {
-            (matches!(space, MemSpace::Global | MemSpace::Generic) && matches!(size, 1 | 2 | 4 | 8)
-                || emit::shared_access(i).is_some())
-                && matches!(n, 1 | 2 | 4)
-                && i.r[4] != NONE
-                && i.r[..n as usize].iter().all(|&s| s != NONE)
-        }
-        Op::LdK { size, n, .. } => {
-            matches!(size, 1 | 2 | 4 | 8)
-                && matches!(n, 1 | 2 | 4)
-                && i.imm >= 0
-                && (i.imm as u64).saturating_add(size as u64 * n as u64) <= prog.param_bytes as u64
-                && i.r[..n as usize].iter().all(|&s| s != NONE)
-        }
-        Op::Cvta { .. } => true,
-        _ => false,
-    }
-}
-
 /// The regions of `prog`: maximal runs of supported instructions, `[lo, hi)`.
 fn regions(prog: &Program, every: bool) -> Vec<(u32, u32)> {
     let mut out = Vec::new();
     let mut lo = None;
     for (pc, i) in prog.code.iter().enumerate() {
         let pc = pc as u32;
-        match (supported(i, prog), lo) {
+        match (lane_local(i, prog), lo) {
             (true, None) => lo = Some(pc),
             (false, Some(l)) => {
                 out.push((l, pc));
@@ -360,26 +234,6 @@ fn split_at_outer_heads(code: &[Inst], regions: Vec<(u32, u32)>) -> Vec<(u32, u3
     out
 }
 
-/// The slots of `prog` other than constants and special registers that some path may read
-/// before writing (live where the kernel starts; the analysis is the one regions use, which
-/// counts every slot live at a call and models the writes of the instructions it compiles and
-/// of loads, atomics and shuffles).
-pub fn entry_live(prog: &Program) -> Vec<crate::ir::Slot> {
-    if prog.code.is_empty() {
-        return Vec::new();
-    }
-    let live = live::analyze(prog);
-    let fixed: std::collections::HashSet<crate::ir::Slot> = prog
-        .consts
-        .iter()
-        .map(|c| c.0)
-        .chain(prog.sregs.iter().map(|r| r.0))
-        .collect();
-    (0..prog.nslots)
-        .filter(|&s| live.live(0, s) && !fixed.contains(&s))
-        .collect()
-}
-
 /// Compile the function in `ctx` as `id` (printing its machine code when `trace` asks for it)
 /// and clear the context.
 fn define(
@@ -420,7 +274,7 @@ pub fn compile(prog: &Program, every: bool, trace: JitTrace) -> Option<Compiled>
         for (pc, i) in prog.code.iter().enumerate() {
             eprintln!(
                 "  {pc:4} {} {:?}",
-                if supported(i, prog) { "+" } else { "-" },
+                if lane_local(i, prog) { "+" } else { "-" },
                 i.op
             );
         }
@@ -473,7 +327,7 @@ pub fn compile(prog: &Program, every: bool, trace: JitTrace) -> Option<Compiled>
     module.define_function(wrapper, &mut ctx).ok()?;
     module.clear_context(&mut ctx);
 
-    let live = live::analyze(prog);
+    let live = crate::ir::live::analyze(prog);
     let varying = emit::varying(prog);
     let mut ids = Vec::new();
     let mut gang_ids = Vec::new();
@@ -585,6 +439,7 @@ pub fn compile(prog: &Program, every: bool, trace: JitTrace) -> Option<Compiled>
 mod tests {
     use super::test_code::{add, inst};
     use super::*;
+    use crate::ir::NONE;
 
     /// Branches of `code` at PCs in `r`: (PC, target).
     fn branches(code: &[Inst], r: std::ops::Range<usize>) -> Vec<(usize, usize)> {

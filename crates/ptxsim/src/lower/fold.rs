@@ -7,8 +7,8 @@
 //! (`mov.u32 %r16, 31`) and at every kernel's start (`mov.u32 %r1, %tid.x`).
 //!
 //! This pass only rewrites the lowered program; it never executes anything. What it may treat
-//! as a write is `jit::may_write` (conservative), and "before every read" is the liveness the
-//! compiled regions use (`jit::entry_live`, passed in by the caller). Folding leaves that set
+//! as a write is `ir::defuse::may_write` (conservative), and "before every read" is the liveness the
+//! compiled regions use (`ir::live::entry_live`, passed in by the caller). Folding leaves that set
 //! as it was: a folded register was not in it and becomes a constant or special slot, which it
 //! leaves out, and no other register's reads or writes change. That liveness counts every
 //! register live at a call and a guarded write as no write, so device functions' registers and
@@ -27,7 +27,7 @@ enum Value {
 }
 
 /// Fold the copies of constants and special registers in `prog` (see the module docs), given
-/// the registers some path may read before writing (`jit::entry_live`).
+/// the registers some path may read before writing (`ir::live::entry_live`).
 pub fn copies(prog: &mut Program, read_first: &[Slot]) {
     let consts: HashMap<Slot, u64> = prog.consts.iter().copied().collect();
     let sregs: HashMap<Slot, SReg> = prog.sregs.iter().copied().collect();
@@ -36,7 +36,7 @@ pub fn copies(prog: &mut Program, read_first: &[Slot]) {
     let mut writes: HashMap<Slot, u32> = HashMap::new();
     let mut copy: HashMap<Slot, (usize, Value)> = HashMap::new();
     for (pc, i) in prog.code.iter().enumerate() {
-        for s in crate::jit::may_write(i, prog) {
+        for s in crate::ir::defuse::may_write(i, prog) {
             *writes.entry(s).or_insert(0) += 1;
         }
         if i.op == Op::Mov && i.guard == NONE && i.r[0] != NONE {

@@ -14,7 +14,6 @@ mod inst;
 mod memory;
 mod tensor;
 mod types;
-pub mod uniform;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -817,7 +816,7 @@ pub fn lower_kernel(m: &ModCtx, f: &Function) -> Result<Program, ModuleError> {
         block_tier: false,
         block_slots: Vec::new(),
     };
-    let read_first = crate::jit::entry_live(&prog);
+    let read_first = crate::ir::live::entry_live(&prog);
     fold::copies(&mut prog, &read_first);
     prog.entry_live = read_first;
     Ok(prog)

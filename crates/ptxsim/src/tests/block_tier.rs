@@ -251,7 +251,7 @@ fn slot_kinds_follow_the_uniformity_analysis() {
             }
             kernels += 1;
             assert_eq!(p.block_slots.len(), p.nslots as usize, "{}", k.name);
-            let u = crate::lower::uniform::analyze(p);
+            let u = crate::ir::uniform::analyze(p);
             for (s, kind) in p.block_slots.iter().enumerate() {
                 let s = s as u32;
                 match kind {
@@ -260,22 +260,22 @@ fn slot_kinds_follow_the_uniformity_analysis() {
                         for i in &p.code {
                             let mut unguarded = *i;
                             unguarded.guard = crate::ir::NONE;
-                            assert!(!crate::jit::sources(&unguarded).contains(&s));
-                            if crate::jit::may_write(i, p).contains(&s) {
+                            assert!(!crate::ir::defuse::sources(&unguarded).contains(&s));
+                            if crate::ir::defuse::may_write(i, p).contains(&s) {
                                 assert!(matches!(i.op, Op::SetpI { .. }), "{}", k.name);
                             }
                         }
                     }
                     BlockSlot::Unread => {
                         for i in &p.code {
-                            assert!(i.guard != s && !crate::jit::sources(i).contains(&s));
+                            assert!(i.guard != s && !crate::ir::defuse::sources(i).contains(&s));
                         }
                     }
                     BlockSlot::Affine { local } => {
                         // `%tid.x`, or one unguarded writer, before its every read in the
                         // same straight run when local.
                         let writers: Vec<usize> = (0..p.code.len())
-                            .filter(|&pc| crate::jit::may_write(&p.code[pc], p).contains(&s))
+                            .filter(|&pc| crate::ir::defuse::may_write(&p.code[pc], p).contains(&s))
                             .collect();
                         if writers.is_empty() {
                             assert!(p.sregs.contains(&(s, crate::ir::SReg::Tid(0))));
@@ -286,7 +286,8 @@ fn slot_kinds_follow_the_uniformity_analysis() {
                         assert_eq!(p.code[w].guard, crate::ir::NONE);
                         if *local {
                             for (pc, i) in p.code.iter().enumerate() {
-                                let reads = i.guard == s || crate::jit::sources(i).contains(&s);
+                                let reads =
+                                    i.guard == s || crate::ir::defuse::sources(i).contains(&s);
                                 let straight = (w..pc).all(|q| {
                                     q == w || !matches!(p.code[q].op, Op::Bra | Op::Bar(_))
                                 });

@@ -75,7 +75,7 @@ fn only_copies_written_once_before_every_read_are_folded() {
     let p = m.program("copies").unwrap();
     assert_eq!(nops(p), 4, "%r1, %r13, %r15 and %r2 fold: {:?}", p.code);
     // The registers read before written, found before folding, are those of the folded code.
-    assert_eq!(p.entry_live, crate::jit::entry_live(p));
+    assert_eq!(p.entry_live, crate::ir::live::entry_live(p));
     // Each immediate has a constant slot; a folded register is a second slot with its value.
     let holding = |v: u64| p.consts.iter().filter(|c| c.1 == v).count();
     assert_eq!((holding(7), holding(1000), holding(3)), (2, 1, 1));
@@ -123,7 +123,7 @@ fn nvrtc_shuffle_operands_become_constants() {
     // %ntid.x, %ctaid.x and %tid.x; `mov.u32 %r50, 0` and `mov.u32 %r51, 0` stay, as loads
     // write those registers too.
     assert_eq!(nops(p), 19, "{:?}", p.code);
-    assert_eq!(p.entry_live, crate::jit::entry_live(p));
+    assert_eq!(p.entry_live, crate::ir::live::entry_live(p));
     let shuffles: Vec<&ir::Inst> = p
         .code
         .iter()

@@ -162,7 +162,7 @@ impl Case {
     }
 }
 
-/// Every operation, type and modifier the JIT compiles (`jit::supported`), spelled in PTX.
+/// Every operation, type and modifier the JIT compiles (`ir::defuse::lane_local`), spelled in PTX.
 fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     let ints = [
@@ -490,7 +490,7 @@ fn every_compiled_operation_computes_what_sem_defines() {
         let pc = tested_pc(prog, case.classes[0]);
         let i = prog.code[pc];
         assert!(
-            crate::jit::supported(&i, prog),
+            crate::ir::defuse::lane_local(&i, prog),
             "{}: {:?} is not compiled (the table lists only what the JIT compiles)",
             case.mnemonic,
             i.op
@@ -577,7 +577,7 @@ fn every_operation_the_jit_compiles_has_a_case() {
     for (file, m) in &modules {
         for prog in m.programs.iter() {
             for i in &prog.code {
-                if !crate::jit::supported(i, prog) || moves_data(i.op) {
+                if !crate::ir::defuse::lane_local(i, prog) || moves_data(i.op) {
                     continue;
                 }
                 seen += 1;

@@ -6,9 +6,13 @@ pub(crate) mod entry_ptx;
 pub(crate) mod util;
 
 mod basic;
+#[cfg(feature = "accel")]
 mod block_atomics;
+#[cfg(feature = "accel")]
 mod block_tier;
+#[cfg(feature = "accel")]
 mod block_tier_shared;
+#[cfg(feature = "accel")]
 mod block_tier_shuffles;
 mod branch;
 mod checks;
@@ -18,12 +22,18 @@ mod extra;
 mod fold;
 mod half;
 mod half_conf;
+#[cfg(feature = "accel")]
 mod jit;
+#[cfg(feature = "accel")]
 mod jit_gang;
+#[cfg(feature = "accel")]
 mod jit_ragged;
+#[cfg(feature = "accel")]
 mod jit_sem;
+#[cfg(feature = "accel")]
 mod jit_shared;
 mod memory;
+#[cfg(feature = "accel")]
 mod replay;
 mod robust;
 mod semantics;

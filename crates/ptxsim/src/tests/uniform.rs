@@ -1,10 +1,10 @@
-//! The uniformity analysis (`lower::uniform`): which registers are block-uniform, which
+//! The uniformity analysis (`ir::uniform`): which registers are block-uniform, which
 //! instructions run under uniform control, and which kernels' barriers split them into
 //! block-wide phases, on hand-written PTX with every shape and on NVRTC's reductions.
 
 use super::util::config;
+use crate::ir::uniform::{analyze, BarrierIssue, Uniformity};
 use crate::ir::{Op, Program, SReg};
-use crate::lower::uniform::{analyze, BarrierIssue, Uniformity};
 use crate::*;
 
 /// Every shape, one `.loc` line per instruction under test (comments say what each must be).
@@ -478,7 +478,7 @@ fn uniform_registers_agree_at_every_barrier() {
         let m = dev.load_module(&text).unwrap();
         let p = m.program(kernel).unwrap();
         let u = analyze(p);
-        let live = crate::jit::liveness(p);
+        let live = crate::ir::live::liveness(p);
         let uniform: Vec<u32> = (0..p.nslots).filter(|&s| u.is_uniform(s)).collect();
         let checked = Rc::new(RefCell::new((0u64, 0u64, Vec::<String>::new())));
         let seen = Rc::clone(&checked);

@@ -1,9 +1,9 @@
 //! Helpers for the engine tests: a tiny deterministic RNG, typed device buffers, and launches
 //! of `name(in, out, extra…)` kernels with the block tier allowed or not.
 
-use crate::{
-    Device, DevicePtr, Dim3, Engines, JitMode, LaunchConfig, LaunchError, LaunchReport, Module,
-};
+use crate::{Device, DevicePtr, Dim3, Engines, LaunchConfig, Module};
+#[cfg(feature = "accel")]
+use crate::{JitMode, LaunchError, LaunchReport};
 
 /// A launch of `grid` blocks of `block` threads with the engines the `PTXSIM_*` variables
 /// choose (`install/test.sh` runs the suite a second time with `PTXSIM_JIT=always
@@ -167,12 +167,14 @@ pub fn fixture_modules(dev: &Device) -> Vec<(String, Module)> {
     out
 }
 
+#[cfg(feature = "accel")]
 /// What `launch_in_out` gives back: the output words, and the launch's result.
 pub struct TierRun {
     pub out: Vec<u32>,
     pub result: Result<LaunchReport, LaunchError>,
 }
 
+#[cfg(feature = "accel")]
 /// How a test launches a kernel `name(in, out, extra…)`.
 pub struct Launch<'a> {
     pub name: &'a str,
@@ -185,6 +187,7 @@ pub struct Launch<'a> {
     pub extra: &'a [u32],
 }
 
+#[cfg(feature = "accel")]
 /// `l` on `input` (u32 words) with an output of as many words, zeroed; with `tier`, compiled
 /// code and so the block tier allowed (`JitMode::Always`), else interpreted only.
 pub fn launch_in_out(

@@ -32,14 +32,14 @@ use crate::ir::{BlockSlot, Inst, IntTy, Op, Program, SReg, Slot, NONE};
 
 /// Mark as `BlockSlot::Affine` the `Lanes` slots of `kinds` that hold `base + stride * thread`
 /// (see the module docs); `u` is the uniformity analysis the other kinds came from.
-pub(super) fn mark(prog: &Program, u: &crate::lower::uniform::Uniformity, kinds: &mut [BlockSlot]) {
+pub(super) fn mark(prog: &Program, u: &crate::ir::uniform::Uniformity, kinds: &mut [BlockSlot]) {
     let n = kinds.len();
     let code = &prog.code;
     // Each slot's writer (`None`: none; `Some(None)`: more than one).
     let mut writer: Vec<Option<Option<usize>>> = vec![None; n];
     let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (pc, i) in code.iter().enumerate() {
-        for d in crate::jit::may_write(i, prog) {
+        for d in crate::ir::defuse::may_write(i, prog) {
             if let Some(w) = writer.get_mut(d as usize) {
                 *w = Some(if w.is_none() { Some(pc) } else { None });
             }
@@ -48,7 +48,7 @@ pub(super) fn mark(prog: &Program, u: &crate::lower::uniform::Uniformity, kinds:
         unguarded.guard = NONE;
         let members = matches!(i.op, Op::Shfl(_)).then_some(i.r[4]);
         let guard = (i.guard != NONE).then_some(i.guard);
-        for s in crate::jit::sources(&unguarded)
+        for s in crate::ir::defuse::sources(&unguarded)
             .into_iter()
             .chain(members)
             .chain(guard)

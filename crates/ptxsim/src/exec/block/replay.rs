@@ -258,7 +258,7 @@ impl Replay {
                 Op::St { .. } | Op::Ld { .. } => true,
                 _ => {
                     variant_inst(i, variant)
-                        || crate::jit::may_write(i, prog)
+                        || crate::ir::defuse::may_write(i, prog)
                             .iter()
                             .any(|&d| read.get(d as usize) != Some(&false))
                 }
@@ -283,7 +283,7 @@ impl Replay {
             if runs {
                 let mut unguarded = *i;
                 unguarded.guard = NONE;
-                let mut reads = crate::jit::sources(&unguarded);
+                let mut reads = crate::ir::defuse::sources(&unguarded);
                 match s.run {
                     // Only the source: the rest is in the record.
                     Run::ShflDown(..) => reads = vec![i.r[1]],
@@ -365,7 +365,7 @@ fn dead_writes(prog: &Program, rec: &mut [Step]) {
         if matches!(s.run, Run::No | Run::Epoch) {
             continue;
         }
-        let dests = crate::jit::may_write(i, prog);
+        let dests = crate::ir::defuse::may_write(i, prog);
         if register_op(i)
             && dests.len() == 1
             && lanes(dests[0])
@@ -386,7 +386,10 @@ fn dead_writes(prog: &Program, rec: &mut [Step]) {
         let mut unguarded = *i;
         unguarded.guard = NONE;
         let members = matches!(i.op, Op::Shfl(_)).then_some(i.r[4]);
-        for x in crate::jit::sources(&unguarded).into_iter().chain(members) {
+        for x in crate::ir::defuse::sources(&unguarded)
+            .into_iter()
+            .chain(members)
+        {
             if let Some(k) = killed.get_mut(x as usize) {
                 // A shuffle reads other threads' lanes: all of them count as read.
                 if matches!(i.op, Op::Shfl(_)) {
@@ -416,7 +419,7 @@ fn fuse_adds(prog: &Program, steps: &mut Vec<Step>, cached: &mut Vec<bool>) {
         unguarded.guard = NONE;
         let members = matches!(i.op, Op::Shfl(_)).then_some(i.r[4]);
         let guard = s.check.then_some(i.guard);
-        for x in crate::jit::sources(&unguarded)
+        for x in crate::ir::defuse::sources(&unguarded)
             .into_iter()
             .chain(members)
             .chain(guard)
@@ -469,7 +472,7 @@ fn cached(prog: &Program, variant: &[bool], writes: &[u32], steps: &[Step]) -> V
             let Some(i) = prog.code.get(s.pc as usize) else {
                 return false;
             };
-            let dests = crate::jit::may_write(i, prog);
+            let dests = crate::ir::defuse::may_write(i, prog);
             s.run == Run::Op
                 && !s.check
                 && register_op(i)
@@ -487,7 +490,7 @@ fn writes_per_slot(prog: &Program, rec: &[Step]) -> Vec<u32> {
     let mut writes = vec![0u32; prog.nslots as usize];
     for s in rec.iter().filter(|s| s.run != Run::Epoch) {
         if let Some(i) = prog.code.get(s.pc as usize) {
-            for d in crate::jit::may_write(i, prog) {
+            for d in crate::ir::defuse::may_write(i, prog) {
                 if let Some(w) = writes.get_mut(d as usize) {
                     *w += 1;
                 }
@@ -508,7 +511,7 @@ fn variant_inst(i: &Inst, variant: &[bool]) -> bool {
     unguarded.guard = NONE;
     let members = matches!(i.op, Op::Shfl(_)).then_some(i.r[4]);
     variant_op(i)
-        || crate::jit::sources(&unguarded)
+        || crate::ir::defuse::sources(&unguarded)
             .into_iter()
             .chain(members)
             .any(|s| variant.get(s as usize) != Some(&false))
@@ -547,7 +550,7 @@ pub(super) fn variant(prog: &Program) -> Vec<bool> {
             if !variant_inst(i, &v) {
                 continue;
             }
-            for d in crate::jit::may_write(i, prog) {
+            for d in crate::ir::defuse::may_write(i, prog) {
                 if let Some(x) = v.get_mut(d as usize) {
                     changed |= !*x;
                     *x = true;

@@ -30,8 +30,9 @@ use cranelift_codegen::ir::{Block, Function, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::{FunctionBuilderContext, Variable};
 
 use super::super::call::*;
-use super::super::live::{dests, Live};
 use super::{access, setup, Em};
+use crate::ir::defuse::dests;
+use crate::ir::live::Live;
 use crate::ir::{Inst, Program, Slot, NONE};
 
 /// Lanes a gang function runs together. Measured (`matmulNaive`, 16,384 threads, one worker,
@@ -359,10 +360,10 @@ pub(in crate::jit) fn varying(prog: &Program) -> Vec<bool> {
     loop {
         let mut changed = false;
         for i in &prog.code {
-            let compiled = super::super::supported(i, prog);
+            let compiled = crate::ir::defuse::lane_local(i, prog);
             let (ds, var) = if compiled {
                 let var = matches!(i.op, Op::Ld { .. })
-                    || super::super::live::sources(i)
+                    || crate::ir::defuse::sources(i)
                         .iter()
                         .any(|&s| v.get(s as usize).copied().unwrap_or(true));
                 (dests(i), var)

@@ -611,7 +611,7 @@ impl Em<'_, '_> {
                     };
                 }
             }
-            // `supported` admits nothing else.
+            // `ir::defuse::lane_local` admits nothing else.
             _ => self.exit_at(pc, 1),
         }
     }

@@ -34,9 +34,9 @@ use cranelift_codegen::ir::types::{I32, I64};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 
 use super::super::call::*;
-use super::super::live::dests;
 use super::{access, Em};
-use crate::ir::{Inst, MemSpace, Op, Slot, NONE};
+use crate::ir::defuse::{dests, shared_access};
+use crate::ir::{Inst, Op, Slot, NONE};
 
 /// One shared access: instruction index, its run's base index, immediate, bytes, whether a
 /// store.
@@ -74,25 +74,6 @@ pub(super) struct Run {
 /// The most accesses a log entry covers, and the longest stride it holds (in words).
 const MAX_COUNT: u32 = 64;
 const MAX_STRIDE_WORDS: u64 = 1023;
-
-/// The shared access `i` (address register, immediate, bytes, store), when compiled code does
-/// it (whole words: 4- and 8-byte elements; `jit::supported` admits no other).
-pub(in crate::jit) fn shared_access(i: &Inst) -> Option<(Slot, i64, u64, bool)> {
-    match i.op {
-        Op::Ld {
-            space: MemSpace::Shared,
-            size,
-            n,
-            ..
-        } if matches!(size, 4 | 8) => Some((i.r[4], i.imm, size as u64 * n as u64, false)),
-        Op::St {
-            space: MemSpace::Shared,
-            size,
-            n,
-        } if matches!(size, 4 | 8) => Some((i.r[4], i.imm, size as u64 * n as u64, true)),
-        _ => None,
-    }
-}
 
 impl Run {
     /// The run with `m` (through `slot`) added, if its base keeps a consistent alignment.
@@ -511,6 +492,7 @@ impl Em<'_, '_> {
 mod tests {
     use super::super::super::test_code::{add, inst, ld};
     use super::*;
+    use crate::ir::MemSpace;
 
     /// `ld.shared` (or `st.shared` when `store`) of `words` words at `[base + imm]`.
     fn sh(base: Slot, imm: i64, words: u8, store: bool) -> Inst {

@@ -404,7 +404,7 @@ pub fn analyze(prog: &Program) -> Uniformity {
         }
         let mut grew = false;
         for (pc, i) in prog.code.iter().enumerate() {
-            let dests = crate::jit::may_write(i, prog);
+            let dests = crate::ir::defuse::may_write(i, prog);
             if dests
                 .iter()
                 .all(|&d| divergent.get(d as usize) != Some(&false))

@@ -5,6 +5,10 @@
 //! slot (immediates and addresses become constant slots, special registers become per-lane slots
 //! filled at block start) and every type decision taken. Nothing here parses text or executes.
 
+pub(crate) mod defuse;
+pub(crate) mod live;
+pub(crate) mod uniform;
+
 use crate::ParamInfo;
 
 /// A register slot index. Each slot holds 32 lanes of `u64`.
@@ -834,7 +838,7 @@ pub struct Program {
     /// Whether any instruction is a block-wide barrier (`bar`/`barrier`).
     pub has_barriers: bool,
     /// Slots other than constants and special registers that some path may read before
-    /// writing (`jit::entry_live`): the only ones a launch must clear, so that register files
+    /// writing (`ir::live::entry_live`): the only ones a launch must clear, so that register files
     /// can be reused from launch to launch without a difference anyone could see.
     pub entry_live: Vec<Slot>,
     /// Different for every lowered program (a key for reusing register files).
@@ -847,10 +851,11 @@ pub struct Program {
 
 /// How the block tier keeps a register slot for a block's threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "accel"), allow(dead_code))]
 pub enum BlockSlot {
     /// One value per thread.
     Lanes,
-    /// One value for the whole block: block-uniform (`lower::uniform`), and only written by
+    /// One value for the whole block: block-uniform (`ir::uniform`), and only written by
     /// instructions that every live thread runs together.
     Uniform,
     /// One bit per thread: a predicate written only by comparisons and read only as a guard.

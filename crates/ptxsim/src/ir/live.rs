@@ -2,76 +2,30 @@
 //!
 //! Compiled code keeps a straight-line run's results in host registers and writes back to the
 //! lane's register file only the slots that are live where the lane leaves the region, and loads
-//! at entry only the slots live there. The analysis is conservative: an instruction the region
-//! compiler does not compile reads every slot it names and kills none; calls, returns and traps
-//! keep every slot live; a guarded write kills nothing.
+//! at entry only the slots live there; a block starts with the slots live at its entry cleared
+//! (`entry_live`). The analysis is conservative: an instruction that is not `lane_local` reads
+//! every slot it names and kills none; calls, returns and traps keep every slot live; a
+//! guarded write kills nothing.
 
-use super::supported;
-use crate::ir::{Inst, Op, Program, Slot, NONE};
-
-/// Slots an instruction writes (for the instructions `supported` admits).
-pub(super) fn dests(i: &Inst) -> Vec<Slot> {
-    let mut d = match i.op {
-        Op::Ld { n, .. } | Op::LdK { n, .. } | Op::Unpack { n, .. } => i.r[..n as usize].to_vec(),
-        Op::St { .. } | Op::Bra | Op::Nop => vec![],
-        Op::SetpI { .. } | Op::SetpF { .. } => vec![i.r[0], i.r[4]],
-        _ => vec![i.r[0]],
-    };
-    d.retain(|&s| s != NONE);
-    d
-}
-
-/// Slots any instruction may write: `dests` for the instructions `supported` admits, the
-/// destinations of interpreted loads, atomics, shuffles and barrier reductions, none for
-/// stores and control flow, and every slot it names for any other instruction (conservative).
-pub(crate) fn may_write(i: &Inst, prog: &Program) -> Vec<Slot> {
-    let mut d = match i.op {
-        Op::St { .. } | Op::Bra | Op::Nop | Op::Exit | Op::Ret | Op::Trap => vec![],
-        Op::Ld { n, .. } => i.r[..n as usize].to_vec(),
-        Op::Atom { .. } | Op::Bar(_) => vec![i.r[0]],
-        Op::Shfl(_) => vec![i.r[0], i.r[5]],
-        Op::Tensor => prog
-            .tensor
-            .get(i.imm as usize)
-            .map_or(vec![], |t| t.d.clone()),
-        _ if supported(i, prog) => dests(i),
-        _ => i.r.to_vec(),
-    };
-    d.retain(|&s| s != NONE);
-    d
-}
-
-/// Slots an instruction reads, its guard included (for the instructions `supported` admits).
-pub(crate) fn sources(i: &Inst) -> Vec<Slot> {
-    let mut s = match i.op {
-        Op::Ld { .. } => vec![i.r[4]],
-        Op::St { n, .. } => i.r[..n as usize].iter().copied().chain([i.r[4]]).collect(),
-        Op::LdK { .. } | Op::Bra | Op::Nop => vec![],
-        Op::Unpack { .. } => vec![i.r[5]],
-        Op::Pack { n, .. } => i.r[1..=n as usize].to_vec(),
-        _ => i.r[1..4].to_vec(),
-    };
-    s.push(i.guard);
-    s.retain(|&x| x != NONE);
-    s
-}
+use super::defuse::{dests, lane_local, sources};
+use super::{Op, Program, Slot, NONE};
 
 /// Live-in sets, one bit per slot, per PC.
-pub(super) struct Live {
+pub(crate) struct Live {
     words: usize,
     sets: Vec<u64>,
 }
 
 impl Live {
     /// Whether slot `s` may be read after control reaches `pc` (before `pc` executes).
-    pub(super) fn live(&self, pc: u32, s: Slot) -> bool {
+    pub(crate) fn live(&self, pc: u32, s: Slot) -> bool {
         let k = pc as usize * self.words + s as usize / 64;
         // Past the end of the program nothing is live.
         self.sets.get(k).is_some_and(|w| (w >> (s % 64)) & 1 != 0)
     }
 }
 
-pub(super) fn analyze(prog: &Program) -> Live {
+pub(crate) fn analyze(prog: &Program) -> Live {
     let n = prog.code.len();
     let words = (prog.nslots as usize).div_ceil(64).max(1);
     let mut sets = vec![0u64; n * words];
@@ -119,7 +73,7 @@ pub(super) fn analyze(prog: &Program) -> Live {
                         set(&mut new, i.guard);
                     }
                 }
-                _ if supported(i, prog) => {
+                _ if lane_local(i, prog) => {
                     or_in(&mut new, &sets, pc + 1);
                     if i.guard == NONE {
                         for d in dests(i) {
@@ -199,4 +153,32 @@ pub(super) fn analyze(prog: &Program) -> Live {
         }
     }
     Live { words, sets }
+}
+
+/// The slots of `prog` other than constants and special registers that some path may read
+/// before writing (live where the kernel starts; the analysis compiled regions use, which
+/// counts every slot live at a call and models the writes of the instructions it compiles and
+/// of loads, atomics and shuffles).
+pub(crate) fn entry_live(prog: &Program) -> Vec<Slot> {
+    if prog.code.is_empty() {
+        return Vec::new();
+    }
+    let live = analyze(prog);
+    let fixed: std::collections::HashSet<Slot> = prog
+        .consts
+        .iter()
+        .map(|c| c.0)
+        .chain(prog.sregs.iter().map(|r| r.0))
+        .collect();
+    (0..prog.nslots)
+        .filter(|&s| live.live(0, s) && !fixed.contains(&s))
+        .collect()
+}
+
+/// Whether slot `s` may be read after control reaches `pc` (the compiled regions' liveness),
+/// for the tests.
+#[cfg(test)]
+pub(crate) fn liveness(prog: &Program) -> impl Fn(u32, Slot) -> bool {
+    let l = analyze(prog);
+    move |pc, s| l.live(pc, s)
 }
