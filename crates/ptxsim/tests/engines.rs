@@ -3,6 +3,10 @@
 //! kernels that reach each of them, against the reference (the interpreter alone): the same
 //! output bytes, printf output, reports and faults. The environment plays no part here (the
 //! second pass of `install/test.sh` sets `PTXSIM_*` for the other tests).
+//!
+//! It checks that each engine asked for ran, so it needs the accelerators (the `accel` feature).
+
+#![cfg(feature = "accel")]
 
 mod common;
 
