@@ -1,8 +1,7 @@
 //! Every combination of engines (`ptxsim::Engines`: compiled regions off/auto/always, block
 //! tier, replays, gangs, each interpreter build the CPU has) in one process, on a few fixture
 //! kernels that reach each of them, against the reference (the interpreter alone): the same
-//! output bytes, printf output, reports and faults. The environment plays no part here (the
-//! second pass of `install/test.sh` sets `PTXSIM_*` for the other tests).
+//! output bytes, printf output, reports and faults. The environment plays no part here.
 //!
 //! It checks that each engine asked for ran, so it needs the accelerators (the `accel` feature).
 

@@ -1,6 +1,6 @@
 //! The region compiler against the interpreter: same results, same check reports, cancel and
-//! budget inside compiled loops, and the tiering rule. (The whole engine suite also runs with
-//! `PTXSIM_JIT=always` in `install/test.sh`.)
+//! budget inside compiled loops, and the tiering rule. (`tests/differential.rs` runs every
+//! fixture kernel with compiled regions from the first launch too.)
 
 use super::util::*;
 use crate::*;

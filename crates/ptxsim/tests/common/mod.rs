@@ -15,8 +15,8 @@ pub use float::*;
 pub use rng::Rng;
 
 /// A launch of `grid` blocks of `block` threads with the engines the `PTXSIM_*` variables
-/// choose (`install/test.sh` runs the suite a second time with `PTXSIM_JIT=always
-/// PTXSIM_CPU=avx2`): the tests' edge, where the environment is read.
+/// choose (the defaults when unset; `PTXSIM_JIT=always PTXSIM_CPU=avx2 cargo test` reruns these
+/// tests under one other setting by hand): the tests' edge, where the environment is read.
 pub fn config(grid: Dim3, block: Dim3) -> LaunchConfig {
     let mut c = LaunchConfig::new(grid, block);
     c.engines = ptxsim::Engines::from_vars(|k| std::env::var(k).ok());
