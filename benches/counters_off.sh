@@ -10,37 +10,5 @@
 # here/base; the last line is `counters_off: worst_ratio=R` (the goal: R <= 1.02).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-base=${1:-0ce1be7}
-rounds=${2:-7}
-dir=target/counters-base
-cargo build --release -p ptxsim --example bench >&2
-if [ ! -d "$dir/src" ]; then
-    git worktree add --force --detach "$dir/src" "$base" >&2
-else
-    git -C "$dir/src" checkout --detach -q "$base"
-fi
-(cd "$dir/src" && CARGO_TARGET_DIR="$PWD/../target" cargo build --release -p ptxsim --example bench >&2)
-here=target/release/examples/bench
-there=$dir/target/release/examples/bench
-
-best() { # best seconds of one --profile run's output
-    grep -o '[0-9.]*e[-+][0-9]* s$' | cut -d' ' -f1
-}
-
-printf '%-18s %9s %11s %11s %9s\n' case threads "here s" "base s" here/base
-worst=0
-for spec in "vecAdd 4194304" "matmulTiled 65536" "reduceBlockTree 1048576" "blur3x3 1048576" "matmulNaive 65536"; do
-    read -r name threads <<<"$spec"
-    h=inf b=inf
-    for _ in $(seq "$rounds"); do
-        x=$("$here" --profile "$name" "$threads" --repeat 3 2>&1 | best)
-        y=$("$there" --profile "$name" "$threads" --repeat 3 2>&1 | best)
-        h=$(python3 -c "print(min(float('$h'), float('$x')))")
-        b=$(python3 -c "print(min(float('$b'), float('$y')))")
-    done
-    r=$(python3 -c "print(f'{$h / $b:.3f}')")
-    worst=$(python3 -c "print(max($worst, $r))")
-    printf '%-18s %9s %11.4f %11.4f %9s\n' "$name" "$threads" "$h" "$b" "$r"
-done
-echo "counters_off: worst_ratio=$worst"
+AB_CASES="vecAdd 4194304,matmulTiled 65536,reduceBlockTree 1048576,blur3x3 1048576,matmulNaive 65536" \
+    AB_LABEL=counters_off exec bash benches/ptxsim_ab.sh "${1:-0ce1be7}" "${2:-7}"

@@ -8,7 +8,10 @@
 #
 # BASE is checked out in a git worktree under target/counters-base/ and built there (ptxsim
 # only, a few minutes the first time). Prints per case the best seconds of each and
-# here/base; the last line is `ptxsim_ab: worst_ratio=R` (the goal: R <= 1.05).
+# here/base; the last line is `LABEL: worst_ratio=R` (the goal: R <= 1.05).
+#
+# Environment: AB_CASES ("NAME THREADS" pairs separated by commas; default: the nine kernels),
+# AB_LABEL (default ptxsim_ab). benches/counters_off.sh runs this with its own cases.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,9 +34,9 @@ best() { # best seconds of one --profile run's output
 
 printf '%-18s %9s %11s %11s %9s\n' case threads "here s" "base s" here/base
 worst=0
-for spec in "vecAdd 4194304" "matmulNaive 65536" "matmulTiled 65536" "reduceBlockTree 1048576" \
-    "reduceWarpShuffle 1048576" "histogramShared 1048576" "blur3x3 1048576" "heatStep 1048576" \
-    "binParticles 1048576"; do
+cases=${AB_CASES:-vecAdd 4194304,matmulNaive 65536,matmulTiled 65536,reduceBlockTree 1048576,reduceWarpShuffle 1048576,histogramShared 1048576,blur3x3 1048576,heatStep 1048576,binParticles 1048576}
+IFS=, read -r -a specs <<<"$cases"
+for spec in "${specs[@]}"; do
     read -r name threads <<<"$spec"
     h=inf b=inf
     for _ in $(seq "$rounds"); do
@@ -46,4 +49,4 @@ for spec in "vecAdd 4194304" "matmulNaive 65536" "matmulTiled 65536" "reduceBloc
     worst=$(python3 -c "print(max($worst, $r))")
     printf '%-18s %9s %11.4f %11.4f %9s\n' "$name" "$threads" "$h" "$b" "$r"
 done
-echo "ptxsim_ab: worst_ratio=$worst"
+echo "${AB_LABEL:-ptxsim_ab}: worst_ratio=$worst"
