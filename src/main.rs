@@ -1,8 +1,8 @@
 //! The `nbcuda` binary: `nbcuda kernel` (the Jupyter kernel, started by Jupyter through the
 //! kernelspec), `nbcuda install` (writes that kernelspec) and `nbcuda doctor` (checks the set-up).
 //!
-//! evcxr re-runs this very binary as its child process for Rust cells, so `main` hands over to
-//! evcxr's runtime before anything else; nothing here may run before that hook.
+//! evcxr re-runs this very binary as its child process for Rust cells, and cargo runs it as
+//! evcxr's rustc wrapper, so `main` hands over to those before anything else.
 
 use clap::{Args, Parser, Subcommand};
 use nbcuda::cli::{doctor, install};
@@ -78,6 +78,8 @@ fn main() -> ExitCode {
     // Must come first: when evcxr starts this binary as its child, this never returns (the line
     // before only acts in that child: it routes stdout through a pipe, see child_marker).
     nbcuda::rust::child_marker::install_if_evcxr_child();
+    // When cargo runs this binary as evcxr's rustc wrapper: wraps evcxr's wrapper (see dep_info).
+    nbcuda::rust::dep_info::wrap_rustc_if_asked();
     evcxr::runtime_hook();
     // `nbcuda gpu-worker`: the process that holds the CUDA context (started by the Jupyter
     // kernel, not by users; see nbcuda::gpu::worker).

@@ -74,7 +74,7 @@ impl NbcudaInterpreter {
             cancel: cancel.clone(),
             errors: nb_errors.clone(),
         });
-        let (mut env, mut prelude) = (Vec::new(), Vec::new());
+        let (mut env, mut prelude) = (Vec::new(), crate::rust::Prelude::default());
         let nb_server = match NbServer::start(host) {
             Ok(server) => {
                 env.push((

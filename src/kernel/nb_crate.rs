@@ -43,12 +43,18 @@ pub fn materialize() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
-/// The evcxr lines that make `nb` available in every Rust cell. `:cache` turns on evcxr's
-/// build cache (in ~/.cache/evcxr), so `nb` and its dependencies compile once per machine, not
-/// once per Jupyter kernel start.
-pub fn prelude(dir: &std::path::Path) -> Vec<String> {
-    vec![
-        ":cache 2048".to_string(),
-        format!(":dep nb = {{ path = {:?} }}", dir.to_string_lossy()),
-    ]
+/// The evcxr lines that make `nb` available in Rust cells. `:cache` (at start) turns on evcxr's
+/// build cache (in ~/.cache/evcxr), so `nb`'s dependencies compile once per machine, not once per
+/// Jupyter kernel start. `:dep nb` is loaded on demand: when the Jupyter kernel is first idle, or
+/// before the first cell that names `nb` (building it takes seconds that a first cell without
+/// `nb` does not wait for).
+pub fn prelude(dir: &std::path::Path) -> crate::rust::Prelude {
+    crate::rust::Prelude {
+        at_start: vec![":cache 2048".to_string()],
+        on_demand: vec![format!(
+            ":dep nb = {{ path = {:?} }}",
+            dir.to_string_lossy()
+        )],
+        names: vec!["nb".to_string()],
+    }
 }

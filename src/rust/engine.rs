@@ -144,7 +144,7 @@ in earlier cells are gone (functions, types, `use` and `:dep` lines stay).";
 /// The worker: starts evcxr, runs the prelude, then serves jobs until the engine is dropped.
 pub(super) fn worker_main(
     env: Vec<(String, String)>,
-    prelude: Vec<String>,
+    prelude: super::Prelude,
     shared: Arc<Shared>,
     jobs: mpsc::Receiver<Job>,
 ) {
@@ -165,7 +165,9 @@ pub(super) fn worker_main(
     lock(&shared.kill).child = Some(ctx.process_handle());
     let flusher = Forwarder::spawn(outputs.stdout, outputs.stderr, shared.clone());
     let t_context = t0.elapsed();
-    let mut notice = run_prelude(&mut ctx, &prelude, &flusher);
+    let mut notice = run_prelude(&mut ctx, &prelude.at_start, &flusher);
+    let names = prelude.names;
+    let mut on_demand = Some(prelude.on_demand).filter(|lines| !lines.is_empty());
     store_variables(&ctx, &shared);
     *lock(&shared.status) = Status::Ready;
     tracing::info!(
@@ -178,11 +180,12 @@ pub(super) fn worker_main(
         shared: shared.clone(),
         flusher,
     };
-    // rust-analyzer's first completion loads the standard library's sources (seconds): it is
-    // done once the worker is idle, so that a cell sent right after start does not wait for it.
+    // Work for idle time, so that a cell sent right after start waits for neither: the
+    // prelude's on-demand part (unless a cell needs it first), then rust-analyzer's first
+    // completion, which loads the standard library's sources (seconds).
     let mut warmed = false;
     loop {
-        let job = if warmed {
+        let job = if warmed && on_demand.is_none() {
             match jobs.recv() {
                 Ok(job) => job,
                 Err(_) => break,
@@ -191,8 +194,16 @@ pub(super) fn worker_main(
             match jobs.try_recv() {
                 Ok(job) => job,
                 Err(mpsc::TryRecvError::Empty) => {
-                    warm_up(&mut worker.ctx);
-                    warmed = true;
+                    if let Some(lines) = on_demand.take() {
+                        notice = join_notices(
+                            notice,
+                            run_prelude(&mut worker.ctx, &lines, &worker.flusher),
+                        );
+                        store_variables(&worker.ctx, &shared);
+                    } else {
+                        warm_up(&mut worker.ctx);
+                        warmed = true;
+                    }
                     continue;
                 }
                 Err(mpsc::TryRecvError::Disconnected) => break,
@@ -211,6 +222,12 @@ pub(super) fn worker_main(
                     continue;
                 }
                 started.store(true, Ordering::SeqCst);
+                if on_demand.is_some() && names.iter().any(|name| text::names(&code, name)) {
+                    if let Some(lines) = on_demand.take() {
+                        let failed = run_prelude(&mut worker.ctx, &lines, &worker.flusher);
+                        notice = join_notices(notice, failed);
+                    }
+                }
                 if let Some(text) = notice.take() {
                     sink(CellOutput::Stderr(text));
                 }
@@ -316,7 +333,14 @@ fn serve_failed(jobs: &mpsc::Receiver<Job>, message: &str) {
     }
 }
 
-/// Runs the prelude (colon commands first, as evcxr wants them at the top of a cell). Returns a
+fn join_notices(a: Option<String>, b: Option<String>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + &b),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Runs (part of) the prelude (colon commands first, as evcxr wants them at the top of a cell). Returns a
 /// notice for the first cell's stderr if it failed.
 fn run_prelude(
     ctx: &mut evcxr::CommandContext,

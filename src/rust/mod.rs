@@ -14,6 +14,7 @@
 
 pub mod child_marker;
 mod complete;
+pub mod dep_info;
 mod engine;
 mod text;
 pub mod toolchain;
@@ -126,12 +127,24 @@ impl RustInterrupt {
     }
 }
 
+/// Code the Jupyter kernel evaluates for the user, in two steps (colon commands go first in each).
+#[derive(Debug, Clone, Default)]
+pub struct Prelude {
+    /// Evaluated right after evcxr starts, before any cell: settings such as `:cache`, `use` lines.
+    pub at_start: Vec<String>,
+    /// Evaluated when the worker is first idle, or before the first cell that names one of
+    /// `names`, whichever comes first: `:dep` lines, whose first build takes seconds that a first
+    /// cell which needs none of them should not wait for.
+    pub on_demand: Vec<String>,
+    /// The identifiers (crate names) that make a cell load `on_demand` first.
+    pub names: Vec<String>,
+}
+
 impl RustEngine {
     /// Returns at once; starts evcxr's `CommandContext` on a background thread (it takes
-    /// seconds). `env` is added to the environment of evcxr's child process. `prelude` is Rust
-    /// code (`:dep` lines, `use` lines) evaluated once right after start, before any user cell;
-    /// its colon commands go first.
-    pub fn start(env: Vec<(String, String)>, prelude: Vec<String>) -> RustEngine {
+    /// seconds). `env` is added to the environment of evcxr's child process; `prelude` is
+    /// evaluated as [`Prelude`] says.
+    pub fn start(env: Vec<(String, String)>, prelude: Prelude) -> RustEngine {
         let shared = Arc::new(Shared::new());
         let (jobs, receiver) = mpsc::channel();
         if toolchain::find_cargo().is_none() {
@@ -165,7 +178,7 @@ impl RustEngine {
         }
     }
 
-    /// Whether evcxr has started (and the prelude ran).
+    /// Whether evcxr has started (and the prelude's `at_start` part ran).
     pub fn is_ready(&self) -> bool {
         *lock(&self.shared.status) == Status::Ready
     }

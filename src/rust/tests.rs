@@ -127,10 +127,14 @@ fn slow_evcxr_engine_end_to_end() {
     let t0 = Instant::now();
     let engine = RustEngine::start(
         vec![("NBCUDA_BRIDGE_TEST".to_owned(), "from-env".to_owned())],
-        vec![
-            "use std::collections::BTreeMap;".to_owned(),
-            ":fmt {:?}".to_owned(),
-        ],
+        Prelude {
+            at_start: vec![
+                "use std::collections::BTreeMap;".to_owned(),
+                ":fmt {:?}".to_owned(),
+            ],
+            on_demand: vec!["fn nbcuda_on_demand() -> u32 { 7 }".to_owned()],
+            names: vec!["nbcuda_on_demand".to_owned()],
+        },
     );
     assert!(
         t0.elapsed() < Duration::from_millis(500),
@@ -158,6 +162,12 @@ fn slow_evcxr_engine_end_to_end() {
         "let mut m = BTreeMap::new(); m.insert(2, 3); m.len()",
     );
     assert_eq!(plain(&result.unwrap()).as_deref(), Some("1"));
+    // The on-demand part is there for a cell that names it (loaded when idle, or just before).
+    let (result, _) = run(&engine, &format!("nbcuda_on_demand() + {a}"));
+    assert_eq!(
+        plain(&result.unwrap()).as_deref(),
+        Some(&*(a + 7).to_string())
+    );
 
     // Variables persist between cells.
     let (result, _) = run(&engine, "x * 2");

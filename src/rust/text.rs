@@ -198,6 +198,13 @@ pub(crate) fn blank_commands_for_analysis(code: &str, cursor: usize) -> String {
 }
 
 /// The largest char boundary of `text` at or before `index`.
+/// Whether `code` contains `name` as a whole identifier (`nb::get`, `use nb;`; not `nbody`).
+/// Comments and strings count too: a false match only loads something early.
+pub(crate) fn names(code: &str, name: &str) -> bool {
+    code.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|word| word == name)
+}
+
 pub(crate) fn floor_char_boundary(text: &str, index: usize) -> usize {
     let mut i = index.min(text.len());
     while !text.is_char_boundary(i) {
@@ -353,6 +360,15 @@ mod tests {
         // The cursor on a command keeps that command (evcxr completes command names).
         let on_vars = code.find(":va").unwrap() + 3;
         assert!(blank_commands_for_analysis(code, on_vars).contains(":vars"));
+    }
+
+    #[test]
+    fn names_finds_whole_identifiers_only() {
+        assert!(names("let a = nb::get(\"x\")?;", "nb"));
+        assert!(names("use nb;", "nb"));
+        assert!(names("nb", "nb"));
+        assert!(!names("let nbody = 3; let x_nb = nb_count;", "nb"));
+        assert!(!names("", "nb"));
     }
 
     #[test]

@@ -5,12 +5,21 @@ data, checked against a CPU computation done in the same Rust cell or in Python.
 
 from __future__ import annotations
 
+import os
 import random
 import time
 
 import pytest
 
-from nbkernel import CELL_TIMEOUT, FIRST_CELL_TIMEOUT, error, execute, ok
+from nbkernel import (
+    CELL_TIMEOUT,
+    FIRST_CELL_TIMEOUT,
+    error,
+    execute,
+    ok,
+    start_kernel,
+    stop_kernel,
+)
 
 ADD_SCALE = r"""%%cuda
 __global__ void axpy(const float* x, float* y, float a, int n) {
@@ -177,3 +186,35 @@ nb::free("big").unwrap();
 """, timeout=FIRST_CELL_TIMEOUT)
     print(ex.stream())
     assert "put " in ex.stream()
+
+
+def test_a_later_jupyter_kernel_reuses_the_build_cache_without_rebuilding(tmp_path):
+    """evcxr's build cache (`:cache`) stores each dependency's dep-info, which names its build
+    script's OUT_DIR in the target folder of the Jupyter kernel that filled the cache. Kernel A
+    fills a fresh cache and exits (its folder is deleted); kernel B loads `nb` from that cache.
+    Its later cells must not rebuild serde & co. (the rustc wrapper rewrites those paths:
+    rust::dep_info); cargo prints a `Compiling` line on the Jupyter kernel's stderr for each
+    rebuild."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.pop("NBCUDA_CACHE_DIR", None)
+    nb_cell = 'println!("nb list ok: {}", nb::list().is_ok());'
+
+    km, kc = start_kernel(env=env)
+    try:
+        assert "nb list ok: true" in ok(kc, nb_cell, timeout=FIRST_CELL_TIMEOUT).stream()
+    finally:
+        stop_kernel(km, kc)
+
+    log = tmp_path / "kernel_b.stderr"
+    with open(log, "wb") as stderr:
+        km, kc = start_kernel(env=env, stderr=stderr)
+        try:
+            assert "nb list ok: true" in ok(kc, nb_cell, timeout=FIRST_CELL_TIMEOUT).stream()
+            loaded = log.stat().st_size
+            for a in random.sample(range(1000), 2):
+                assert str(a + 1) in ok(kc, f'println!("{{}}", {a} + 1);').stream()
+        finally:
+            stop_kernel(km, kc)
+    later = log.read_bytes()[loaded:].decode(errors="replace")
+    rebuilt = [line.strip() for line in later.splitlines() if "Compiling" in line]
+    assert rebuilt == [], f"later Rust cells rebuilt dependencies: {rebuilt}"
