@@ -11,22 +11,7 @@ use crate::gpu::Dtype;
 
 // ---------- formatting of scalars ----------
 
-/// A float like numpy prints it: `1.0`, `0.25`, `1e-05`, `nan`, `inf`.
-pub fn fmt_f64(v: f64) -> String {
-    if v.is_nan() {
-        return "nan".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if v == v.trunc() && v.abs() < 1e16 {
-        return format!("{v:.1}");
-    }
-    if v != 0.0 && (v.abs() < 1e-4 || v.abs() >= 1e16) {
-        return format!("{v:e}");
-    }
-    format!("{v}")
-}
+pub use crate::types::fmt_f64;
 
 /// An f32 like numpy prints it: the shortest digits that give the same f32 back.
 pub fn fmt_f32(v: f32) -> String {

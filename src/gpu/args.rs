@@ -1,13 +1,17 @@
 //! Launch arguments against a CUDA kernel's C signature: every check that must pass before
 //! anything runs (count, array vs scalar, dtype vs pointer type, integer ranges, unknown arrays)
 //! and the packing of each argument into the bytes of its parameter, plus the launch
-//! configuration checks against the device limits.
+//! configuration checks against the device limits. The one check of launch arguments: the command
+//! language (`magics::launch`) evaluates arguments and calls [`pack`] through
+//! `DeviceState::check_args`, and every launch runs it again on the loaded CUDA kernel; each
+//! message is written here once.
 //!
 //! This module is pure: it reads arrays' metadata through a lookup and never touches a device.
 
 use super::backend::{DevPtr, KernelMeta};
 use super::{DeviceLimits, Dim3, Dtype, GpuError, KernelParam, LaunchArg, ParamKind};
 use crate::suggest::{did_you_mean, Quote};
+use crate::types::fmt_f64;
 
 /// What the packer needs to know about a named array.
 #[derive(Debug, Clone, Copy)]
@@ -29,189 +33,190 @@ pub struct Packed {
 
 /// `add(const float* a, const float* b, float* c, int n)`.
 pub fn signature(kernel: &str, params: &[KernelParam]) -> String {
-    let list: Vec<String> = params
-        .iter()
-        .map(|p| format!("{} {}", p.c_type, p.name))
-        .collect();
+    let list: Vec<String> = params.iter().map(declaration).collect();
     format!("{kernel}({})", list.join(", "))
 }
 
-fn label(kernel: &str, i: usize, p: &KernelParam) -> String {
-    format!("parameter `{}` (position {}) of {kernel}", p.name, i + 1)
+/// `const float* a`.
+fn declaration(p: &KernelParam) -> String {
+    format!("{} {}", p.c_type, p.name)
+}
+
+/// A launch argument that does not fit its parameter: the message, and which argument (0-based;
+/// None when the count is wrong), so that the command language can put a caret under it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArgError {
+    pub position: Option<usize>,
+    pub message: String,
+}
+
+impl From<ArgError> for GpuError {
+    fn from(e: ArgError) -> GpuError {
+        GpuError::argument(e.message)
+    }
+}
+
+/// `argument 2 of %launch (float* y)`: how messages name argument `i`; `caller` is what the user
+/// called (`%launch`, or the CUDA kernel's name).
+pub fn label(caller: &str, i: usize, p: &KernelParam) -> String {
+    format!("argument {} of {caller} ({})", i + 1, declaration(p))
 }
 
 fn describe_arg(a: &LaunchArg) -> String {
     match a {
-        LaunchArg::Array(n) => format!("array `{n}`"),
+        LaunchArg::Array(n) => format!("array '{n}'"),
         LaunchArg::ArrayAt(n, off) => format!("`{n} + {off}`"),
         LaunchArg::Null => "null".into(),
         LaunchArg::Int(v) => format!("the number {v}"),
-        LaunchArg::Float(v) => format!("the number {v}"),
+        LaunchArg::Float(v) => format!("the number {}", fmt_f64(*v)),
         LaunchArg::Fields(f) => format!("a tuple of {}", f.len()),
     }
 }
 
-/// Checks `args` against `params` and packs them.
+/// Checks `args` against `params` and packs them: the one check of launch arguments (count,
+/// array vs scalar, unknown arrays with a "did you mean", element type, offsets, tuples, integer
+/// and float ranges). `caller` names the call in messages (see [`label`]).
 pub fn pack(
     kernel: &str,
+    caller: &str,
     params: &[KernelParam],
     args: &[LaunchArg],
     lookup: &dyn Fn(&str) -> Option<ArrayRef>,
     array_names: &dyn Fn() -> Vec<String>,
-) -> Result<Packed, GpuError> {
+) -> Result<Packed, ArgError> {
     if args.len() != params.len() {
-        return Err(GpuError::argument(format!(
-            "{} takes {} argument{}, got {}",
-            signature(kernel, params),
-            params.len(),
-            if params.len() == 1 { "" } else { "s" },
-            args.len()
-        )));
+        return Err(ArgError {
+            position: None,
+            message: wrong_count(kernel, params, args.len()),
+        });
     }
     let mut out = Packed::default();
     for (i, (p, a)) in params.iter().zip(args).enumerate() {
-        let bytes = match (&p.kind, a) {
-            (ParamKind::Other, _) => {
-                return Err(GpuError::argument(format!(
-                    "{} has type `{}`, which %launch cannot pass (it passes arrays to pointers \
-                     and numbers to integer or floating-point scalars)",
-                    label(kernel, i, p),
-                    p.c_type
-                )))
-            }
-            (ParamKind::Pointer { .. }, LaunchArg::Null) => vec![0u8; 8],
-            (
-                ParamKind::Pointer { elem, is_const },
-                a @ (LaunchArg::Array(_) | LaunchArg::ArrayAt(..)),
-            ) => {
-                let (name, offset) = match a {
-                    LaunchArg::ArrayAt(n, off) => (n, *off),
-                    LaunchArg::Array(n) => (n, 0),
-                    _ => unreachable!("matched above"),
-                };
-                let Some(arr) = lookup(name) else {
-                    let names = array_names();
-                    let hint =
-                        match did_you_mean(name, names.iter().map(String::as_str), Quote::Code) {
-                            Some(h) => format!(" ({h})"),
-                            None if names.is_empty() => {
-                                " (no arrays exist yet: create one with %array)".into()
-                            }
-                            None => format!(" (arrays: {})", names.join(", ")),
-                        };
-                    return Err(GpuError::argument(format!(
-                        "{}: no array named `{name}`{hint}",
-                        label(kernel, i, p)
-                    )));
-                };
-                if let Some(e) = elem {
-                    if *e != arr.dtype {
-                        return Err(GpuError::argument(format!(
-                            "{} is `{}` (elements of {}), but array `{name}` is {} ({})",
-                            label(kernel, i, p),
-                            p.c_type,
-                            e.name(),
-                            arr.dtype.name(),
-                            arr.dtype.c_names()[0]
-                        )));
-                    }
-                }
-                if offset > arr.len {
-                    return Err(GpuError::argument(format!(
-                        "{}: `{name} + {offset}` points past the end of array `{name}` ({} \
-                         elements)",
-                        label(kernel, i, p),
-                        arr.len
-                    )));
-                }
-                out.arrays.push((name.clone(), i, !is_const));
-                let ptr = arr.ptr + (offset * arr.dtype.size()) as u64;
-                ptr.to_le_bytes().to_vec()
-            }
-            (ParamKind::Aggregate(layout), LaunchArg::Fields(values)) => {
-                if values.len() != layout.fields.len() {
-                    return Err(GpuError::argument(format!(
-                        "{} is `{}`, {} numbers ({}), but got {}",
-                        label(kernel, i, p),
-                        p.c_type,
-                        layout.fields.len(),
-                        field_names(layout),
-                        values.len()
-                    )));
-                }
-                let mut bytes = vec![0u8; layout.size];
-                for (f, v) in layout.fields.iter().zip(values) {
-                    let c_type = f.dtype.c_names()[0];
-                    let b = match v {
-                        LaunchArg::Int(x) => scalar_from_int(f.dtype, *x, c_type)
-                            .map_err(|range| format!("{range}, but got {x}")),
-                        LaunchArg::Float(x) => scalar_from_float(f.dtype, *x, c_type)
-                            .map_err(|why| format!("got {x}: {why}")),
-                        other => Err(format!("got {}", describe_arg(other))),
-                    }
-                    .map_err(|why| {
-                        GpuError::argument(format!(
-                            "{}: field `{}` is `{c_type}` ({why})",
-                            label(kernel, i, p),
-                            f.name
-                        ))
-                    })?;
-                    bytes[f.offset..f.offset + b.len()].copy_from_slice(&b);
-                }
-                bytes
-            }
-            (ParamKind::Aggregate(layout), other) => {
-                return Err(GpuError::argument(format!(
-                    "{} is `{}` by value: pass a tuple of {} numbers ({}), not {}",
-                    label(kernel, i, p),
-                    p.c_type,
-                    layout.fields.len(),
-                    field_names(layout),
-                    describe_arg(other)
-                )))
-            }
-            (ParamKind::Pointer { .. }, other) => {
-                return Err(GpuError::argument(format!(
-                    "{} is the pointer `{}`: pass an array name, not {}",
-                    label(kernel, i, p),
-                    p.c_type,
-                    describe_arg(other)
-                )))
-            }
-            (
-                ParamKind::Scalar(_),
-                other @ (LaunchArg::Array(_)
-                | LaunchArg::ArrayAt(..)
-                | LaunchArg::Null
-                | LaunchArg::Fields(_)),
-            ) => {
-                return Err(GpuError::argument(format!(
-                    "{} is the scalar `{}`, but got {}: pass a number",
-                    label(kernel, i, p),
-                    p.c_type,
-                    describe_arg(other)
-                )))
-            }
-            (ParamKind::Scalar(d), LaunchArg::Int(v)) => scalar_from_int(*d, *v, &p.c_type)
-                .map_err(|range| {
-                    GpuError::argument(format!(
-                        "{} is `{}` ({range}), but got {v}",
-                        label(kernel, i, p),
-                        p.c_type
-                    ))
-                })?,
-            (ParamKind::Scalar(d), LaunchArg::Float(v)) => scalar_from_float(*d, *v, &p.c_type)
-                .map_err(|why| {
-                    GpuError::argument(format!(
-                        "{} is `{}`, but got {v}: {why}",
-                        label(kernel, i, p),
-                        p.c_type
-                    ))
-                })?,
-        };
+        let which = label(caller, i, p);
+        let bytes = pack_one(p, a, &which, lookup, array_names).map_err(|message| ArgError {
+            position: Some(i),
+            message,
+        })?;
+        if let (
+            ParamKind::Pointer { is_const, .. },
+            LaunchArg::Array(n) | LaunchArg::ArrayAt(n, _),
+        ) = (&p.kind, a)
+        {
+            out.arrays.push((n.clone(), i, !is_const));
+        }
         out.params.push(bytes);
     }
     Ok(out)
+}
+
+/// `axpy takes 4 arguments (const float* x, float* y, float a, int n), got 3`.
+pub fn wrong_count(kernel: &str, params: &[KernelParam], got: usize) -> String {
+    let list: Vec<String> = params.iter().map(declaration).collect();
+    format!(
+        "{kernel} takes {} argument{} ({}), got {got}",
+        params.len(),
+        if params.len() == 1 { "" } else { "s" },
+        list.join(", "),
+    )
+}
+
+/// The bytes of one argument, or why it does not fit its parameter (`which` names it).
+fn pack_one(
+    p: &KernelParam,
+    a: &LaunchArg,
+    which: &str,
+    lookup: &dyn Fn(&str) -> Option<ArrayRef>,
+    array_names: &dyn Fn() -> Vec<String>,
+) -> Result<Vec<u8>, String> {
+    match (&p.kind, a) {
+        (ParamKind::Other, _) => Err(format!(
+            "{which}: the type `{}` cannot be passed from %launch (it passes arrays to \
+             pointers, numbers to integer or floating-point scalars and tuples to vector types \
+             and structs)",
+            p.c_type
+        )),
+        (ParamKind::Pointer { .. }, LaunchArg::Null) => Ok(vec![0u8; 8]),
+        (ParamKind::Pointer { elem, .. }, LaunchArg::Array(name) | LaunchArg::ArrayAt(name, _)) => {
+            let offset = match a {
+                LaunchArg::ArrayAt(_, off) => *off,
+                _ => 0,
+            };
+            let Some(arr) = lookup(name) else {
+                let names = array_names();
+                let hint = match did_you_mean(name, names.iter().map(String::as_str), Quote::Plain)
+                {
+                    Some(h) => format!("; {h}"),
+                    None if names.is_empty() => {
+                        "; no arrays exist yet: create one with %array".into()
+                    }
+                    None => String::new(),
+                };
+                return Err(format!("unknown array '{name}' in {which}{hint}"));
+            };
+            if let Some(e) = elem {
+                if *e != arr.dtype {
+                    return Err(format!(
+                        "array '{name}' is {} but {which} points to {e}",
+                        arr.dtype
+                    ));
+                }
+            }
+            if offset > arr.len {
+                return Err(format!(
+                    "`{name} + {offset}` in {which} points past the end of array '{name}' ({} \
+                     elements)",
+                    arr.len
+                ));
+            }
+            let ptr = arr.ptr + (offset * arr.dtype.size()) as u64;
+            Ok(ptr.to_le_bytes().to_vec())
+        }
+        (ParamKind::Aggregate(layout), LaunchArg::Fields(values)) => {
+            if values.len() != layout.fields.len() {
+                return Err(format!(
+                    "{which} is passed by value: a tuple of {} number{} ({}), got {}",
+                    layout.fields.len(),
+                    if layout.fields.len() == 1 { "" } else { "s" },
+                    field_names(layout),
+                    if values.len() == 1 {
+                        "one value".to_string()
+                    } else {
+                        format!("{} values", values.len())
+                    }
+                ));
+            }
+            let mut bytes = vec![0u8; layout.size];
+            for (f, v) in layout.fields.iter().zip(values) {
+                let what = format!("field `{}` of {which}", f.name);
+                let b = scalar(f.dtype, f.dtype.c_names()[0], v, &what)?;
+                bytes[f.offset..f.offset + b.len()].copy_from_slice(&b);
+            }
+            Ok(bytes)
+        }
+        (ParamKind::Aggregate(layout), other) => Err(format!(
+            "{which} is passed by value: pass a tuple of {} number{} ({}), not {}",
+            layout.fields.len(),
+            if layout.fields.len() == 1 { "" } else { "s" },
+            field_names(layout),
+            describe_arg(other)
+        )),
+        (ParamKind::Pointer { .. }, other) => Err(format!(
+            "{which} must be an array name, `array + offset` or null, not {}",
+            describe_arg(other)
+        )),
+        (ParamKind::Scalar(d), v) => scalar(*d, &p.c_type, v, which),
+    }
+}
+
+/// The bytes of a number argument as dtype `d` (C type `c_type`), or why it does not fit.
+fn scalar(d: Dtype, c_type: &str, v: &LaunchArg, which: &str) -> Result<Vec<u8>, String> {
+    match v {
+        LaunchArg::Int(x) => scalar_from_int(d, *x, c_type)
+            .map_err(|range| format!("{x} does not fit in {which} ({range})")),
+        LaunchArg::Float(x) => scalar_from_float(d, *x, c_type)
+            .map_err(|why| format!("{} does not fit in {which}: {why}", fmt_f64(*x))),
+        other => Err(format!("{which} is a number, not {}", describe_arg(other))),
+    }
 }
 
 /// `x, y` or `a, b, n` (the first few, for messages).
@@ -390,6 +395,7 @@ mod tests {
         let names = Vec::new;
         let ok = pack(
             "k",
+            "k",
             &params,
             &[
                 LaunchArg::Int(-7),
@@ -416,7 +422,7 @@ mod tests {
                 LaunchArg::Int(0),
             ];
             args[i] = a;
-            pack("k", &params, &args, &none, &names)
+            pack("k", "k", &params, &args, &none, &names)
                 .err()
                 .map(|e| e.message)
                 .unwrap_or_default()

@@ -814,7 +814,37 @@ impl DeviceState {
             })
         };
         let names = || arrays.keys().cloned().collect::<Vec<_>>();
-        args::pack(&k.user_name, &k.params, &request.args, &lookup, &names)
+        let caller = &k.user_name;
+        Ok(args::pack(
+            &k.user_name,
+            caller,
+            &k.params,
+            &request.args,
+            &lookup,
+            &names,
+        )?)
+    }
+
+    /// Checks launch arguments against the C parameters `params` of CUDA kernel `kernel` and the
+    /// session's arrays, with the one launch-argument check (`gpu::args::pack`) that every launch
+    /// runs again; `caller` names the call in messages (`%launch`).
+    pub fn check_args(
+        &self,
+        kernel: &str,
+        caller: &str,
+        params: &[KernelParam],
+        launch_args: &[LaunchArg],
+    ) -> Result<(), args::ArgError> {
+        let arrays = &self.arrays;
+        let lookup = |n: &str| {
+            arrays.get(n).map(|a| ArrayRef {
+                dtype: a.dtype,
+                ptr: a.ptr,
+                len: a.shape.iter().product(),
+            })
+        };
+        let names = || arrays.keys().cloned().collect::<Vec<_>>();
+        args::pack(kernel, caller, params, launch_args, &lookup, &names).map(|_| ())
     }
 
     /// Runs `request` on a fresh ptxsim device, on copies of its argument arrays (the cell's

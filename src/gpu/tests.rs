@@ -237,36 +237,38 @@ fn gpu_every_argument_error() {
         (
             req("saxpy", 1, 64, good()[..3].to_vec()),
             "ArgumentError",
-            vec!["takes 4 arguments, got 3"],
+            vec!["saxpy takes 4 arguments (float a, const float* x, float* y, int n), got 3"],
         ),
         (
             req("saxpy", 1, 64, with(3, arr("x"))),
             "ArgumentError",
-            vec!["`n` (position 4)", "scalar `int`", "array `x`"],
+            vec!["argument 4 of saxpy (int n) is a number, not array 'x'"],
         ),
         (
             req("saxpy", 1, 64, with(1, LaunchArg::Int(3))),
             "ArgumentError",
-            vec!["`x` (position 2)", "pointer `const float*`"],
+            vec![
+                "argument 2 of saxpy (const float* x) must be an array name",
+                "not the number 3",
+            ],
         ),
         (
             req("saxpy", 1, 64, with(1, arr("d"))),
             "ArgumentError",
-            vec!["`x` (position 2)", "const float*", "f64", "double"],
+            vec!["array 'd' is f64 but argument 2 of saxpy (const float* x) points to f32"],
         ),
         (
             req("saxpy", 1, 64, with(2, arr("yy"))),
             "ArgumentError",
             vec![
-                "`y` (position 3)",
-                "no array named `yy`",
-                "did you mean `y`",
+                "unknown array 'yy' in argument 3 of saxpy (float* y)",
+                "did you mean y?",
             ],
         ),
         (
             req("saxpy", 1, 64, with(3, LaunchArg::Int(1 << 33))),
             "ArgumentError",
-            vec!["`n` (position 4)", "8589934592"],
+            vec!["8589934592 does not fit in argument 4 of saxpy (int n)"],
         ),
         (
             req("saxpi", 1, 64, good()),
@@ -278,7 +280,7 @@ fn gpu_every_argument_error() {
         (
             req("vec2", 1, 1, vec![LaunchArg::Float(1.0), arr("y")]),
             "ArgumentError",
-            vec!["`v` (position 1)", "float2"],
+            vec!["argument 1 of vec2 (float2 v) is passed by value"],
         ),
     ];
     for (r, ename, needles) in cases {

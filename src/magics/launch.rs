@@ -3,24 +3,23 @@
 //! hands one `LaunchRequest` to the device state. Device printf goes to stdout, checker reports
 //! to stderr.
 //!
-//! [`Magics::launch_request`] is the one place the command language checks a launch's arguments:
-//! `%launch`, `%time`, `%profile`, `%gpu compare` and launches recorded into a `%graph` all build
-//! their `LaunchRequest` there, so each check (and its message, with a caret under the argument)
-//! exists once. The device state checks the request again against the loaded kernel for every
-//! caller (`gpu::args`, through `DeviceState::checked_request`). Names that do not exist get a
-//! hint from `crate::suggest::did_you_mean`.
+//! [`Magics::launch_request`] builds the `LaunchRequest` of every launch path of the command
+//! language (`%launch`, `%time`, `%profile`, `%gpu compare`, launches recorded into a `%graph`):
+//! it evaluates each argument as its parameter's kind asks (expressions, pointer syntax, names
+//! that are scalars or lost arrays) and hands them to the one launch-argument check,
+//! `gpu::args::pack` (through `DeviceState::check_args`), putting the caret under the argument
+//! that check names. Every launch runs that check again on the loaded CUDA kernel.
 //!
 //! All checks happen before the launch; nothing here touches array contents.
 
 use super::eval::{self, Value};
 
-use super::host::int_range;
-use super::lex::{ParseError, Span};
+use super::lex::ParseError;
 use super::parse::{Expr, ExprKind, Launch, LaunchConfig};
 use super::{LineCtx, MagicError, Magics};
 use crate::display::values::fmt_f64;
-use crate::gpu::{Dim3, Dtype, KernelParam, LaunchArg, LaunchRequest, ParamKind};
-use crate::suggest::{did_you_mean, Quote};
+use crate::gpu::args;
+use crate::gpu::{Dim3, Dtype, LaunchArg, LaunchRequest, ParamKind};
 use nb::ErrorKind;
 use protocol::output::{CellOutput, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,9 +33,8 @@ fn dim3(v: &[u64], what: &str, e: &Expr) -> Result<Dim3, ParseError> {
     Ok((get(0)?, get(1)?, get(2)?))
 }
 
-fn describe(p: &KernelParam) -> String {
-    format!("{} {}", p.c_type, p.name)
-}
+/// How launch messages name the call: `argument 2 of %launch (float* y)`.
+const LAUNCH: &str = "%launch";
 
 impl Magics {
     pub(crate) fn launch(
@@ -86,131 +84,83 @@ impl Magics {
             .kernel_params(&l.kernel.text)
             .map_err(|e| self.kernel_err(ctx, e, &l.kernel))?;
         let argerr = |e: ParseError| ctx.err(ErrorKind::Argument, e);
+        let kernel = &l.kernel.text;
+        let all_args = match (l.args.first(), l.args.last()) {
+            (Some(a), Some(b)) => a.span.to(b.span),
+            _ => l.kernel.span,
+        };
         if l.args.len() != params.len() {
-            let span = match (l.args.first(), l.args.last()) {
-                (Some(a), Some(b)) => a.span.to(b.span),
-                _ => l.kernel.span,
-            };
-            let sig: Vec<String> = params.iter().map(describe).collect();
-            return Err(argerr(ParseError::at(
-                span,
-                format!(
-                    "{} takes {} argument{} ({}), got {}",
-                    l.kernel.text,
-                    params.len(),
-                    if params.len() == 1 { "" } else { "s" },
-                    sig.join(", "),
-                    l.args.len()
-                ),
-            )));
+            let message = args::wrong_count(kernel, &params, l.args.len());
+            return Err(argerr(ParseError::at(all_args, message)));
         }
-        let mut args = Vec::with_capacity(params.len());
-        let mut first_array: Option<(String, usize)> = None;
+        // Evaluate each argument as its parameter's kind asks (the language's part: expression
+        // errors, pointer syntax, names that are scalars or lost arrays); gpu::args checks them.
+        let mut launch_args = Vec::with_capacity(params.len());
         for (i, (a, p)) in l.args.iter().zip(&params).enumerate() {
-            let which = format!("argument {} of %launch ({})", i + 1, describe(p));
-            match &p.kind {
-                ParamKind::Pointer { elem, .. } => {
-                    let Some((n, offset)) = self.pointer_arg(a, &which).map_err(argerr)? else {
-                        args.push(LaunchArg::Null);
-                        continue;
-                    };
-                    let n = &n;
-                    let Some(info) = self.dev.array(n) else {
-                        let names: Vec<String> =
-                            self.dev.arrays().into_iter().map(|x| x.name).collect();
-                        let hint = did_you_mean(n, names.iter().map(String::as_str), Quote::Plain)
-                            .map(|h| format!("; {h}"))
-                            .unwrap_or_default();
-                        let msg = if let Some(lost) = self.dev.lost_array(n) {
-                            lost
-                        } else if self.scalars.contains_key(n) {
-                            format!("'{n}' is a scalar, but {which} must be an array")
+            let which = args::label(LAUNCH, i, p);
+            launch_args.push(match &p.kind {
+                ParamKind::Pointer { .. } => match self.pointer_arg(a, &which).map_err(argerr)? {
+                    None => LaunchArg::Null,
+                    Some((n, offset)) => {
+                        if self.dev.array(&n).is_none() {
+                            let msg = if let Some(lost) = self.dev.lost_array(&n) {
+                                Some(lost)
+                            } else if self.scalars.contains_key(&n) {
+                                Some(format!("'{n}' is a scalar, but {which} must be an array"))
+                            } else {
+                                None
+                            };
+                            if let Some(msg) = msg {
+                                return Err(argerr(ParseError::at(a.span, msg)));
+                            }
+                        }
+                        if offset == 0 {
+                            LaunchArg::Array(n)
                         } else {
-                            format!("unknown array '{n}' in argument {} of %launch{hint}", i + 1)
-                        };
-                        return Err(argerr(ParseError::at(a.span, msg)));
-                    };
-                    if let Some(d) = elem {
-                        if *d != info.dtype {
-                            return Err(argerr(ParseError::at(
-                                a.span,
-                                format!(
-                                    "array '{n}' is {} but {which} points to {}",
-                                    info.dtype, d
-                                ),
-                            )));
+                            LaunchArg::ArrayAt(n, offset)
                         }
                     }
-                    let len: usize = info.shape.iter().product();
-                    if offset > len {
-                        return Err(argerr(ParseError::at(
-                            a.span,
-                            format!(
-                                "`{n} + {offset}` in {which} points past the end of array \
-                                 '{n}' ({len} elements)"
-                            ),
-                        )));
-                    }
-                    if first_array.is_none() {
-                        first_array = Some((n.clone(), len - offset));
-                    }
-                    args.push(if offset == 0 {
-                        LaunchArg::Array(n.clone())
-                    } else {
-                        LaunchArg::ArrayAt(n.clone(), offset)
-                    });
-                }
+                },
                 ParamKind::Aggregate(layout) => {
                     let mut leaves = Vec::new();
                     flatten_tuple(a, &mut leaves);
-                    if leaves.len() != layout.fields.len() {
-                        let names: Vec<&str> =
-                            layout.fields.iter().map(|f| f.name.as_str()).collect();
-                        return Err(argerr(ParseError::at(
-                            a.span,
-                            format!(
-                                "{which} is passed by value: a tuple of {} number{} ({}), got {}",
-                                names.len(),
-                                if names.len() == 1 { "" } else { "s" },
-                                names.join(", "),
-                                if leaves.len() == 1 {
-                                    "one value".to_string()
-                                } else {
-                                    format!("{} values", leaves.len())
-                                }
-                            ),
-                        )));
-                    }
                     let mut fields = Vec::with_capacity(leaves.len());
-                    for (e, f) in leaves.iter().zip(&layout.fields) {
-                        let what = format!("field `{}` of {which}", f.name);
-                        let v = eval::eval(e, &self.env()).map_err(|err| {
-                            argerr(ParseError {
-                                message: format!("{} in {what}", err.message),
-                                span: err.span,
-                            })
-                        })?;
-                        fields.push(scalar_arg(v, f.dtype, &what, e.span).map_err(argerr)?);
+                    for (j, e) in leaves.iter().enumerate() {
+                        let what = match layout.fields.get(j) {
+                            Some(f) => format!("field `{}` of {which}", f.name),
+                            None => which.clone(),
+                        };
+                        let dtype = layout.fields.get(j).map(|f| f.dtype);
+                        fields.push(self.number_arg(e, dtype, &what).map_err(argerr)?);
                     }
-                    args.push(LaunchArg::Fields(fields));
+                    LaunchArg::Fields(fields)
                 }
-                ParamKind::Scalar(d) => {
-                    let v = eval::eval(a, &self.env()).map_err(|e| {
-                        argerr(ParseError {
-                            message: format!("{} in {which}", e.message),
-                            span: e.span,
-                        })
-                    })?;
-                    args.push(scalar_arg(v, *d, &which, a.span).map_err(argerr)?);
-                }
-                ParamKind::Other => {
-                    return Err(argerr(ParseError::at(
-                        a.span,
-                        format!("{which}: this parameter type cannot be passed from %launch"),
-                    )))
-                }
-            }
+                ParamKind::Scalar(d) => self.number_arg(a, Some(*d), &which).map_err(argerr)?,
+                // gpu::args says why such a parameter cannot be passed.
+                ParamKind::Other => LaunchArg::Null,
+            });
         }
+        self.dev
+            .check_args(kernel, LAUNCH, &params, &launch_args)
+            .map_err(|e| {
+                let span = e
+                    .position
+                    .and_then(|i| l.args.get(i))
+                    .map_or(all_args, |a| a.span);
+                argerr(ParseError::at(span, e.message))
+            })?;
+        let first_array = launch_args.iter().find_map(|a| match a {
+            LaunchArg::Array(n) | LaunchArg::ArrayAt(n, _) => {
+                let offset = if let LaunchArg::ArrayAt(_, off) = a {
+                    *off
+                } else {
+                    0
+                };
+                let len: usize = self.dev.array(n)?.shape.iter().product();
+                Some((n.clone(), len - offset))
+            }
+            _ => None,
+        });
         let env = self.env();
         let (grid, block, shared_bytes, stream) = match &l.config {
             LaunchConfig::Auto(span) => {
@@ -271,7 +221,7 @@ impl Magics {
             block,
             shared_bytes,
             stream,
-            args,
+            args: launch_args,
             check: l.check,
             cancel: cancel.clone(),
         })
@@ -340,29 +290,26 @@ impl Magics {
     }
 }
 
-/// A number converted to a scalar parameter's type, or an error naming the argument.
-fn scalar_arg(v: Value, d: Dtype, which: &str, span: Span) -> Result<LaunchArg, ParseError> {
-    if d.is_float() {
-        return Ok(LaunchArg::Float(v.as_f64()));
+impl Magics {
+    /// A number argument as it was written; gpu::args converts it to the parameter's type and
+    /// checks its range. The language's own rule: a float is not an integer (`int(x)` is).
+    fn number_arg(&self, e: &Expr, d: Option<Dtype>, which: &str) -> Result<LaunchArg, ParseError> {
+        let v = eval::eval(e, &self.env()).map_err(|err| ParseError {
+            message: format!("{} in {which}", err.message),
+            span: err.span,
+        })?;
+        Ok(match v {
+            Value::Int(i) => LaunchArg::Int(i),
+            Value::Float(f) if d.is_some_and(|d| !d.is_float()) => {
+                return Err(ParseError::at(
+                    e.span,
+                    format!(
+                        "{which} is an integer, got {} (use int(...) to truncate)",
+                        fmt_f64(f)
+                    ),
+                ))
+            }
+            Value::Float(f) => LaunchArg::Float(f),
+        })
     }
-    let i = match v {
-        Value::Int(i) => i,
-        Value::Float(f) => {
-            return Err(ParseError::at(
-                span,
-                format!(
-                    "{which} is an integer, got {} (use int(...) to truncate)",
-                    fmt_f64(f)
-                ),
-            ))
-        }
-    };
-    let (lo, hi) = int_range(d);
-    if (i as i128) < lo || (i as i128) > hi {
-        return Err(ParseError::at(
-            span,
-            format!("{i} does not fit in {which} ({lo} to {hi})"),
-        ));
-    }
-    Ok(LaunchArg::Int(i))
 }

@@ -1,7 +1,8 @@
 //! The types that the compile path (`crate::compile`) and the device state (`crate::gpu`) share:
 //! element types ([`Dtype`]), a CUDA kernel's C signature as the scanner reads it
 //! ([`KernelParam`], [`ParamKind`], [`Aggregate`]), a `%%cuda` cell's options ([`CudaOptions`]) and
-//! the error both report to users ([`GpuError`]). `crate::gpu` re-exports them all.
+//! the error both report to users ([`GpuError`]), and how a number is written in messages
+//! ([`fmt_f64`], as numpy prints it). `crate::gpu` re-exports the types.
 //!
 //! Plain data: this module sits below `compile` and `gpu` and must not import either (nor
 //! `magics`, `display` or `kernel`).
@@ -100,4 +101,21 @@ pub struct AggregateField {
     pub name: String,
     pub dtype: Dtype,
     pub offset: usize,
+}
+
+/// A float like numpy prints it: `1.0`, `0.25`, `1e-05`, `nan`, `inf`.
+pub fn fmt_f64(v: f64) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if v == v.trunc() && v.abs() < 1e16 {
+        return format!("{v:.1}");
+    }
+    if v != 0.0 && (v.abs() < 1e-4 || v.abs() >= 1e16) {
+        return format!("{v:e}");
+    }
+    format!("{v}")
 }
