@@ -85,13 +85,9 @@ impl<'a> Parser<'a> {
 }
 
 pub(super) fn unknown_option(t: &Token, tok: &Tok, magic: &str, known: &[&str]) -> ParseError {
-    ParseError::at(
-        t.span,
-        format!(
-            "unknown option {tok} for {magic} (options: {})",
-            known.join(", ")
-        ),
-    )
+    let text = tok.to_string();
+    let bare = text.strip_prefix('\'').and_then(|s| s.strip_suffix('\''));
+    super::flags::unknown_flag(t.span, bare.unwrap_or(&text), magic, known)
 }
 
 /// "f32 f64 i8 … u64"

@@ -29,12 +29,13 @@ pub(crate) fn parse_cmap(lx: &mut Lexer) -> Result<Colormap, ParseError> {
     }
 }
 
-/// An error for a flag that the command does not take.
+/// An error for a flag that the command does not take: the one wording of every magic's
+/// "unknown option" (`cursor::unknown_option` calls it too).
 pub(crate) fn unknown_flag(span: Span, flag: &str, magic: &str, valid: &[&str]) -> ParseError {
     ParseError::at(
         span,
         format!(
-            "{magic} has no option {flag}; it takes {}",
+            "unknown option '{flag}' for {magic} (options: {})",
             valid.join(", ")
         ),
     )

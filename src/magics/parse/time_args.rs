@@ -60,7 +60,7 @@ pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
                     eat_eq(lx)?;
                     runs = Some(parse_expr(lx)?);
                 } else {
-                    return Err(unknown_flag(t.span.to(n.span), "'-'", "%time", &TIME_FLAGS));
+                    return Err(unknown_flag(t.span.to(n.span), "-", "%time", &TIME_FLAGS));
                 }
             }
             Tok::Flag(f) => {
