@@ -341,6 +341,23 @@ class Hub:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
         self.log.close()
+        # The students' servers start their Jupyter kernels in sessions of their own, which can
+        # outlive the hub: stop every process still running from the student env.
+        kill_processes_under(self.env.bin)
+
+
+def kill_processes_under(folder: Path) -> None:
+    """SIGKILL every process whose program (argv[0]) lies in `folder`."""
+    prefix = str(folder) + os.sep
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv0 = (entry / "cmdline").read_bytes().split(b"\0", 1)[0].decode(errors="replace")
+            if argv0.startswith(prefix):
+                os.kill(int(entry.name), 9)
+        except OSError:
+            continue
 
 
 def notebook_cells(path: Path) -> list[str]:
