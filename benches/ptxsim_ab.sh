@@ -11,7 +11,9 @@
 # here/base; the last line is `LABEL: worst_ratio=R` (the goal: R <= 1.05).
 #
 # Environment: AB_CASES ("NAME THREADS" pairs separated by commas; default: the nine kernels),
-# AB_LABEL (default ptxsim_ab). benches/counters_off.sh runs this with its own cases.
+# AB_LABEL (default ptxsim_ab), AB_WORKERS (the simulator's worker threads; default: one per
+# core. 1 takes the contention between workers out, e.g. of global atomics on shared lines).
+# benches/counters_off.sh runs this with its own cases.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,8 +42,8 @@ for spec in "${specs[@]}"; do
     read -r name threads <<<"$spec"
     h=inf b=inf
     for _ in $(seq "$rounds"); do
-        x=$("$here" --profile "$name" "$threads" --repeat 3 2>&1 | best)
-        y=$("$there" --profile "$name" "$threads" --repeat 3 2>&1 | best)
+        x=$("$here" --profile "$name" "$threads" --repeat 3 ${AB_WORKERS:+--workers "$AB_WORKERS"} 2>&1 | best)
+        y=$("$there" --profile "$name" "$threads" --repeat 3 ${AB_WORKERS:+--workers "$AB_WORKERS"} 2>&1 | best)
         h=$(python3 -c "print(min(float('$h'), float('$x')))")
         b=$(python3 -c "print(min(float('$b'), float('$y')))")
     done
