@@ -194,16 +194,15 @@ pub(super) fn worker_main(
             match jobs.try_recv() {
                 Ok(job) => job,
                 Err(mpsc::TryRecvError::Empty) => {
+                    // Both in one idle period: split around a cell, the second would hold up a
+                    // completion asked right after that cell (it waits 2 s at most).
                     if let Some(lines) = on_demand.take() {
-                        notice = join_notices(
-                            notice,
-                            run_prelude(&mut worker.ctx, &lines, &worker.flusher),
-                        );
+                        let failed = run_prelude(&mut worker.ctx, &lines, &worker.flusher);
+                        notice = join_notices(notice, failed);
                         store_variables(&worker.ctx, &shared);
-                    } else {
-                        warm_up(&mut worker.ctx);
-                        warmed = true;
                     }
+                    warm_up(&mut worker.ctx);
+                    warmed = true;
                     continue;
                 }
                 Err(mpsc::TryRecvError::Disconnected) => break,
