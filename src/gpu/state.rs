@@ -805,24 +805,8 @@ impl DeviceState {
         request: &LaunchRequest,
         copies: &BTreeMap<String, DevPtr>,
     ) -> Result<args::Packed, GpuError> {
-        let arrays = &self.arrays;
-        let lookup = |n: &str| {
-            arrays.get(n).map(|a| ArrayRef {
-                dtype: a.dtype,
-                ptr: copies.get(n).copied().unwrap_or(a.ptr),
-                len: a.shape.iter().product(),
-            })
-        };
-        let names = || arrays.keys().cloned().collect::<Vec<_>>();
         let caller = &k.user_name;
-        Ok(args::pack(
-            &k.user_name,
-            caller,
-            &k.params,
-            &request.args,
-            &lookup,
-            &names,
-        )?)
+        Ok(self.pack_with_arrays(&k.user_name, caller, &k.params, &request.args, copies)?)
     }
 
     /// Checks launch arguments against the C parameters `params` of CUDA kernel `kernel` and the
@@ -835,16 +819,29 @@ impl DeviceState {
         params: &[KernelParam],
         launch_args: &[LaunchArg],
     ) -> Result<(), args::ArgError> {
+        self.pack_with_arrays(kernel, caller, params, launch_args, &BTreeMap::new())
+            .map(|_| ())
+    }
+
+    /// `gpu::args::pack` over the session's arrays (an array named in `copies` at that address).
+    fn pack_with_arrays(
+        &self,
+        kernel: &str,
+        caller: &str,
+        params: &[KernelParam],
+        launch_args: &[LaunchArg],
+        copies: &BTreeMap<String, DevPtr>,
+    ) -> Result<args::Packed, args::ArgError> {
         let arrays = &self.arrays;
         let lookup = |n: &str| {
             arrays.get(n).map(|a| ArrayRef {
                 dtype: a.dtype,
-                ptr: a.ptr,
+                ptr: copies.get(n).copied().unwrap_or(a.ptr),
                 len: a.shape.iter().product(),
             })
         };
         let names = || arrays.keys().cloned().collect::<Vec<_>>();
-        args::pack(kernel, caller, params, launch_args, &lookup, &names).map(|_| ())
+        args::pack(kernel, caller, params, launch_args, &lookup, &names)
     }
 
     /// Runs `request` on a fresh ptxsim device, on copies of its argument arrays (the cell's
