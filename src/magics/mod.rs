@@ -295,15 +295,7 @@ impl Magics {
         if is_animate(header) {
             return self.animate(header, body, body_first_line, out, cancel);
         }
-        let h = cell_header(header)?;
-        let options = crate::gpu::CudaOptions {
-            name: h.name,
-            defines: h.defines,
-            std: h.std,
-            fast_math: h.fast_math,
-            device_debug: h.device_debug,
-            arch: h.arch,
-        };
+        let options = cell_header(header)?;
         let r = self
             .dev
             .compile_cuda(body, &options, body_first_line)

@@ -7,16 +7,8 @@
 use super::super::lex::{Lexer, ParseError, Span};
 use super::line::magic_word;
 
-/// Options of a `%%cuda` header line.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct CudaHeader {
-    pub name: Option<String>,
-    pub defines: Vec<(String, Option<String>)>,
-    pub std: Option<String>,
-    pub fast_math: bool,
-    pub device_debug: bool,
-    pub arch: Option<String>,
-}
+/// Options of a `%%cuda` header line: the compile options themselves.
+pub type CudaHeader = crate::types::CudaOptions;
 
 /// Parses `%%cuda [--name M] [-DNAME=V] [--std=c++17] [--fast-math] [-G] [--arch sm_XX]`.
 pub fn parse_cuda_header(header: &str) -> Result<CudaHeader, ParseError> {

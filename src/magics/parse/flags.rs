@@ -4,7 +4,19 @@
 //! Pure parsing: this module must not import the magics' execution modules.
 
 use super::super::lex::{Lexer, ParseError, Span, Tok};
+use super::ast::Name;
 use crate::display::{self, Colormap};
+
+/// The GPU model after `--gpu` (`%profile`, `%time`, `%info`); `flag` is where `--gpu` stands.
+pub(crate) fn gpu_model(lx: &mut Lexer, flag: Span) -> Result<Name, ParseError> {
+    match lx.raw_word() {
+        Some((text, span)) if !text.is_empty() => Ok(Name { text, span }),
+        _ => Err(ParseError::at(
+            flag,
+            "--gpu needs a GPU model, e.g. --gpu T4 (%gpu lists them)",
+        )),
+    }
+}
 
 /// Skips an optional `=` after a flag (`--cmap=gray`).
 pub(crate) fn eat_eq(lx: &mut Lexer) -> Result<(), ParseError> {

@@ -332,13 +332,9 @@ impl<'a> Parser<'a> {
             return Ok(None);
         };
         match &f.tok {
-            Tok::Flag(s) if s == "--gpu" => match self.lx.raw_word() {
-                Some((text, span)) if !text.is_empty() => Ok(Some(Name { text, span })),
-                _ => Err(ParseError::at(
-                    f.span,
-                    "--gpu needs a GPU model, e.g. --gpu T4 (%gpu lists them)",
-                )),
-            },
+            Tok::Flag(s) if s == "--gpu" => {
+                Ok(Some(super::flags::gpu_model(&mut self.lx, f.span)?))
+            }
             other => Err(unknown_option(&f, other, "%info", &["--gpu MODEL"])),
         }
     }

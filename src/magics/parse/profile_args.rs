@@ -5,7 +5,7 @@
 
 use super::super::lex::{Lexer, ParseError, Tok};
 use super::ast::{Launch, Name};
-use super::flags::unknown_flag;
+use super::flags::{gpu_model, unknown_flag};
 use super::launch_syntax::parse_launch;
 
 /// The parsed arguments of `%profile`.
@@ -35,15 +35,7 @@ pub fn parse_profile(lx: &mut Lexer) -> Result<ProfileArgs, ParseError> {
                     "--lines" => lines = true,
                     "--check" => check = true,
                     "--ncu" => ncu = true,
-                    "--gpu" => match lx.raw_word() {
-                        Some((text, span)) if !text.is_empty() => gpu = Some(Name { text, span }),
-                        _ => {
-                            return Err(ParseError::at(
-                                t.span,
-                                "--gpu needs a GPU model, e.g. --gpu T4 (%gpu lists them)",
-                            ))
-                        }
-                    },
+                    "--gpu" => gpu = Some(gpu_model(lx, t.span)?),
                     _ => return Err(unknown_flag(t.span, &f, "%profile", &PROFILE_FLAGS)),
                 }
             }

@@ -7,7 +7,7 @@
 use super::super::lex::{Lexer, ParseError, Tok};
 use super::ast::{Expr, Launch, Name};
 use super::expr::parse_expr;
-use super::flags::{eat_eq, unknown_flag};
+use super::flags::{eat_eq, gpu_model, unknown_flag};
 use super::launch_syntax::parse_launch;
 
 /// The parsed arguments of `%time`.
@@ -68,15 +68,7 @@ pub fn parse_time(lx: &mut Lexer) -> Result<TimeArgs, ParseError> {
                 lx.next_token()?;
                 match f.as_str() {
                     "--check" => check = true,
-                    "--gpu" => match lx.raw_word() {
-                        Some((text, span)) if !text.is_empty() => gpu = Some(Name { text, span }),
-                        _ => {
-                            return Err(ParseError::at(
-                                t.span,
-                                "--gpu needs a GPU model, e.g. --gpu T4 (%gpu lists them)",
-                            ))
-                        }
-                    },
+                    "--gpu" => gpu = Some(gpu_model(lx, t.span)?),
                     "--runs" | "--warmup" | "--bytes" | "--flops" => {
                         eat_eq(lx)?;
                         let e = Some(parse_expr(lx)?);
