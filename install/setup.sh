@@ -4,7 +4,8 @@
 #   1. cargo build --release                      → target/release/nbcuda
 #   2. .venv with install/requirements.txt         (NVRTC + CUDA headers wheels, JupyterLab, test tools)
 #   3. nbcuda install --sys-prefix into .venv      (the .venv's Jupyter finds the "nbcuda" kernel)
-#   4. nbcuda doctor                               (one OK/FIX line per thing)
+#   4. nbcuda warm-up                              (builds nb, serde, ndarray into evcxr's build cache)
+#   5. nbcuda doctor                               (one OK/FIX line per thing)
 #
 # Then: .venv/bin/jupyter lab
 set -euo pipefail
@@ -51,7 +52,22 @@ fi
 say "nbcuda install --sys-prefix (VIRTUAL_ENV=.venv)"
 VIRTUAL_ENV="$VENV" "$BIN" install --sys-prefix
 
-# 4. Check -------------------------------------------------------------------------------------
+# 4. What Rust cells depend on, built once into evcxr's cache (~/.cache/evcxr) -------------------
+# Otherwise the first Jupyter kernel's first cell that uses nb waits for that build (30 s here).
+WARM_STAMP="${XDG_CACHE_HOME:-$HOME/.cache}/nbcuda/warm-up.sha256"
+warm="$( (cat crates/nb/Cargo.toml crates/nb/src/*.rs Cargo.lock; rustc -V) | sha256sum | cut -d' ' -f1)"
+if [ "$(cat "$WARM_STAMP" 2>/dev/null || true)" = "$warm" ] && [ -d "${XDG_CACHE_HOME:-$HOME/.cache}/evcxr" ]; then
+    say "evcxr's build cache already holds nb (nbcuda warm-up done)"
+else
+    say "nbcuda warm-up"
+    if "$BIN" warm-up; then
+        mkdir -p "$(dirname "$WARM_STAMP")" && echo "$warm" > "$WARM_STAMP"
+    else
+        echo "setup.sh: nbcuda warm-up failed (Rust cells build nb on first use instead)" >&2
+    fi
+fi
+
+# 5. Check -------------------------------------------------------------------------------------
 say "nbcuda doctor"
 VIRTUAL_ENV="$VENV" "$BIN" doctor
 

@@ -5,7 +5,7 @@
 //! evcxr's rustc wrapper, so `main` hands over to those before anything else.
 
 use clap::{Args, Parser, Subcommand};
-use nbcuda::cli::{doctor, install};
+use nbcuda::cli::{doctor, install, warm_up};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -36,6 +36,9 @@ enum Command {
         #[arg(long, default_value = install::DEFAULT_NAME)]
         name: String,
     },
+    /// Build what Rust cells depend on (the `nb` crate, serde, ndarray) into evcxr's build cache
+    /// (~/.cache/evcxr), so the first Rust cell of later Jupyter kernels waits for no build.
+    WarmUp,
 }
 
 #[derive(Args)]
@@ -98,6 +101,7 @@ fn main() -> ExitCode {
             doctor::run(&name);
             Ok(())
         }
+        Command::WarmUp => warm_up::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -4,6 +4,7 @@
 #   python -m venv hub && . hub/bin/activate
 #   pip install nbcuda-*.whl 'jupyterhub>=5,<6' 'jupyterlab>=4.2,<5'
 #   nbcuda install --sys-prefix
+#   nbcuda warm-up              # builds what Rust cells use into the shared build cache (once)
 #   npm install -g configurable-http-proxy
 #   NBCUDA_WORKSHOP_PASSWORD=... jupyterhub -f install/jupyterhub/jupyterhub_config.py
 #
@@ -72,6 +73,9 @@ c.Spawner.http_timeout = 60
 _home = Path.home()
 _cargo_home = os.environ.get("CARGO_HOME", str(_home / ".cargo"))
 _rustup_home = os.environ.get("RUSTUP_HOME", str(_home / ".rustup"))
+# evcxr's build cache (and the nb crate's sources) stay the hub's too: `nbcuda warm-up`, run once
+# by the hub's user, builds nb and its crates there, and no student's first Rust cell rebuilds them.
+_cache_home = os.environ.get("XDG_CACHE_HOME", str(_home / ".cache"))
 
 
 def _scratch(spawner):
@@ -85,6 +89,7 @@ c.Spawner.environment = {
     "NBCUDA_SCRATCH_DIR": _scratch,
     "CARGO_HOME": _cargo_home,
     "RUSTUP_HOME": _rustup_home,
+    "XDG_CACHE_HOME": _cache_home,
     # Every student's cargo uses the hub's crate cache; cargo locks it while it writes.
     "PATH": os.pathsep.join([str(Path(sys.executable).parent), str(Path(_cargo_home) / "bin"),
                              os.environ.get("PATH", "/usr/bin:/bin")]),

@@ -44,17 +44,22 @@ pub fn materialize() -> std::io::Result<PathBuf> {
 }
 
 /// The evcxr lines that make `nb` available in Rust cells. `:cache` (at start) turns on evcxr's
-/// build cache (in ~/.cache/evcxr), so `nb`'s dependencies compile once per machine, not once per
-/// Jupyter kernel start. `:dep nb` is loaded on demand: when the Jupyter kernel is first idle, or
-/// before the first cell that names `nb` (building it takes seconds that a first cell without
-/// `nb` does not wait for).
+/// build cache (in ~/.cache/evcxr), so `nb` and its dependencies compile once per machine, not once
+/// per Jupyter kernel start (`nbcuda warm-up` fills it ahead). `:dep nb` is loaded on demand:
+/// once evcxr has been idle for a few seconds, or before the first cell that names `nb` (loading
+/// it takes seconds that cells without `nb` do not wait for).
 pub fn prelude(dir: &std::path::Path) -> crate::rust::Prelude {
     crate::rust::Prelude {
         at_start: vec![":cache 2048".to_string()],
-        on_demand: vec![format!(
-            ":dep nb = {{ path = {:?} }}",
-            dir.to_string_lossy()
-        )],
+        on_demand: vec![
+            // The folder's name holds a hash of nb's sources: evcxr may cache its build.
+            format!(
+                ":build_env {}={}",
+                crate::rust::dep_info::CACHEABLE_SOURCE_VAR,
+                dir.join("src").join("lib.rs").to_string_lossy()
+            ),
+            format!(":dep nb = {{ path = {:?} }}", dir.to_string_lossy()),
+        ],
         names: vec!["nb".to_string()],
     }
 }

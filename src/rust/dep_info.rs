@@ -22,6 +22,9 @@ use std::process::Command;
 const EVCXR_WRAPPER_VAR: &str = "EVCXR_RUSTC_WRAPPER";
 /// Set in the child so that it runs evcxr's wrapper itself instead of wrapping again.
 const INNER_VAR: &str = "NBCUDA_RUSTC_WRAPPER_INNER";
+/// A crate root (`…/src/lib.rs`) of a local crate whose compiled outputs evcxr may cache: set
+/// with evcxr's `:build_env` for a crate whose folder is named after its contents (`nb`'s).
+pub const CACHEABLE_SOURCE_VAR: &str = "NBCUDA_CACHEABLE_CRATE_ROOT";
 /// The dep-info line that records the `OUT_DIR` the crate was compiled with.
 const OUT_DIR_LINE: &str = "# env-dep:OUT_DIR=";
 
@@ -31,7 +34,10 @@ pub fn wrap_rustc_if_asked() {
     if std::env::var_os(EVCXR_WRAPPER_VAR).is_none() || std::env::var_os(INNER_VAR).is_some() {
         return;
     }
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(source) = std::env::var_os(CACHEABLE_SOURCE_VAR) {
+        args = without_incremental(args, &source.to_string_lossy());
+    }
     let status = std::env::current_exe()
         .and_then(|exe| Command::new(exe).args(&args).env(INNER_VAR, "1").status());
     let status = match status {
@@ -47,6 +53,31 @@ pub fn wrap_rustc_if_asked() {
         }
     }
     std::process::exit(status.code().unwrap_or(1));
+}
+
+/// rustc's arguments without `-C incremental=…` when they compile the crate root `source`.
+///
+/// evcxr caches only crates compiled without incremental compilation (cargo turns it on for
+/// local path crates, which may change between builds). A crate whose folder name holds a hash of
+/// its sources cannot change under the same path, so its outputs are as cacheable as a registry
+/// crate's: `nb` then compiles once per machine instead of once per Jupyter kernel (seconds).
+fn without_incremental(args: Vec<String>, source: &str) -> Vec<String> {
+    if !args.iter().any(|arg| arg == source) {
+        return args;
+    }
+    let mut kept = Vec::with_capacity(args.len());
+    let mut it = args.into_iter().peekable();
+    while let Some(arg) = it.next() {
+        if arg == "-C" && it.peek().is_some_and(|v| v.starts_with("incremental=")) {
+            it.next();
+            continue;
+        }
+        if arg.starts_with("-Cincremental=") {
+            continue;
+        }
+        kept.push(arg);
+    }
+    kept
 }
 
 /// Rewrites the dep-info file at `path` in place when it names another build's `OUT_DIR`; any
@@ -173,6 +204,33 @@ mod tests {
         );
         let text = format!("# env-dep:OUT_DIR={OLD}/elsewhere/out-other\n");
         assert_eq!(repair(&text, "/x/y/z"), None);
+    }
+
+    #[test]
+    fn incremental_compilation_is_dropped_for_the_cacheable_crate_only() {
+        let args = |root: &str| -> Vec<String> {
+            [
+                "rustc",
+                "--crate-name",
+                "nb",
+                root,
+                "-C",
+                "incremental=/t/incremental",
+                "-Cincremental=/t/inc2",
+                "-C",
+                "opt-level=2",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+        };
+        let root = "/c/nbcuda/nb-0.1.0-42a9/src/lib.rs";
+        assert_eq!(
+            without_incremental(args(root), root),
+            ["rustc", "--crate-name", "nb", root, "-C", "opt-level=2"]
+        );
+        let other = args("/work/my-crate/src/lib.rs");
+        assert_eq!(without_incremental(other.clone(), root), other);
     }
 
     #[test]

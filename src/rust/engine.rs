@@ -138,6 +138,26 @@ impl Shared {
     }
 }
 
+/// How long the worker must have been idle before it loads the prelude's on-demand part.
+const LOAD_WHEN_IDLE_FOR: Duration = Duration::from_secs(3);
+
+/// What a cell that loads the prelude's on-demand part (it names one of `names`) shows first.
+fn loading_note(names: &[String]) -> String {
+    format!(
+        "loading {} (once per Jupyter kernel: seconds)…\n",
+        names.join(", ")
+    )
+}
+
+/// Runs the prelude's on-demand part while idle, then warms rust-analyzer again. Returns the
+/// notice for the next cell if the prelude failed.
+fn load_on_demand(worker: &mut Worker, lines: &[String]) -> Option<String> {
+    let failed = run_prelude(&mut worker.ctx, lines, &worker.flusher);
+    store_variables(&worker.ctx, &worker.shared);
+    warm_up(&mut worker.ctx);
+    failed
+}
+
 pub(super) const RESTART_NOTE: &str = "evcxr's child process was restarted: variables defined \
 in earlier cells are gone (functions, types, `use` and `:dep` lines stay).";
 
@@ -180,32 +200,43 @@ pub(super) fn worker_main(
         shared: shared.clone(),
         flusher,
     };
-    // Work for idle time, so that a cell sent right after start waits for neither: the
-    // prelude's on-demand part (unless a cell needs it first), then rust-analyzer's first
-    // completion, which loads the standard library's sources (seconds).
+    // Work for idle time. First rust-analyzer's first completion, which loads the standard
+    // library's sources (seconds). Then, once the worker has been idle for `LOAD_WHEN_IDLE_FOR`,
+    // the prelude's on-demand part, with rust-analyzer warmed again (the new crates change its
+    // crate graph, and its next query takes seconds): one piece, so that no completion asked
+    // after a cell waits behind half of it. The pause keeps that piece (seconds) from holding up
+    // cells sent one after another; a cell that names one of `names` loads it first.
     let mut warmed = false;
+    let mut idle_since = Instant::now();
     loop {
-        let job = if warmed && on_demand.is_none() {
-            match jobs.recv() {
-                Ok(job) => job,
-                Err(_) => break,
-            }
-        } else {
+        let job = if !warmed {
             match jobs.try_recv() {
                 Ok(job) => job,
                 Err(mpsc::TryRecvError::Empty) => {
-                    // Both in one idle period: split around a cell, the second would hold up a
-                    // completion asked right after that cell (it waits 2 s at most).
-                    if let Some(lines) = on_demand.take() {
-                        let failed = run_prelude(&mut worker.ctx, &lines, &worker.flusher);
-                        notice = join_notices(notice, failed);
-                        store_variables(&worker.ctx, &shared);
-                    }
                     warm_up(&mut worker.ctx);
                     warmed = true;
+                    idle_since = Instant::now();
                     continue;
                 }
                 Err(mpsc::TryRecvError::Disconnected) => break,
+            }
+        } else if on_demand.is_some() {
+            let wait = LOAD_WHEN_IDLE_FOR.saturating_sub(idle_since.elapsed());
+            match jobs.recv_timeout(wait) {
+                Ok(job) => job,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if let Some(lines) = on_demand.take() {
+                        let loaded = load_on_demand(&mut worker, &lines);
+                        notice = join_notices(notice, loaded);
+                    }
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match jobs.recv() {
+                Ok(job) => job,
+                Err(_) => break,
             }
         };
         match job {
@@ -223,6 +254,7 @@ pub(super) fn worker_main(
                 started.store(true, Ordering::SeqCst);
                 if on_demand.is_some() && names.iter().any(|name| text::names(&code, name)) {
                     if let Some(lines) = on_demand.take() {
+                        sink(CellOutput::Stderr(loading_note(&names)));
                         let failed = run_prelude(&mut worker.ctx, &lines, &worker.flusher);
                         notice = join_notices(notice, failed);
                     }
@@ -254,6 +286,7 @@ pub(super) fn worker_main(
                 }
             }
         }
+        idle_since = Instant::now();
     }
     // The engine was dropped: stop a running child before evcxr waits for it.
     if let Some(child) = lock(&shared.kill).child.take() {
@@ -358,8 +391,10 @@ fn run_prelude(
         .map(String::as_str)
         .collect::<Vec<_>>()
         .join("\n");
+    let started = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| ctx.execute(&source)));
     flusher.flush();
+    tracing::info!("the Rust prelude {source:?} ran in {:?}", started.elapsed());
     let error = match result {
         Ok(Ok(_)) => return None,
         Ok(Err(evcxr::Error::CompilationErrors(errors))) => {
@@ -382,7 +417,7 @@ fn warm_up(ctx: &mut evcxr::CommandContext) {
     let started = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(|| ctx.completions(CODE, CODE.len())));
     match result {
-        Ok(Ok(_)) => tracing::debug!("rust-analyzer warmed up in {:?}", started.elapsed()),
+        Ok(Ok(_)) => tracing::info!("rust-analyzer warmed up in {:?}", started.elapsed()),
         _ => tracing::debug!("rust-analyzer warm-up failed"),
     }
 }

@@ -132,9 +132,9 @@ impl RustInterrupt {
 pub struct Prelude {
     /// Evaluated right after evcxr starts, before any cell: settings such as `:cache`, `use` lines.
     pub at_start: Vec<String>,
-    /// Evaluated when the worker is first idle, or before the first cell that names one of
-    /// `names`, whichever comes first: `:dep` lines, whose first build takes seconds that a first
-    /// cell which needs none of them should not wait for.
+    /// Evaluated once the worker has been idle for a few seconds, or before the first cell that
+    /// names one of `names`, whichever comes first: `:dep` lines, whose first build takes seconds
+    /// that cells which need none of them should not wait for.
     pub on_demand: Vec<String>,
     /// The identifiers (crate names) that make a cell load `on_demand` first.
     pub names: Vec<String>,

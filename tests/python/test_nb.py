@@ -194,27 +194,46 @@ def test_a_later_jupyter_kernel_reuses_the_build_cache_without_rebuilding(tmp_pa
     fills a fresh cache and exits (its folder is deleted); kernel B loads `nb` from that cache.
     Its later cells must not rebuild serde & co. (the rustc wrapper rewrites those paths:
     rust::dep_info); cargo prints a `Compiling` line on the Jupyter kernel's stderr for each
-    rebuild."""
+    rebuild. `nb` itself is cached too (its folder is named after its contents), and kernel B,
+    idle after a first cell without `nb`, loads it before the next cell asks for it."""
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
     env.pop("NBCUDA_CACHE_DIR", None)
     nb_cell = 'println!("nb list ok: {}", nb::list().is_ok());'
 
     km, kc = start_kernel(env=env)
     try:
-        assert "nb list ok: true" in ok(kc, nb_cell, timeout=FIRST_CELL_TIMEOUT).stream()
+        first = ok(kc, nb_cell, timeout=FIRST_CELL_TIMEOUT)
+        assert "nb list ok: true" in first.stream(), first.describe()
+        # The first cell that names nb loads it, and says so.
+        assert "loading nb" in first.stream("stderr"), first.describe()
     finally:
         stop_kernel(km, kc)
+    cached_nb = sorted((tmp_path / "cache" / "evcxr").glob("*/libnb-*.rlib"))
+    assert len(cached_nb) == 1, f"nb is not in evcxr's build cache: {cached_nb}"
+    hits = cached_nb[0].parent / "hits"
+    assert hits.read_text().strip() == "0", hits.read_text()
 
     log = tmp_path / "kernel_b.stderr"
     with open(log, "wb") as stderr:
         km, kc = start_kernel(env=env, stderr=stderr)
         try:
-            assert "nb list ok: true" in ok(kc, nb_cell, timeout=FIRST_CELL_TIMEOUT).stream()
+            a = random.randrange(1000)
+            assert str(a + 1) in ok(kc, f'println!("{{}}", {a} + 1);', timeout=FIRST_CELL_TIMEOUT).stream()
+            # Idle now: nb loads after a few seconds (cargo prints its `Compiling` lines, served
+            # from the cache), then rust-analyzer warms again.
+            deadline = time.monotonic() + CELL_TIMEOUT
+            while "Compiling nb " not in log.read_text(errors="replace") and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert "Compiling nb " in log.read_text(errors="replace"), "nb did not load while idle"
+            ex = ok(kc, nb_cell, timeout=FIRST_CELL_TIMEOUT)
+            assert "nb list ok: true" in ex.stream(), ex.describe()
+            assert "loading nb" not in ex.stream("stderr"), ex.describe()
             loaded = log.stat().st_size
             for a in random.sample(range(1000), 2):
                 assert str(a + 1) in ok(kc, f'println!("{{}}", {a} + 1);').stream()
         finally:
             stop_kernel(km, kc)
+    assert int(hits.read_text()) >= 1, "kernel B compiled nb instead of taking it from the cache"
     later = log.read_bytes()[loaded:].decode(errors="replace")
     rebuilt = [line.strip() for line in later.splitlines() if "Compiling" in line]
     assert rebuilt == [], f"later Rust cells rebuilt dependencies: {rebuilt}"
