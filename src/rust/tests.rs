@@ -162,11 +162,17 @@ fn slow_evcxr_engine_end_to_end() {
         "let mut m = BTreeMap::new(); m.insert(2, 3); m.len()",
     );
     assert_eq!(plain(&result.unwrap()).as_deref(), Some("1"));
-    // The on-demand part is there for a cell that names it (loaded when idle, or just before).
-    let (result, _) = run(&engine, &format!("nbcuda_on_demand() + {a}"));
+    // The on-demand part is there for a cell that names it: these cells came one after another,
+    // with no idle pause to load it in, so it loads just before this cell, which says so.
+    let (result, out) = run(&engine, &format!("nbcuda_on_demand() + {a}"));
     assert_eq!(
         plain(&result.unwrap()).as_deref(),
         Some(&*(a + 7).to_string())
+    );
+    assert!(
+        out.stderr().contains("loading nbcuda_on_demand"),
+        "{:?}",
+        out.stderr()
     );
 
     // Variables persist between cells.

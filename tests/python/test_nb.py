@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
 import time
 
 import pytest
+from jupyter_client.kernelspec import KernelSpecManager
 
 from nbkernel import (
     CELL_TIMEOUT,
     FIRST_CELL_TIMEOUT,
+    KERNEL_NAME,
     error,
     execute,
     ok,
@@ -188,32 +191,33 @@ nb::free("big").unwrap();
     assert "put " in ex.stream()
 
 
-def test_a_later_jupyter_kernel_reuses_the_build_cache_without_rebuilding(tmp_path):
-    """evcxr's build cache (`:cache`) stores each dependency's dep-info, which names its build
-    script's OUT_DIR in the target folder of the Jupyter kernel that filled the cache. Kernel A
-    fills a fresh cache and exits (its folder is deleted); kernel B loads `nb` from that cache.
-    Its later cells must not rebuild serde & co. (the rustc wrapper rewrites those paths:
-    rust::dep_info); cargo prints a `Compiling` line on the Jupyter kernel's stderr for each
-    rebuild. `nb` itself is cached too (its folder is named after its contents), and kernel B,
-    idle after a first cell without `nb`, loads it before the next cell asks for it."""
+def test_a_jupyter_kernel_takes_nb_from_the_build_cache_that_warm_up_filled(tmp_path):
+    """`nbcuda warm-up` fills a fresh evcxr build cache (`:cache`) and exits (its build folder is
+    deleted). A Jupyter kernel then loads `nb` from that cache, every entry a hit, `nb` itself
+    included (its folder is named after its contents, so the rustc wrapper lets evcxr cache it).
+    The cache stores each dependency's dep-info, which names its build script's OUT_DIR in the
+    build folder that filled the cache: later cells must not rebuild serde & co. (the rustc
+    wrapper rewrites those paths: rust::dep_info); cargo prints a `Compiling` line on the
+    Jupyter kernel's stderr for each rebuild. Idle after a first cell without `nb`, the Jupyter
+    kernel loads `nb` before a cell asks for it."""
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
     env.pop("NBCUDA_CACHE_DIR", None)
     nb_cell = 'println!("nb list ok: {}", nb::list().is_ok());'
 
-    km, kc = start_kernel(env=env)
-    try:
-        first = ok(kc, nb_cell, timeout=FIRST_CELL_TIMEOUT)
-        assert "nb list ok: true" in first.stream(), first.describe()
-        # The first cell that names nb loads it, and says so.
-        assert "loading nb" in first.stream("stderr"), first.describe()
-    finally:
-        stop_kernel(km, kc)
-    cached_nb = sorted((tmp_path / "cache" / "evcxr").glob("*/libnb-*.rlib"))
+    exe = KernelSpecManager().get_kernel_spec(KERNEL_NAME).argv[0]
+    warm = subprocess.run([exe, "warm-up"], env=env, capture_output=True, text=True, timeout=FIRST_CELL_TIMEOUT)
+    assert warm.returncode == 0, warm.stdout + warm.stderr
+    assert "evcxr's build cache" in warm.stdout, warm.stdout
+    cache = tmp_path / "cache" / "evcxr"
+    # The crates (not the probes of build scripts such as autocfg's, named at random per run).
+    crates = lambda: sorted({p.parent for p in cache.glob("*/*.rlib")})  # noqa: E731
+    entries = [d / "hits" for d in crates()]
+    cached_nb = sorted(cache.glob("*/libnb-*.rlib"))
     assert len(cached_nb) == 1, f"nb is not in evcxr's build cache: {cached_nb}"
-    hits = cached_nb[0].parent / "hits"
-    assert hits.read_text().strip() == "0", hits.read_text()
+    assert len(entries) >= 10, entries  # nb, serde, serde_json, ndarray, half, …
+    assert all(h.read_text().strip() == "0" for h in entries)
 
-    log = tmp_path / "kernel_b.stderr"
+    log = tmp_path / "kernel.stderr"
     with open(log, "wb") as stderr:
         km, kc = start_kernel(env=env, stderr=stderr)
         try:
@@ -227,13 +231,16 @@ def test_a_later_jupyter_kernel_reuses_the_build_cache_without_rebuilding(tmp_pa
             assert "Compiling nb " in log.read_text(errors="replace"), "nb did not load while idle"
             ex = ok(kc, nb_cell, timeout=FIRST_CELL_TIMEOUT)
             assert "nb list ok: true" in ex.stream(), ex.describe()
+            # It was loaded already: the cell does not say `loading nb`.
             assert "loading nb" not in ex.stream("stderr"), ex.describe()
             loaded = log.stat().st_size
             for a in random.sample(range(1000), 2):
                 assert str(a + 1) in ok(kc, f'println!("{{}}", {a} + 1);').stream()
         finally:
             stop_kernel(km, kc)
-    assert int(hits.read_text()) >= 1, "kernel B compiled nb instead of taking it from the cache"
+    missed = [h.parent.name for h in entries if int(h.read_text()) < 1]
+    assert missed == [], f"the Jupyter kernel compiled what warm-up had cached: {missed}"
+    assert [d / "hits" for d in crates()] == entries, "the Jupyter kernel cached crates anew"
     later = log.read_bytes()[loaded:].decode(errors="replace")
     rebuilt = [line.strip() for line in later.splitlines() if "Compiling" in line]
     assert rebuilt == [], f"later Rust cells rebuilt dependencies: {rebuilt}"
