@@ -19,10 +19,12 @@
 //!
 //! **Regions.** Compiled regions are entered from the interpreter loop (`run`) where
 //! `Worker::jit_fn` finds one at the group's PC (a slice look-up, no call through a pointer per
-//! instruction); `Worker::run_jit` runs the group's lanes through it and returns the PC of the
-//! instruction compiled code stopped before, which the interpreter then executes itself. The
-//! rule is the same: compiled code leaves before anything the interpreter must check or
-//! report, and the interpreter goes on from where it left.
+//! instruction). The accelerator (`Worker::run_region`, in `jit_run`) runs the group's lanes
+//! through it (their registers, and the memory accesses compiled code has proven in bounds) and
+//! says where each lane stopped (`RegionStop`). The rule is the core's, here
+//! (`Worker::run_compiled`): compiled code leaves before anything the interpreter must check or
+//! report; the core charges the warp what the lanes spent, regroups the lanes by the PCs they
+//! stopped at, and the interpreter executes the instruction they stopped before itself.
 
 use super::Worker;
 use crate::ir::{AtomKind, AtomOp, BlockSlot, Program};
@@ -184,6 +186,59 @@ fn block_accel<'a>(ctx: &super::Ctx<'a>) -> Option<Box<dyn BlockAccel<'a> + 'a>>
     super::BLOCK_ENGINE.map(|e| (e.start)(ctx))
 }
 
+/// Where the lanes of a group stopped in a compiled region (`Worker::run_region`).
+pub(crate) struct RegionStop {
+    /// Per lane, the PC of the instruction it stopped before (lanes outside the group: any).
+    pub pcs: [u32; 32],
+    /// Instructions charged to the warp: the most any lane ran, as if the lanes had run in
+    /// lockstep (with gangs, the sum of each stage's most; a lane that ran out of fuel used at
+    /// least all of it).
+    pub spent: i64,
+    /// Some lane stopped before an instruction that compiled code leaves to the interpreter
+    /// (rather than at the end of its fuel or at a region's exit).
+    pub before_interpreted: bool,
+}
+
+impl<'a> Worker<'a> {
+    /// Run the group at `w.pc` through the compiled region `f`, then go on as the core's rule
+    /// says: the warp is charged what the lanes spent; when every lane stopped at one PC the
+    /// group goes on from there together, else the lanes wait, each at its PC, for the
+    /// scheduler. Returns the PC whose instruction the interpreter must execute before entering
+    /// compiled code again (`u32::MAX`: none).
+    pub(super) fn run_compiled(&mut self, w: &mut super::Warp, f: JitFn, fuel: &mut u32) -> u32 {
+        let Some(stop) = self.run_region(w, f, *fuel) else {
+            return w.pc;
+        };
+        *fuel = fuel.saturating_sub(stop.spent.clamp(0, u32::MAX as i64) as u32);
+        let m = w.mask;
+        let p0 = stop.pcs[m.trailing_zeros() as usize & 31];
+        let mut differ = 0u32;
+        for (l, &p) in stop.pcs.iter().enumerate() {
+            differ |= ((p != p0) as u32) << l;
+        }
+        if differ & m == 0 {
+            w.pc = p0;
+            if p0 >= w.resched_pc {
+                w.repick();
+            }
+            return if stop.before_interpreted {
+                p0
+            } else {
+                u32::MAX
+            };
+        }
+        for (l, &p) in stop.pcs.iter().enumerate() {
+            if (m >> l) & 1 != 0 {
+                w.lane_pc[l] = p;
+            }
+        }
+        w.waiting |= m;
+        w.mask = 0;
+        w.pick();
+        u32::MAX
+    }
+}
+
 #[cfg(feature = "accel")]
 pub(crate) use crate::jit::{Compiled, JitCtx, JitFn, Lazy};
 
@@ -249,7 +304,12 @@ mod off {
             None
         }
 
-        pub(in crate::exec) fn run_jit(&mut self, _: &mut Warp, f: JitFn, _: &mut u32) -> u32 {
+        pub(in crate::exec) fn run_region(
+            &mut self,
+            _: &mut Warp,
+            f: JitFn,
+            _: u32,
+        ) -> Option<super::RegionStop> {
             match f {}
         }
     }

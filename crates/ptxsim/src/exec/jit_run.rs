@@ -1,15 +1,15 @@
 //! Running the group through a compiled region (see `jit`): each lane of the group runs the
-//! region's function in turn, then the group goes on together if every lane stopped at the same
-//! PC, or is split by PC for the scheduler otherwise.
+//! region's function in turn.
 //!
 //! Lanes that parked where a loop starts (`jit::emit::gang`) run that loop in gangs of `GANG`
 //! through its gang function, then on through the region function with the lanes left over.
 //!
-//! Counting: a lane's instructions come out of the warp's fuel, and the warp is charged the
-//! most any lane ran, as if the lanes had run in lockstep (with gangs, the sum of each
-//! stage's most). This module does no checking: compiled
-//! code leaves the region before anything the interpreter must check.
+//! It runs the lanes only (their registers, and the accesses compiled code proved in bounds) and
+//! says where each lane stopped and what the lanes spent (`exec::accel::RegionStop`): the core
+//! charges the warp and regroups its lanes. This module does no checking: compiled code leaves
+//! the region before anything the interpreter must check.
 
+use super::accel::RegionStop;
 use super::{Warp, Worker};
 use crate::jit::{JitCtx, JitFn, GANG};
 
@@ -20,13 +20,12 @@ impl Worker<'_> {
         self.jit_at.get(pc as usize).copied().flatten()
     }
 
-    /// Run the group (at `w.pc`) through `f`. Returns the PC the interpreter must execute before
-    /// entering compiled code again (`u32::MAX`: none); on return the warp's running group is
-    /// set (possibly another group, when the lanes stopped at different PCs).
-    pub(super) fn run_jit(&mut self, w: &mut Warp, f: JitFn, fuel: &mut u32) -> u32 {
-        let Some(ctx) = self.jit_ctx.as_deref_mut() else {
-            return w.pc;
-        };
+    /// Run the lanes of the group at `w.pc` through `f`, each with `fuel` instructions at most;
+    /// the warp's PCs, masks and fuel are left as they were. Where each lane stopped, and what the lanes spent, is for
+    /// the core to act on (`exec::accel`, `Worker::run_compiled`); `None` when this worker has
+    /// no compiled-region context (nothing ran).
+    pub(super) fn run_region(&mut self, w: &mut Warp, f: JitFn, fuel: u32) -> Option<RegionStop> {
+        let ctx = self.jit_ctx.as_deref_mut()?;
         if f.uses_shared() {
             // The race records must hold every access of the epoch so far when compiled code
             // checks and updates them directly; until the epoch's first write it logs its
@@ -54,7 +53,7 @@ impl Worker<'_> {
         }
         let pc = w.pc;
         let m = w.mask;
-        ctx.fuel = *fuel as i64;
+        ctx.fuel = fuel as i64;
         // Lanes stop parking for the rest of the launch on this worker once most gangs it
         // tried were turned down (lanes that disagree on a value taken as uniform, or reach
         // different allocations): parking and turning down cost about 9 % of host
@@ -68,7 +67,7 @@ impl Worker<'_> {
         // Lanes that leave a gang and park again (at the next run of an inner loop) run in
         // gangs again, as long as fuel is left.
         while ctx.parked != 0 {
-            let left = *fuel as i64 - spent;
+            let left = fuel as i64 - spent;
             let g = run_gangs(
                 &mut w.regs,
                 f,
@@ -86,30 +85,11 @@ impl Worker<'_> {
         if f.uses_shared() && self.ctx.check {
             self.shadow.compiled_log_used(ctx.log_used());
         }
-        // A lane that ran out of fuel used at least all of it.
-        *fuel = fuel.saturating_sub(spent.clamp(0, u32::MAX as i64) as u32);
-        let pcs = ctx.pcs;
-        let p0 = pcs[m.trailing_zeros() as usize & 31];
-        let mut differ = 0u32;
-        for (l, &p) in pcs.iter().enumerate() {
-            differ |= ((p != p0) as u32) << l;
-        }
-        if differ & m == 0 {
-            w.pc = p0;
-            if p0 >= w.resched_pc {
-                w.repick();
-            }
-            return if interp != 0 { p0 } else { u32::MAX };
-        }
-        for (l, &p) in pcs.iter().enumerate() {
-            if (m >> l) & 1 != 0 {
-                w.lane_pc[l] = p;
-            }
-        }
-        w.waiting |= m;
-        w.mask = 0;
-        w.pick();
-        u32::MAX
+        Some(RegionStop {
+            pcs: ctx.pcs,
+            spent,
+            before_interpreted: interp != 0,
+        })
     }
 }
 
@@ -205,7 +185,7 @@ fn lanes_at(pcs: &[u32; 32], mask: u32, p: u32) -> u32 {
     same & mask
 }
 
-/// Gangs turned down before lanes stop parking (see `run_jit`).
+/// Gangs turned down before lanes stop parking (see `run_region`).
 const GIVE_UP: u32 = 8;
 
 /// What `run_gangs` did: the most instructions a lane ran in the gangs plus the most in the

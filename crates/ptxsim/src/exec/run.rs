@@ -55,7 +55,7 @@ impl Worker<'_> {
                 skip_jit = u32::MAX;
             } else if let Some(f) = self.jit_fn(pc) {
                 w.pc = pc;
-                skip_jit = self.run_jit(w, f, fuel);
+                skip_jit = self.run_compiled(w, f, fuel);
                 pc = w.pc;
                 continue;
             }
