@@ -125,24 +125,6 @@ fn start_tier<'a>(ctx: &super::Ctx<'a>) -> Box<dyn BlockAccel<'a> + 'a> {
     Box::new(BlockTier::new(ctx.block_replay))
 }
 
-/// The integer types whose lane loops the tier specialises (see `sem`'s fast forms).
-const U32: IntTy = IntTy {
-    bits: 32,
-    signed: false,
-};
-const S32: IntTy = IntTy {
-    bits: 32,
-    signed: true,
-};
-const U64: IntTy = IntTy {
-    bits: 64,
-    signed: false,
-};
-const S64: IntTy = IntTy {
-    bits: 64,
-    signed: true,
-};
-
 /// Why the block tier gave a block up (the core undoes the attempt and the interpreter runs
 /// the block: `accel`).
 pub(crate) use super::accel::GaveUp as GiveUp;
@@ -664,15 +646,17 @@ impl<'a> Worker<'a> {
             Op::Selp => lanes3(bt, k, at, r, int::selp),
             Op::Shl { bits } => lanes2(bt, k, at, r, move |a, b| crate::sem::bits::shl(a, b, bits)),
             Op::Shr { ty } => match (ty.bits, ty.signed) {
-                (32, false) => lanes2(bt, k, at, r, |a, b| crate::sem::bits::shr(a, b, U32)),
-                (32, true) => lanes2(bt, k, at, r, |a, b| crate::sem::bits::shr(a, b, S32)),
+                (32, false) => lanes2(bt, k, at, r, |a, b| crate::sem::bits::shr(a, b, IntTy::U32)),
+                (32, true) => lanes2(bt, k, at, r, |a, b| crate::sem::bits::shr(a, b, IntTy::S32)),
                 _ => lanes2(bt, k, at, r, move |a, b| crate::sem::bits::shr(a, b, ty)),
             },
             Op::Min(t) => lanes2(bt, k, at, r, move |a, b| int::min(a, b, t)),
             Op::Max(t) => lanes2(bt, k, at, r, move |a, b| int::max(a, b, t)),
             // 32-bit operands only (`plan`).
-            Op::MulWide(t) if t.signed => lanes2(bt, k, at, r, |a, b| int::mul_wide(a, b, S32)),
-            Op::MulWide(_) => lanes2(bt, k, at, r, |a, b| int::mul_wide(a, b, U32)),
+            Op::MulWide(t) if t.signed => {
+                lanes2(bt, k, at, r, |a, b| int::mul_wide(a, b, IntTy::S32))
+            }
+            Op::MulWide(_) => lanes2(bt, k, at, r, |a, b| int::mul_wide(a, b, IntTy::U32)),
             Op::FAdd32 => lanes2(bt, k, at, r, float::add_f32),
             Op::FSub32 => lanes2(bt, k, at, r, float::sub_f32),
             Op::FMul32 => lanes2(bt, k, at, r, float::mul_f32),
@@ -825,8 +809,12 @@ impl<'a> Worker<'a> {
                 to,
                 sat: false,
             } => match (from.bits, from.signed, to.bits) {
-                (32, true, 64) => lanes1(bt, k, at, r, |a| convert::cvt_ii(a, S32, S64, false)),
-                (32, false, 64) => lanes1(bt, k, at, r, |a| convert::cvt_ii(a, U32, U64, false)),
+                (32, true, 64) => lanes1(bt, k, at, r, |a| {
+                    convert::cvt_ii(a, IntTy::S32, IntTy::S64, false)
+                }),
+                (32, false, 64) => lanes1(bt, k, at, r, |a| {
+                    convert::cvt_ii(a, IntTy::U32, IntTy::U64, false)
+                }),
                 _ => lanes1(bt, k, at, r, move |a| convert::cvt_ii(a, from, to, false)),
             },
             Op::Atom {

@@ -12,24 +12,6 @@ use crate::ir::*;
 use crate::sem::float::{self, farith, fminmax, funary, testp, FMods};
 use crate::sem::{address, bits, convert, int, simd};
 
-/// The integer types whose lane loops the interpreter specialises (see `sem`'s fast forms).
-const U32: IntTy = IntTy {
-    bits: 32,
-    signed: false,
-};
-const S32: IntTy = IntTy {
-    bits: 32,
-    signed: true,
-};
-const U64: IntTy = IntTy {
-    bits: 64,
-    signed: false,
-};
-const S64: IntTy = IntTy {
-    bits: 64,
-    signed: true,
-};
-
 impl Worker<'_> {
     /// The interpreter loop (see `cpu` for its builds). With `COUNT`, each warp instruction
     /// issued is counted (`crate::counters`) before it runs, and `setp`+`bra` pairs are
@@ -116,14 +98,14 @@ impl Worker<'_> {
                 // passed as constants, so that `sem` picks their fast form at compile time.)
                 Op::Shl { bits } => bin(&mut w.regs, i, m, move |a, b| bits::shl(a, b, bits)),
                 Op::Shr { ty } => match (ty.bits, ty.signed) {
-                    (32, false) => bin(&mut w.regs, i, m, |a, b| bits::shr(a, b, U32)),
-                    (32, true) => bin(&mut w.regs, i, m, |a, b| bits::shr(a, b, S32)),
+                    (32, false) => bin(&mut w.regs, i, m, |a, b| bits::shr(a, b, IntTy::U32)),
+                    (32, true) => bin(&mut w.regs, i, m, |a, b| bits::shr(a, b, IntTy::S32)),
                     _ => bin(&mut w.regs, i, m, move |a, b| bits::shr(a, b, ty)),
                 },
                 Op::MulHi(t) => bin(&mut w.regs, i, m, move |a, b| int::mul_hi(a, b, t)),
                 Op::MulWide(t) => match (t.bits, t.signed) {
-                    (32, false) => bin(&mut w.regs, i, m, |a, b| int::mul_wide(a, b, U32)),
-                    (32, true) => bin(&mut w.regs, i, m, |a, b| int::mul_wide(a, b, S32)),
+                    (32, false) => bin(&mut w.regs, i, m, |a, b| int::mul_wide(a, b, IntTy::U32)),
+                    (32, true) => bin(&mut w.regs, i, m, |a, b| int::mul_wide(a, b, IntTy::S32)),
                     _ => bin(&mut w.regs, i, m, move |a, b| int::mul_wide(a, b, t)),
                 },
                 Op::MadHi(t) => tern(&mut w.regs, i, m, move |a, b, c| int::mad_hi(a, b, c, t)),
@@ -334,9 +316,13 @@ impl Worker<'_> {
                 Op::CvtII { from, to, sat } => {
                     if !sat && from.bits == 32 && to.bits == 64 {
                         if from.signed {
-                            un(&mut w.regs, i, m, |a| convert::cvt_ii(a, S32, S64, false))
+                            un(&mut w.regs, i, m, |a| {
+                                convert::cvt_ii(a, IntTy::S32, IntTy::S64, false)
+                            })
                         } else {
-                            un(&mut w.regs, i, m, |a| convert::cvt_ii(a, U32, U64, false))
+                            un(&mut w.regs, i, m, |a| {
+                                convert::cvt_ii(a, IntTy::U32, IntTy::U64, false)
+                            })
                         }
                     } else {
                         un(&mut w.regs, i, m, |a| convert::cvt_ii(a, from, to, sat))
@@ -346,11 +332,11 @@ impl Worker<'_> {
                     if from.bits == 32 && to == FTy::F32 && rnd == Rnd::Rn {
                         if from.signed {
                             un(&mut w.regs, i, m, |a| {
-                                convert::cvt_if(a, S32, FTy::F32, Rnd::Rn)
+                                convert::cvt_if(a, IntTy::S32, FTy::F32, Rnd::Rn)
                             })
                         } else {
                             un(&mut w.regs, i, m, |a| {
-                                convert::cvt_if(a, U32, FTy::F32, Rnd::Rn)
+                                convert::cvt_if(a, IntTy::U32, FTy::F32, Rnd::Rn)
                             })
                         }
                     } else {
@@ -368,11 +354,11 @@ impl Worker<'_> {
                     if from == FTy::F32 && to.bits == 32 && irnd == IRnd::Rzi {
                         if to.signed {
                             un(&mut w.regs, i, m, |a| {
-                                convert::cvt_fi(a, FTy::F32, S32, IRnd::Rzi, false)
+                                convert::cvt_fi(a, FTy::F32, IntTy::S32, IRnd::Rzi, false)
                             })
                         } else {
                             un(&mut w.regs, i, m, |a| {
-                                convert::cvt_fi(a, FTy::F32, U32, IRnd::Rzi, false)
+                                convert::cvt_fi(a, FTy::F32, IntTy::U32, IRnd::Rzi, false)
                             })
                         }
                     } else {

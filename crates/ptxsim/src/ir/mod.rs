@@ -59,6 +59,27 @@ pub struct IntTy {
     pub signed: bool,
 }
 
+impl IntTy {
+    /// The integer types whose lane loops the interpreter and the block tier specialise (see
+    /// `sem`'s fast forms).
+    pub const U32: IntTy = IntTy {
+        bits: 32,
+        signed: false,
+    };
+    pub const S32: IntTy = IntTy {
+        bits: 32,
+        signed: true,
+    };
+    pub const U64: IntTy = IntTy {
+        bits: 64,
+        signed: false,
+    };
+    pub const S64: IntTy = IntTy {
+        bits: 64,
+        signed: true,
+    };
+}
+
 /// A floating-point type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FTy {

@@ -12,33 +12,31 @@ use super::int::*;
 use super::simd::*;
 use crate::ir::*;
 use crate::mem::SHARED_WIN;
-const S32: IntTy = IntTy {
-    bits: 32,
-    signed: true,
-};
-const U32: IntTy = IntTy {
-    bits: 32,
-    signed: false,
-};
 
 #[test]
 fn integer_semantics() {
-    assert_eq!(div(7, 0, U32), u64::MAX);
-    assert_eq!(div((-7i64) as u64, 2, S32) as u32, (-3i32) as u32);
-    assert_eq!(div(i32::MIN as u64, u64::MAX, S32) as u32, i32::MIN as u32);
-    assert_eq!(rem((-7i64) as u64, 2, S32) as u32, (-1i32) as u32);
-    assert_eq!(mul_hi(0xFFFF_FFFF, 0xFFFF_FFFF, U32) as u32, 0xFFFF_FFFE);
-    assert_eq!(mul_hi((-1i64) as u64, (-1i64) as u64, S32) as u32, 0);
-    assert_eq!(mul_wide((-3i64) as u64, 5, S32), (-15i64) as u64);
-    assert_eq!(shr(0x8000_0000, 40, S32) as u32, 0xFFFF_FFFF);
-    assert_eq!(shr(0x8000_0000, 40, U32), 0);
+    assert_eq!(div(7, 0, IntTy::U32), u64::MAX);
+    assert_eq!(div((-7i64) as u64, 2, IntTy::S32) as u32, (-3i32) as u32);
+    assert_eq!(
+        div(i32::MIN as u64, u64::MAX, IntTy::S32) as u32,
+        i32::MIN as u32
+    );
+    assert_eq!(rem((-7i64) as u64, 2, IntTy::S32) as u32, (-1i32) as u32);
+    assert_eq!(
+        mul_hi(0xFFFF_FFFF, 0xFFFF_FFFF, IntTy::U32) as u32,
+        0xFFFF_FFFE
+    );
+    assert_eq!(mul_hi((-1i64) as u64, (-1i64) as u64, IntTy::S32) as u32, 0);
+    assert_eq!(mul_wide((-3i64) as u64, 5, IntTy::S32), (-15i64) as u64);
+    assert_eq!(shr(0x8000_0000, 40, IntTy::S32) as u32, 0xFFFF_FFFF);
+    assert_eq!(shr(0x8000_0000, 40, IntTy::U32), 0);
     assert_eq!(shl(1, 32, 32) as u32, 0);
-    assert_eq!(bfe(0xF0, 4, 4, U32), 0xF);
-    assert_eq!(bfe(0xF0, 4, 4, S32) as u32, 0xFFFF_FFFF);
+    assert_eq!(bfe(0xF0, 4, 4, IntTy::U32), 0xF);
+    assert_eq!(bfe(0xF0, 4, 4, IntTy::S32) as u32, 0xFFFF_FFFF);
     assert_eq!(bfi(0xF, 0, 8, 4, 32), 0xF00);
-    assert_eq!(bfind(0x10, U32, false), 4);
-    assert_eq!(bfind(0, U32, false), 0xFFFF_FFFF);
-    assert_eq!(bfind(0x10, U32, true), 27);
+    assert_eq!(bfind(0x10, IntTy::U32, false), 4);
+    assert_eq!(bfind(0, IntTy::U32, false), 0xFFFF_FFFF);
+    assert_eq!(bfind(0x10, IntTy::U32, true), 27);
     assert_eq!(
         prmt(0x4433_2211, 0x8877_6655, 0x3210, PrmtMode::Default),
         0x4433_2211

@@ -21,12 +21,6 @@ use crate::ir::{Cmp, Inst, IntTy};
 /// 1 iteration a thread +2 %, 2 +7 %, 4 +5 %, 8 -9 %, 16 -25 %, 64 -39 %.
 const FEW: i64 = 3;
 
-/// The counter's type as the steps are read: 32 bits, signed.
-const S32: IntTy = IntTy {
-    bits: 32,
-    signed: true,
-};
-
 impl Em<'_, '_> {
     /// Where an iteration of loop `li` starts (the current block: the loop's start, or where its
     /// second iteration starts, see `start_versioned`): the checks of all its accesses over the
@@ -51,7 +45,7 @@ impl Em<'_, '_> {
             for (w, ds) in &a.wraps {
                 let x1 = self.eval_wide(w);
                 let d = self.eval(ds);
-                let d = ext(&mut self.b, d, S32);
+                let d = ext(&mut self.b, d, IntTy::S32);
                 let moved = self.b.ins().imul(last, d);
                 let xl = self.b.ins().iadd(x1, moved);
                 let (max, min) = if w.signed {
@@ -148,7 +142,7 @@ impl Em<'_, '_> {
                     Some(k) => self.b.ins().iconst(I64, k.abs()),
                     None => {
                         let s = self.eval(&c.step);
-                        let s = ext(&mut self.b, s, S32);
+                        let s = ext(&mut self.b, s, IntTy::S32);
                         if up {
                             s
                         } else {
