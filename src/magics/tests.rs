@@ -1149,8 +1149,9 @@ fn a_blocked_file_operation_returns_at_the_interrupt() {
     });
     let raised = raiser.join().expect("raiser");
     assert_eq!(r.expect_err("interrupted").0, "Interrupted");
+    // A liveness bound (the operation never returns by itself), generous for a loaded machine.
     assert!(
-        raised.elapsed() < std::time::Duration::from_millis(200),
+        raised.elapsed() < std::time::Duration::from_secs(2),
         "{:?}",
         raised.elapsed()
     );
