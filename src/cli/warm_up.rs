@@ -1,7 +1,7 @@
 //! `nbcuda warm-up`: builds what Rust cells depend on (`nb` and its crates: serde, ndarray, half)
 //! into evcxr's build cache of the current user (`~/.cache/evcxr`), so that no Jupyter kernel
-//! started later pays for that first build (about a minute on a laptop; with the cache filled,
-//! `nb` loads in seconds). `install/setup.sh` runs it; a workshop machine runs it once per user.
+//! started later pays for that first build (30–36 s on a 2-core machine; with the cache filled,
+//! `nb` loads in about 3 s). `install/setup.sh` runs it; a workshop machine runs it once per user.
 //!
 //! It drives the same [`crate::rust::RustEngine`] and prelude as the Jupyter kernel (so the
 //! cache keys are the ones the Jupyter kernel looks up) and evaluates one cell that names `nb`.

@@ -13,6 +13,11 @@
 //! [`wrap_rustc_if_asked`] runs evcxr's wrapper as a child and, when it succeeded, rewrites the
 //! dep-info file so that it names this build's `OUT_DIR`. [`repair`] is that rewrite.
 //!
+//! It also makes one local crate cacheable: evcxr skips crates compiled incrementally (cargo does
+//! so for path crates), so for the crate root named by [`CACHEABLE_SOURCE_VAR`] (`nb`'s, whose
+//! folder is named after a hash of its sources) it drops `-C incremental` before evcxr's wrapper
+//! sees the arguments.
+//!
 //! Runs before `evcxr::runtime_hook()`; must do nothing in any other process.
 
 use std::path::{Path, PathBuf};
