@@ -8,6 +8,7 @@ pub mod nb_crate;
 pub mod nb_server;
 pub mod scratch;
 
+use crate::magics::complete_args::SessionNames;
 use crate::magics::{MagicError, Magics};
 use crate::rust::{InputFn, RustCellError, RustEngine, RustInterrupt};
 use cells::{is_magic_line, split_cell, Segment};
@@ -51,6 +52,9 @@ pub struct NbcudaInterpreter {
     rustc_version: Arc<OnceLock<String>>,
     /// Why ptxsim runs instead of a GPU, when it does (said once, in the banner).
     backend_note: Option<String>,
+    /// The session's names as of the last time completion or a cell saw them: what magic lines
+    /// complete to while a cell holds `magics` (another client's, or this one's).
+    names: Mutex<SessionNames>,
 }
 
 impl Default for NbcudaInterpreter {
@@ -123,6 +127,7 @@ impl NbcudaInterpreter {
             backend: Mutex::new(backend),
             backend_note,
             rustc_version,
+            names: Mutex::new(SessionNames::default()),
         }
     }
 
@@ -440,9 +445,13 @@ impl Interpreter for NbcudaInterpreter {
             }
         }
         *lock(&self.current_sink) = None;
-        // A GPU context rebuilt on the way (after a sticky fault) is said once, in this cell.
-        if let Some(notice) = self.lock_magics().device().take_notice() {
-            sink(CellOutput::Stderr(format!("{}\n", notice.trim_end())));
+        {
+            let mut magics = self.lock_magics();
+            // A GPU context rebuilt on the way (after a sticky fault) is said once, in this cell.
+            if let Some(notice) = magics.device().take_notice() {
+                sink(CellOutput::Stderr(format!("{}\n", notice.trim_end())));
+            }
+            *lock(&self.names) = magics.session_names();
         }
         self.refresh_backend();
         outcome
@@ -452,7 +461,20 @@ impl Interpreter for NbcudaInterpreter {
         let (start, line) = line_at(code, cursor);
         let in_cell_magic_body = is_cell_magic(code) && code[..start].trim().starts_with("%%");
         if is_magic_line(line) || line.trim_start().starts_with("%%") && !in_cell_magic_body {
-            let (matches, s, e) = self.lock_magics().complete(line, cursor - start);
+            // A running cell holds the session: complete from its names as last seen.
+            let names = match self.magics.try_lock() {
+                Ok(magics) => Some(magics.session_names()),
+                Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner().session_names()),
+                Err(std::sync::TryLockError::WouldBlock) => None,
+            };
+            let names = match names {
+                Some(fresh) => {
+                    *lock(&self.names) = fresh.clone();
+                    fresh
+                }
+                None => lock(&self.names).clone(),
+            };
+            let (matches, s, e) = crate::magics::complete::complete(&names, line, cursor - start);
             return (matches, start + s, start + e);
         }
         if in_cell_magic_body {
@@ -465,7 +487,16 @@ impl Interpreter for NbcudaInterpreter {
     fn inspect(&self, code: &str, cursor: usize, _detail_level: u8) -> Option<MimeBundle> {
         let (start, line) = line_at(code, cursor);
         if is_magic_line(line) {
-            return self.lock_magics().inspect(line, cursor - start);
+            // A running cell holds the session: inspect what needs none (magics, dtypes).
+            return match self.magics.try_lock() {
+                Ok(mut magics) => magics.inspect(line, cursor - start),
+                Err(std::sync::TryLockError::Poisoned(p)) => {
+                    p.into_inner().inspect(line, cursor - start)
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    crate::magics::complete::inspect(None, line, cursor - start)
+                }
+            };
         }
         if is_cell_magic(code) {
             return None;

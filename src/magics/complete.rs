@@ -7,7 +7,7 @@
 //!
 //! Read-only: nothing here changes arrays or scalars.
 
-use super::complete_args::{self, filter, ArgsAtCursor};
+use super::complete_args::{self, filter, ArgsAtCursor, SessionNames};
 use super::lex::is_ident_char;
 use super::{registry, Magics};
 use crate::display::stats;
@@ -34,7 +34,7 @@ fn ident_start(s: &str, end: usize) -> usize {
         .map_or(end, |(i, _)| i)
 }
 
-pub fn complete(m: &Magics, line: &str, cursor: usize) -> (Vec<String>, usize, usize) {
+pub fn complete(session: &SessionNames, line: &str, cursor: usize) -> (Vec<String>, usize, usize) {
     let cursor = floor_boundary(line, cursor);
     let before = &line[..cursor];
     let lead = before.len() - before.trim_start().len();
@@ -69,7 +69,7 @@ pub fn complete(m: &Magics, line: &str, cursor: usize) -> (Vec<String>, usize, u
         .map_or(0, |i| i + 1)
         .max(lead);
     let at = ArgsAtCursor {
-        m,
+        session,
         before,
         args,
         words,
@@ -92,7 +92,9 @@ fn text_bundle(text: String) -> MimeBundle {
     b
 }
 
-pub fn inspect(m: &mut Magics, line: &str, cursor: usize) -> Option<MimeBundle> {
+/// Without the session (`None`: a cell holds it), only what needs no session is inspected: magics,
+/// dtypes.
+pub fn inspect(m: Option<&mut Magics>, line: &str, cursor: usize) -> Option<MimeBundle> {
     let cursor = floor_boundary(line, cursor);
     let start = ident_start(line, cursor);
     let end = cursor
@@ -116,6 +118,27 @@ pub fn inspect(m: &mut Magics, line: &str, cursor: usize) -> Option<MimeBundle> 
     if word.is_empty() {
         return None;
     }
+    if let Some(m) = m {
+        if let Some(found) = inspect_session(m, line, word, end) {
+            return Some(found);
+        }
+    }
+    if let Some(d) = Dtype::parse(word) {
+        return Some(text_bundle(format!(
+            "dtype {d}: {} byte{}, C type {}\n",
+            d.size(),
+            if d.size() == 1 { "" } else { "s" },
+            d.c_names().join(" / ")
+        )));
+    }
+    if let Some(d) = registry::find(word) {
+        return Some(text_bundle(format!("{}\n\n{}\n", d.syntax, d.about)));
+    }
+    None
+}
+
+/// An array, CUDA kernel or scalar of the session named `word` (which ends at `end` of `line`).
+fn inspect_session(m: &mut Magics, line: &str, word: &str, end: usize) -> Option<MimeBundle> {
     if let Some(a) = m.dev.array(word) {
         let data = m.dev.read_array(word).ok()?;
         let s = stats::stats(a.dtype, &data);
@@ -175,17 +198,6 @@ pub fn inspect(m: &mut Magics, line: &str, cursor: usize) -> Option<MimeBundle> 
     }
     if let Some(v) = m.scalars.get(word) {
         return Some(text_bundle(format!("scalar {word} = {v}\n")));
-    }
-    if let Some(d) = Dtype::parse(word) {
-        return Some(text_bundle(format!(
-            "dtype {d}: {} byte{}, C type {}\n",
-            d.size(),
-            if d.size() == 1 { "" } else { "s" },
-            d.c_names().join(" / ")
-        )));
-    }
-    if let Some(d) = registry::find(word) {
-        return Some(text_bundle(format!("{}\n\n{}\n", d.syntax, d.about)));
     }
     None
 }

@@ -6,7 +6,6 @@
 //! Read-only: nothing here changes arrays or scalars, and nothing here knows the list of magics.
 
 use super::eval::FUNCTIONS;
-use super::Magics;
 use crate::gpu::Dtype;
 use std::path::Path;
 
@@ -20,9 +19,19 @@ const CTORS: [&str; 9] = [
     "zeros", "ones", "empty", "full", "arange", "linspace", "rand", "randn", "copy",
 ];
 
+/// The names of the session that arguments complete to. A copy, so that completion can answer
+/// from the last one while a cell holds the session (`Magics`).
+#[derive(Debug, Clone, Default)]
+pub struct SessionNames {
+    pub arrays: Vec<String>,
+    pub kernels: Vec<String>,
+    pub scalars: Vec<String>,
+    pub graphs: Vec<String>,
+}
+
 /// The arguments of a magic line up to the cursor, cut the ways completers need.
 pub struct ArgsAtCursor<'a> {
-    pub m: &'a Magics,
+    pub session: &'a SessionNames,
     /// The line up to the cursor.
     pub before: &'a str,
     /// What follows the magic's name, up to the cursor.
@@ -80,17 +89,17 @@ impl ArgsAtCursor<'_> {
     }
 
     fn arrays(&self) -> Vec<String> {
-        self.m.dev.arrays().into_iter().map(|a| a.name).collect()
+        self.session.arrays.clone()
     }
 
     fn kernels(&self) -> Vec<String> {
-        self.m.dev.kernel_names()
+        self.session.kernels.clone()
     }
 
     /// Arrays, scalars and expression functions.
     fn values(&self) -> Vec<String> {
         let mut v = self.arrays();
-        v.extend(self.m.scalars.keys().cloned());
+        v.extend(self.session.scalars.iter().cloned());
         v.extend(FUNCTIONS.iter().map(|s| s.to_string()));
         v
     }
@@ -215,7 +224,7 @@ pub fn graph(a: &ArgsAtCursor) -> Completion {
     if a.word_idx == 0 {
         a.names(["begin", "end", "launch", "drop"].map(String::from))
     } else if a.word_idx == 1 && matches!(a.words.first(), Some(&("launch" | "drop"))) {
-        a.names(a.m.dev.graphs().into_iter().map(|g| g.name))
+        a.names(a.session.graphs.iter().cloned())
     } else {
         expression(a)
     }
@@ -238,7 +247,7 @@ pub fn array(a: &ArgsAtCursor) -> Completion {
 /// `NAME = EXPR`.
 pub fn set(a: &ArgsAtCursor) -> Completion {
     match a.args.split_once('=') {
-        None => a.names(a.m.scalars.keys().cloned()),
+        None => a.names(a.session.scalars.iter().cloned()),
         Some(_) => a.names(a.values()),
     }
 }

@@ -329,12 +329,23 @@ impl Magics {
 
     /// Completion of a magic line at byte offset `cursor`: (matches, start, end) in line offsets.
     pub fn complete(&self, line: &str, cursor: usize) -> (Vec<String>, usize, usize) {
-        complete::complete(self, line, cursor)
+        complete::complete(&self.session_names(), line, cursor)
+    }
+
+    /// The names arguments complete to (arrays, CUDA kernels, scalars, graphs), as a copy that
+    /// [`complete::complete`] can use while a cell holds this session.
+    pub fn session_names(&self) -> complete_args::SessionNames {
+        complete_args::SessionNames {
+            arrays: self.dev.arrays().into_iter().map(|a| a.name).collect(),
+            kernels: self.dev.kernel_names(),
+            scalars: self.scalars.keys().cloned().collect(),
+            graphs: self.dev.graphs().into_iter().map(|g| g.name).collect(),
+        }
     }
 
     /// Inspection of the word at `cursor`: a magic's help, a CUDA kernel's signature, an array's
     /// dtype/shape/bytes/statistics, a scalar's value.
     pub fn inspect(&mut self, line: &str, cursor: usize) -> Option<MimeBundle> {
-        complete::inspect(self, line, cursor)
+        complete::inspect(Some(self), line, cursor)
     }
 }

@@ -300,7 +300,7 @@ fn profile_ncu_on_ptxsim_says_why_in_one_line_and_still_shows_the_profile() {
     // The option is in the help and the completion.
     assert!(s.ok_text("%help profile").contains("[--ncu]"));
     let line = "%profile --n";
-    let c = crate::magics::complete::complete(&s.m, line, line.len());
+    let c = s.m.complete(line, line.len());
     assert!(format!("{c:?}").contains("--ncu"), "{c:?}");
 }
 

@@ -86,8 +86,13 @@ pub(super) struct KillState {
 /// State shared by the engine handle, the interrupt handles, the worker and the forwarder.
 pub(super) struct Shared {
     pub status: Mutex<Status>,
-    /// The worker is executing a cell (completion and inspect answer at once then).
+    /// The worker is working (a cell, a completion, its idle work: rust-analyzer's warm-up,
+    /// the on-demand prelude) rather than waiting for a job: completion and inspect answer at
+    /// once then, without rust-analyzer.
     pub busy: AtomicBool,
+    /// Names bound by the Rust cells run so far (`let`, `fn`, `struct`, …), for the lexical
+    /// completion that answers while rust-analyzer cannot.
+    pub history_names: Mutex<std::collections::BTreeSet<String>>,
     /// Incremented by every interrupt request.
     pub interrupt_epoch: AtomicU64,
     pub kill: Mutex<KillState>,
@@ -112,7 +117,8 @@ impl Shared {
     pub fn new() -> Shared {
         Shared {
             status: Mutex::new(Status::Starting),
-            busy: AtomicBool::new(false),
+            busy: AtomicBool::new(true),
+            history_names: Mutex::new(std::collections::BTreeSet::new()),
             interrupt_epoch: AtomicU64::new(0),
             kill: Mutex::new(KillState::default()),
             sink: Mutex::new(None),
@@ -209,10 +215,13 @@ pub(super) fn worker_main(
     let mut warmed = false;
     let mut idle_since = Instant::now();
     loop {
+        // Waiting for a job from here on (the idle work below says it works again).
+        shared.busy.store(false, Ordering::SeqCst);
         let job = if !warmed {
             match jobs.try_recv() {
                 Ok(job) => job,
                 Err(mpsc::TryRecvError::Empty) => {
+                    shared.busy.store(true, Ordering::SeqCst);
                     warm_up(&mut worker.ctx);
                     warmed = true;
                     idle_since = Instant::now();
@@ -225,6 +234,7 @@ pub(super) fn worker_main(
             match jobs.recv_timeout(wait) {
                 Ok(job) => job,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
+                    shared.busy.store(true, Ordering::SeqCst);
                     if let Some(lines) = on_demand.take() {
                         let loaded = load_on_demand(&mut worker, &lines);
                         notice = join_notices(notice, loaded);
@@ -239,6 +249,7 @@ pub(super) fn worker_main(
                 Err(_) => break,
             }
         };
+        shared.busy.store(true, Ordering::SeqCst);
         match job {
             Job::Execute {
                 code,
@@ -443,7 +454,6 @@ impl Worker {
             return Err(RustCellError::Other { message });
         }
         let code = quiet_load_config(code);
-        self.shared.busy.store(true, Ordering::SeqCst);
         self.flusher.flush(); // late output of earlier work goes nowhere
         *lock(&self.shared.sink) = Some(sink.clone());
         *lock(&self.shared.stderr_capture) = Some(Vec::new());
@@ -486,7 +496,13 @@ impl Worker {
             sink(CellOutput::Stderr(format!("Interrupted. {RESTART_NOTE}\n")));
         }
         store_variables(&self.ctx, &self.shared);
-        self.shared.busy.store(false, Ordering::SeqCst);
+        if outcome.is_ok() {
+            lock(&self.shared.history_names).extend(text::names_bound_before(
+                &code,
+                code.len(),
+                "",
+            ));
+        }
         outcome
     }
 

@@ -32,8 +32,9 @@ use std::time::{Duration, Instant};
 /// What a Rust cell sent while evcxr is still starting shows first (on stderr).
 pub const STARTING_NOTE: &str = "starting the Rust runtime (evcxr)…\n";
 
-/// How long `complete` waits for rust-analyzer.
-const COMPLETE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long `complete` waits for rust-analyzer before it answers with the lexical completion
+/// alone: a front end's Tab must answer at once (the whole request stays under 100 ms).
+const COMPLETE_BUDGET: Duration = Duration::from_millis(80);
 /// How long `inspect` waits for rust-analyzer.
 const INSPECT_TIMEOUT: Duration = Duration::from_secs(4);
 /// After an interrupt, how long `execute` waits for the worker before it gives up on the cell
@@ -56,6 +57,23 @@ impl RustCompletions {
             cursor_end: cursor,
         }
     }
+}
+
+/// rust-analyzer's completions first, then the lexical ones it lacks, where both replace the same
+/// word (else rust-analyzer's alone, or the lexical ones when it found nothing).
+fn merge_completions(analysed: RustCompletions, lexical: RustCompletions) -> RustCompletions {
+    if analysed.matches.is_empty() {
+        return lexical;
+    }
+    let mut merged = analysed;
+    if merged.cursor_start == lexical.cursor_start {
+        for name in lexical.matches {
+            if !merged.matches.contains(&name) {
+                merged.matches.push(name);
+            }
+        }
+    }
+    merged
 }
 
 /// Why a Rust cell failed.
@@ -300,22 +318,55 @@ impl RustEngine {
     /// Completions at byte offset `cursor` of `code` (rust-analyzer through evcxr; `:` commands
     /// at the start of a cell). Waits at most ~2 s; empty while evcxr starts or a cell runs.
     pub fn complete(&self, code: &str, cursor: usize) -> RustCompletions {
+        let lexical = self.lexical_completions(code, cursor);
         if !self.is_ready() || self.shared.busy.load(Ordering::SeqCst) {
-            return RustCompletions::empty(cursor);
+            return lexical;
         }
         let (reply, result) = mpsc::sync_channel(1);
         let job = Job::Complete {
             code: code.to_owned(),
             cursor,
-            deadline: Instant::now() + COMPLETE_TIMEOUT,
+            deadline: Instant::now() + COMPLETE_BUDGET,
             reply,
         };
         if lock(&self.jobs).send(job).is_err() {
+            return lexical;
+        }
+        match result.recv_timeout(COMPLETE_BUDGET) {
+            Ok(analysed) => merge_completions(analysed, lexical),
+            Err(_) => lexical,
+        }
+    }
+
+    /// Completion without rust-analyzer: the names bound earlier in this cell and in the cells
+    /// run so far (and their variables) that start with the identifier ending at `cursor`.
+    /// Answers at once, also while evcxr starts or a cell runs.
+    pub fn lexical_completions(&self, code: &str, cursor: usize) -> RustCompletions {
+        let cursor = text::floor_char_boundary(code, cursor);
+        let Some(word) = text::identifier_at(code, cursor).filter(|r| r.end == cursor) else {
+            return RustCompletions::empty(cursor);
+        };
+        // After `.` or `::` the candidates are members, which only rust-analyzer knows.
+        if code[..word.start].ends_with('.') || code[..word.start].ends_with("::") {
             return RustCompletions::empty(cursor);
         }
-        result
-            .recv_timeout(COMPLETE_TIMEOUT)
-            .unwrap_or_else(|_| RustCompletions::empty(cursor))
+        let prefix = &code[word.clone()];
+        let mut matches = text::names_bound_before(code, word.start, prefix);
+        let earlier = lock(&self.shared.history_names).clone();
+        let variables = lock(&self.shared.variables).clone();
+        let candidates = earlier
+            .into_iter()
+            .chain(variables.into_iter().map(|(name, _)| name));
+        for name in candidates {
+            if name.starts_with(prefix) && name.len() > prefix.len() && !matches.contains(&name) {
+                matches.push(name);
+            }
+        }
+        RustCompletions {
+            matches,
+            cursor_start: word.start,
+            cursor_end: cursor,
+        }
     }
 
     /// Documentation or type of the identifier at byte offset `cursor` as plain text: a

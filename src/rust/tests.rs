@@ -285,8 +285,23 @@ fn slow_evcxr_engine_end_to_end() {
         "{completions:?}"
     );
     assert_eq!((completions.cursor_start, completions.cursor_end), (0, 9));
+    // Members only rust-analyzer knows; it has 80 ms per request, so ask again until its
+    // analysis of the new cell is done (a front end asks again as the user types).
     let t = Instant::now();
-    let methods = engine.complete("counter_value.checked_a", 23);
+    let mut methods = RustCompletions::default();
+    for _ in 0..100 {
+        let asked = Instant::now();
+        methods = engine.complete("counter_value.checked_a", 23);
+        assert!(
+            asked.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            asked.elapsed()
+        );
+        if !methods.matches.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
     eprintln!("method completion: {:?}", t.elapsed());
     assert!(
         methods.matches.iter().any(|m| m.starts_with("checked_add")),

@@ -10,6 +10,7 @@
 mod history;
 pub mod output;
 mod server;
+mod shell;
 mod wire;
 
 pub use server::{serve, INTERPRETER_STACK_BYTES};
@@ -56,8 +57,10 @@ pub trait CellIo: Send + Sync {
     fn input(&self, prompt: &str, password: bool) -> Result<String, String>;
 }
 
-/// The language side of the Jupyter kernel. Calls to `execute`, `complete`, `inspect` and
-/// `is_complete` come one at a time (the shell channel is serial), from blocking threads;
+/// The language side of the Jupyter kernel. Calls come from blocking threads. `execute` calls
+/// come one at a time (every client's cells queue in arrival order); `complete`, `inspect`,
+/// `is_complete` and `kernel_info` may come at any time, also while `execute` runs (another
+/// client, or the same one typing), and must answer without waiting for the running cell;
 /// `interrupt` comes from the control channel while `execute` may be running.
 pub trait Interpreter: Send + Sync + 'static {
     fn kernel_info(&self) -> KernelInfo;

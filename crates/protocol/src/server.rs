@@ -1,29 +1,26 @@
-//! The socket loops of the Jupyter kernel: shell (serial requests), control (interrupt,
-//! shutdown; answered while a cell runs), iopub (one publisher task), stdin (input requests)
-//! and heartbeat (echo).
+//! The socket loops of the Jupyter kernel: control (interrupt, shutdown; answered while a cell
+//! runs), iopub (one publisher task), stdin (input requests) and heartbeat (echo); the shell
+//! channel lives in [`super::shell`]. Also what both share: the [`Kernel`] state, verified
+//! receiving and routed replies.
 //!
 //! Every message is verified by [`Message::from_frames`]; what fails verification or parsing is
 //! logged and dropped, never executed and never a crash. The interpreter runs on blocking
-//! threads so that control messages are served while a cell runs.
+//! threads so that control and shell messages are served while a cell runs.
 
 use super::history::History;
 use super::wire::{Message, Signer};
-use super::{CellIo, ExecuteOutcome, Interpreter, KernelInfo};
+use super::{CellIo, Interpreter, KernelInfo};
 use crate::output::CellOutput;
 use anyhow::Context;
 use bytes::Bytes;
 use jupyter_protocol::ConnectionInfo;
 use ring::hmac;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use zeromq::{SocketRecv, SocketSend};
-
-/// After a failed cell (with `stop_on_error`), how long to look for execute requests that were
-/// already queued. Only requests sent before the failure was reported are aborted.
-const ABORT_WINDOW: Duration = Duration::from_millis(20);
 
 /// One message for the iopub task.
 struct IopubItem {
@@ -34,12 +31,17 @@ struct IopubItem {
 
 /// Sends messages on iopub from any thread, in order.
 #[derive(Clone)]
-struct Publisher {
+pub(crate) struct Publisher {
     tx: mpsc::UnboundedSender<IopubItem>,
 }
 
 impl Publisher {
-    fn send(&self, msg_type: &'static str, parent: Option<&Arc<Message>>, content: Value) {
+    pub(crate) fn send(
+        &self,
+        msg_type: &'static str,
+        parent: Option<&Arc<Message>>,
+        content: Value,
+    ) {
         // The receiver only goes away when the process is shutting down.
         let _ = self.tx.send(IopubItem {
             msg_type,
@@ -48,13 +50,13 @@ impl Publisher {
         });
     }
 
-    fn status(&self, state: &str, parent: &Arc<Message>) {
+    pub(crate) fn status(&self, state: &str, parent: &Arc<Message>) {
         self.send("status", Some(parent), json!({ "execution_state": state }));
     }
 }
 
 /// A pending `input_request`.
-struct InputAsk {
+pub(crate) struct InputAsk {
     identities: Vec<Bytes>,
     parent: Arc<Message>,
     prompt: String,
@@ -63,10 +65,10 @@ struct InputAsk {
 }
 
 /// The [`CellIo`] of one execute request.
-struct ShellCellIo {
-    publisher: Publisher,
-    parent: Arc<Message>,
-    stdin: Option<mpsc::UnboundedSender<InputAsk>>,
+pub(crate) struct ShellCellIo {
+    pub(crate) publisher: Publisher,
+    pub(crate) parent: Arc<Message>,
+    pub(crate) stdin: Option<mpsc::UnboundedSender<InputAsk>>,
 }
 
 impl CellIo for ShellCellIo {
@@ -131,13 +133,13 @@ impl CellIo for ShellCellIo {
 }
 
 /// Shared state of the loops.
-struct Kernel {
-    interpreter: Arc<dyn Interpreter>,
-    signer: Signer,
-    publisher: Publisher,
-    stdin: mpsc::UnboundedSender<InputAsk>,
-    history: std::sync::Mutex<History>,
-    execution_count: std::sync::atomic::AtomicU64,
+pub(crate) struct Kernel {
+    pub(crate) interpreter: Arc<dyn Interpreter>,
+    pub(crate) signer: Signer,
+    pub(crate) publisher: Publisher,
+    pub(crate) stdin: mpsc::UnboundedSender<InputAsk>,
+    pub(crate) history: std::sync::Mutex<History>,
+    pub(crate) execution_count: std::sync::atomic::AtomicU64,
     /// Signatures of the messages received on shell and control, to drop replays.
     digests: std::sync::Mutex<super::wire::DigestHistory>,
 }
@@ -201,7 +203,7 @@ async fn serve_async(
     kernel
         .publisher
         .send("status", None, json!({"execution_state": "starting"}));
-    shell_loop(shell.socket, kernel).await
+    super::shell::shell_loop(shell.socket, kernel).await
 }
 
 async fn iopub_loop(
@@ -260,8 +262,12 @@ async fn stdin_loop(
         let answer = loop {
             match socket.recv().await {
                 Ok(frames) => match Message::from_frames(frames, signer.key()) {
-                    Ok(m) if m.msg_type() == "input_reply" => {
+                    // Only the client whose cell asked answers (several may be attached).
+                    Ok(m) if m.msg_type() == "input_reply" && m.identities == ask.identities => {
                         break Ok(m.str_field("value", "").to_string())
+                    }
+                    Ok(m) if m.msg_type() == "input_reply" => {
+                        tracing::warn!("dropped an input_reply from a client that was not asked")
                     }
                     Ok(m) => tracing::warn!("unexpected {} on stdin", m.msg_type()),
                     Err(e) => tracing::warn!("dropped a stdin message: {e}"),
@@ -284,8 +290,9 @@ async fn sigint_loop(kernel: Arc<Kernel>) {
     }
 }
 
-async fn send_reply(
-    socket: &mut zeromq::RouterSocket,
+/// Send the reply to `request` to the client that sent it (its routing identities).
+pub(crate) async fn send_reply<S: SocketSend + Send>(
+    socket: &mut S,
     kernel: &Kernel,
     request: &Message,
     msg_type: &str,
@@ -299,8 +306,9 @@ async fn send_reply(
     }
 }
 
-async fn receive(
-    socket: &mut zeromq::RouterSocket,
+/// The next verified, fresh message on a ROUTER socket (`None`: one was dropped).
+pub(crate) async fn receive<S: SocketRecv + Send>(
+    socket: &mut S,
     kernel: &Kernel,
     channel: &str,
 ) -> Option<Message> {
@@ -374,7 +382,11 @@ async fn control_loop(mut socket: zeromq::RouterSocket, kernel: Arc<Kernel>) {
     }
 }
 
-async fn shutdown(socket: &mut zeromq::RouterSocket, kernel: &Kernel, msg: &Arc<Message>) {
+pub(crate) async fn shutdown<S: SocketSend + Send>(
+    socket: &mut S,
+    kernel: &Kernel,
+    msg: &Arc<Message>,
+) {
     let restart = msg.bool_field("restart", false);
     let content = json!({"status": "ok", "restart": restart});
     send_reply(socket, kernel, msg, "shutdown_reply", content.clone()).await;
@@ -387,7 +399,7 @@ async fn shutdown(socket: &mut zeromq::RouterSocket, kernel: &Kernel, msg: &Arc<
     std::process::exit(0);
 }
 
-fn kernel_info_content(info: &KernelInfo) -> Value {
+pub(crate) fn kernel_info_content(info: &KernelInfo) -> Value {
     let links: Vec<Value> = info
         .help_links
         .iter()
@@ -406,7 +418,7 @@ fn kernel_info_content(info: &KernelInfo) -> Value {
 }
 
 /// Convert a cursor in Unicode code points (the protocol's unit) into a byte offset.
-fn char_to_byte(code: &str, chars: i64) -> usize {
+pub(crate) fn char_to_byte(code: &str, chars: i64) -> usize {
     let chars = chars.max(0) as usize;
     code.char_indices()
         .nth(chars)
@@ -414,288 +426,9 @@ fn char_to_byte(code: &str, chars: i64) -> usize {
         .unwrap_or(code.len())
 }
 
-fn byte_to_char(code: &str, byte: usize) -> usize {
+pub(crate) fn byte_to_char(code: &str, byte: usize) -> usize {
     let byte = byte.min(code.len());
     code.char_indices().take_while(|(b, _)| *b < byte).count()
-}
-
-async fn shell_loop(mut socket: zeromq::RouterSocket, kernel: Arc<Kernel>) -> anyhow::Result<()> {
-    loop {
-        let Some(msg) = receive(&mut socket, &kernel, "shell").await else {
-            continue;
-        };
-        if let Some(failed_at) = handle_shell(&mut socket, &kernel, Arc::new(msg)).await {
-            abort_queued(&mut socket, &kernel, failed_at).await;
-        }
-    }
-}
-
-/// Was this request sent before `failed_at`? (A request without a readable date counts as
-/// queued.)
-fn sent_before(msg: &Message, failed_at: chrono::DateTime<chrono::Utc>) -> bool {
-    msg.header
-        .get("date")
-        .and_then(Value::as_str)
-        .and_then(|d| chrono::DateTime::parse_from_rfc3339(d).ok())
-        .is_none_or(|d| d.with_timezone(&chrono::Utc) <= failed_at)
-}
-
-/// After a failed cell with `stop_on_error`: answer the execute requests that were already
-/// queued with `aborted`; other requests, and those sent after the failure, are served normally.
-async fn abort_queued(
-    socket: &mut zeromq::RouterSocket,
-    kernel: &Arc<Kernel>,
-    failed_at: chrono::DateTime<chrono::Utc>,
-) {
-    let deadline = tokio::time::Instant::now() + ABORT_WINDOW;
-    while let Ok(received) = tokio::time::timeout_at(deadline, socket.recv()).await {
-        let msg = match received {
-            Ok(frames) => match Message::from_frames(frames, kernel.signer.key()) {
-                Ok(m) => Arc::new(m),
-                Err(e) => {
-                    tracing::warn!("dropped a shell message: {e}");
-                    continue;
-                }
-            },
-            Err(e) => {
-                tracing::warn!("shell receive failed: {e}");
-                break;
-            }
-        };
-        if msg.msg_type() == "execute_request" && sent_before(&msg, failed_at) {
-            kernel.publisher.status("busy", &msg);
-            let count = kernel
-                .execution_count
-                .load(std::sync::atomic::Ordering::SeqCst);
-            send_reply(
-                socket,
-                kernel,
-                &msg,
-                "execute_reply",
-                json!({"status": "aborted", "execution_count": count, "user_expressions": {}, "payload": []}),
-            )
-            .await;
-            kernel.publisher.status("idle", &msg);
-        } else {
-            // A failed cell among these does not extend the window.
-            let _ = Box::pin(handle_shell(socket, kernel, msg)).await;
-        }
-    }
-}
-
-/// When a failed execution with `stop_on_error` was answered (taken before the reply is sent).
-type FailedAt = Option<chrono::DateTime<chrono::Utc>>;
-
-/// Serve one shell request. Returns the time of the failure when it was a failed execution with
-/// `stop_on_error`.
-async fn handle_shell(
-    socket: &mut zeromq::RouterSocket,
-    kernel: &Arc<Kernel>,
-    msg: Arc<Message>,
-) -> FailedAt {
-    let msg_type = msg.msg_type().to_string();
-    let known = matches!(
-        msg_type.as_str(),
-        "kernel_info_request"
-            | "execute_request"
-            | "complete_request"
-            | "inspect_request"
-            | "is_complete_request"
-            | "history_request"
-            | "comm_info_request"
-            | "comm_open"
-            | "comm_msg"
-            | "comm_close"
-            | "shutdown_request"
-    );
-    if !known {
-        tracing::warn!("ignored shell message of unknown type {msg_type:?}");
-        return None;
-    }
-    kernel.publisher.status("busy", &msg);
-    let mut failed = None;
-    match msg_type.as_str() {
-        "kernel_info_request" => {
-            let content = kernel_info_content(&kernel.interpreter.kernel_info());
-            send_reply(socket, kernel, &msg, "kernel_info_reply", content).await;
-        }
-        "execute_request" => failed = execute(socket, kernel, &msg).await,
-        "complete_request" => {
-            let code = msg.str_field("code", "").to_string();
-            let cursor = char_to_byte(
-                &code,
-                msg.int_field("cursor_pos", code.chars().count() as i64),
-            );
-            let interp = kernel.interpreter.clone();
-            let code2 = code.clone();
-            let (matches, start, end) =
-                tokio::task::spawn_blocking(move || interp.complete(&code2, cursor))
-                    .await
-                    .unwrap_or_else(|_| (Vec::new(), cursor, cursor));
-            let content = json!({
-                "status": "ok", "matches": matches,
-                "cursor_start": byte_to_char(&code, start), "cursor_end": byte_to_char(&code, end),
-                "metadata": {}
-            });
-            send_reply(socket, kernel, &msg, "complete_reply", content).await;
-        }
-        "inspect_request" => {
-            let code = msg.str_field("code", "").to_string();
-            let cursor = char_to_byte(
-                &code,
-                msg.int_field("cursor_pos", code.chars().count() as i64),
-            );
-            let detail = msg.int_field("detail_level", 0).clamp(0, 1) as u8;
-            let interp = kernel.interpreter.clone();
-            let found = tokio::task::spawn_blocking(move || interp.inspect(&code, cursor, detail))
-                .await
-                .ok()
-                .flatten();
-            let content = match found {
-                Some(data) => json!({"status": "ok", "found": true, "data": data, "metadata": {}}),
-                None => json!({"status": "ok", "found": false, "data": {}, "metadata": {}}),
-            };
-            send_reply(socket, kernel, &msg, "inspect_reply", content).await;
-        }
-        "is_complete_request" => {
-            let code = msg.str_field("code", "").to_string();
-            let interp = kernel.interpreter.clone();
-            let (status, indent) = tokio::task::spawn_blocking(move || interp.is_complete(&code))
-                .await
-                .unwrap_or_else(|_| ("unknown".into(), String::new()));
-            let mut content = json!({"status": status});
-            if status == "incomplete" {
-                content["indent"] = json!(indent);
-            }
-            send_reply(socket, kernel, &msg, "is_complete_reply", content).await;
-        }
-        "history_request" => {
-            let history = match kernel.history.lock() {
-                Ok(h) => h.query(&msg.content),
-                Err(_) => Vec::new(),
-            };
-            send_reply(
-                socket,
-                kernel,
-                &msg,
-                "history_reply",
-                json!({"status": "ok", "history": history}),
-            )
-            .await;
-        }
-        "comm_info_request" => {
-            send_reply(
-                socket,
-                kernel,
-                &msg,
-                "comm_info_reply",
-                json!({"status": "ok", "comms": {}}),
-            )
-            .await;
-        }
-        "comm_open" => {
-            // No comm targets are registered: close it, as the protocol asks.
-            let comm_id = msg.content.get("comm_id").cloned().unwrap_or(json!(""));
-            kernel.publisher.send(
-                "comm_close",
-                Some(&msg),
-                json!({"comm_id": comm_id, "data": {}}),
-            );
-        }
-        "shutdown_request" => shutdown(socket, kernel, &msg).await,
-        _ => {} // comm_msg, comm_close: nothing is open.
-    }
-    kernel.publisher.status("idle", &msg);
-    failed
-}
-
-async fn execute(
-    socket: &mut zeromq::RouterSocket,
-    kernel: &Arc<Kernel>,
-    msg: &Arc<Message>,
-) -> FailedAt {
-    use std::sync::atomic::Ordering;
-    let code = msg.str_field("code", "").to_string();
-    let silent = msg.bool_field("silent", false);
-    let store_history = msg.bool_field("store_history", !silent) && !silent;
-    let allow_stdin = msg.bool_field("allow_stdin", false);
-    let stop_on_error = msg.bool_field("stop_on_error", true);
-    let count = if store_history {
-        kernel.execution_count.fetch_add(1, Ordering::SeqCst) + 1
-    } else {
-        kernel.execution_count.load(Ordering::SeqCst)
-    };
-    if !silent {
-        kernel.publisher.send(
-            "execute_input",
-            Some(msg),
-            json!({"code": code, "execution_count": count}),
-        );
-    }
-    let io: Arc<dyn CellIo> = Arc::new(ShellCellIo {
-        publisher: kernel.publisher.clone(),
-        parent: msg.clone(),
-        stdin: allow_stdin.then(|| kernel.stdin.clone()),
-    });
-    let interp = kernel.interpreter.clone();
-    let code2 = code.clone();
-    let outcome = tokio::task::spawn_blocking(move || interp.execute(&code2, count, io))
-        .await
-        .unwrap_or_else(|e| ExecuteOutcome::Error {
-            ename: "InternalError".into(),
-            evalue: format!("the cell's thread failed: {e}"),
-            traceback: vec![format!("InternalError: the cell's thread failed: {e}")],
-        });
-    let mut output_text = None;
-    let (reply, failed) = match outcome {
-        ExecuteOutcome::Ok(result) => {
-            if let Some(data) = result {
-                output_text = data
-                    .get("text/plain")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-                if !silent {
-                    kernel.publisher.send(
-                        "execute_result",
-                        Some(msg),
-                        json!({"execution_count": count, "data": data, "metadata": Map::new()}),
-                    );
-                }
-            }
-            (
-                json!({"status": "ok", "execution_count": count, "user_expressions": {}, "payload": []}),
-                None,
-            )
-        }
-        ExecuteOutcome::Page(data) => (
-            json!({"status": "ok", "execution_count": count, "user_expressions": {},
-                   "payload": [{"source": "page", "data": data, "start": 0}]}),
-            None,
-        ),
-        ExecuteOutcome::Error {
-            ename,
-            evalue,
-            traceback,
-        } => {
-            kernel.publisher.send(
-                "error",
-                Some(msg),
-                json!({"ename": ename.as_str(), "evalue": evalue, "traceback": traceback}),
-            );
-            (
-                json!({"status": "error", "execution_count": count, "ename": ename.as_str(),
-                       "evalue": evalue, "traceback": traceback, "user_expressions": {}, "payload": []}),
-                stop_on_error.then(chrono::Utc::now),
-            )
-        }
-    };
-    if store_history {
-        if let Ok(mut h) = kernel.history.lock() {
-            h.push(count, &code, output_text);
-        }
-    }
-    send_reply(socket, kernel, msg, "execute_reply", reply).await;
-    failed
 }
 
 #[cfg(test)]
