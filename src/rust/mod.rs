@@ -32,9 +32,13 @@ use std::time::{Duration, Instant};
 /// What a Rust cell sent while evcxr is still starting shows first (on stderr).
 pub const STARTING_NOTE: &str = "starting the Rust runtime (evcxr)…\n";
 
-/// How long `complete` waits for rust-analyzer before it answers with the lexical completion
-/// alone: a front end's Tab must answer at once (the whole request stays under 100 ms).
+/// How long `complete` waits for rust-analyzer when the lexical completion has matches: then
+/// those answer if rust-analyzer is slower (a name completes within 100 ms, whatever
+/// rust-analyzer is doing).
 const COMPLETE_BUDGET: Duration = Duration::from_millis(80);
+/// How long `complete` waits for rust-analyzer when nothing else can answer (a member after
+/// `.` or `::`, a name no cell bound): its first analysis after a new cell takes 0.1-2 s here.
+const COMPLETE_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long `inspect` waits for rust-analyzer.
 const INSPECT_TIMEOUT: Duration = Duration::from_secs(4);
 /// After an interrupt, how long `execute` waits for the worker before it gives up on the cell
@@ -322,17 +326,22 @@ impl RustEngine {
         if !self.is_ready() || self.shared.busy.load(Ordering::SeqCst) {
             return lexical;
         }
+        let budget = if lexical.matches.is_empty() {
+            COMPLETE_TIMEOUT
+        } else {
+            COMPLETE_BUDGET
+        };
         let (reply, result) = mpsc::sync_channel(1);
         let job = Job::Complete {
             code: code.to_owned(),
             cursor,
-            deadline: Instant::now() + COMPLETE_BUDGET,
+            deadline: Instant::now() + budget,
             reply,
         };
         if lock(&self.jobs).send(job).is_err() {
             return lexical;
         }
-        match result.recv_timeout(COMPLETE_BUDGET) {
+        match result.recv_timeout(budget) {
             Ok(analysed) => merge_completions(analysed, lexical),
             Err(_) => lexical,
         }

@@ -285,8 +285,9 @@ fn slow_evcxr_engine_end_to_end() {
         "{completions:?}"
     );
     assert_eq!((completions.cursor_start, completions.cursor_end), (0, 9));
-    // Members only rust-analyzer knows; it has 80 ms per request, so ask again until its
-    // analysis of the new cell is done (a front end asks again as the user types).
+    // Members only rust-analyzer knows: with no lexical match it gets 2 s per request; ask
+    // again while its first analysis after the new cell runs (a front end asks again as the
+    // user types).
     let t = Instant::now();
     let mut methods = RustCompletions::default();
     for _ in 0..100 {
