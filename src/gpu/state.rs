@@ -100,6 +100,8 @@ pub struct DeviceState {
     stack_bytes: u32,
     /// The GPU `%gpu MODEL` chose (None: the real GPU's entry, or H200 on ptxsim; `model.rs`).
     gpu_model: Option<ptxsim::gpus::GpuModel>,
+    /// GPUs that `%gpu define` added beside the table, in the order defined.
+    defined_gpus: Vec<ptxsim::gpus::GpuModel>,
     /// Recorded CUDA graphs (`%graph`), by name.
     graphs: BTreeMap<String, graphs::Graph>,
     /// The graph being recorded: its name and steps so far.
@@ -160,6 +162,7 @@ impl DeviceState {
             lost: BTreeMap::new(),
             downloads: Vec::new(),
             gpu_model: None,
+            defined_gpus: Vec::new(),
             graphs: BTreeMap::new(),
             recording: None,
             stack_bytes: ptxsim::DEFAULT_STACK_BYTES,

@@ -349,12 +349,12 @@ impl Magics {
             }
             Command::Info { kernel: k, gpu } => {
                 let model = match &gpu {
-                    Some(g) => Some(super::gpu::find_model(ctx, g)?),
+                    Some(g) => Some(super::gpu::find_model(ctx, self.dev.defined_gpus(), g)?),
                     None => None,
                 };
                 let info = self
                     .dev
-                    .info_on(&k.text, model)
+                    .info_on(&k.text, model.as_ref())
                     .map_err(|e| self.kernel_err(ctx, e, &k))?;
                 let params: Vec<String> = info
                     .params
@@ -380,7 +380,12 @@ impl Magics {
             Command::GpuCompare(l) => {
                 let request = self.launch_request(ctx, &l, cancel)?;
                 let mut rows = Vec::new();
-                for g in ptxsim::gpus::GPUS.iter() {
+                let models: Vec<ptxsim::gpus::GpuModel> = ptxsim::gpus::GPUS
+                    .iter()
+                    .chain(self.dev.defined_gpus())
+                    .cloned()
+                    .collect();
+                for g in &models {
                     if cancel.load(std::sync::atomic::Ordering::Relaxed) {
                         return Err(
                             ctx.plain(ErrorKind::Interrupted, "%gpu compare was interrupted")
@@ -392,14 +397,30 @@ impl Magics {
                 out(super::gpu::compare_table(&l.kernel.text, &rows).display());
             }
             Command::Gpu(Some(name)) => {
-                let model = super::gpu::find_model(ctx, &name)?;
-                self.dev.set_gpu_model(model);
+                let model = super::gpu::find_model(ctx, self.dev.defined_gpus(), &name)?;
+                self.dev.set_gpu_model(&model);
                 out(CellOutput::Stdout(format!(
                     "ptxsim now models {} ({}, {} SMs, {:.0} GB/s); %info and estimates use it\n",
                     model.product,
                     model.arch(),
                     model.sms,
                     model.dram_gb_s
+                )));
+            }
+            Command::GpuDefine { name, figures } => {
+                let model = super::gpu::defined_model(ctx, &name, &figures)?;
+                let replaced = self.dev.define_gpu(model.clone());
+                out(CellOutput::Stdout(format!(
+                    "{} {} ({}, {} SMs, {} MHz, {:.0} GB/s, {} MiB L2): %gpu {}, --gpu {} and %gpu compare know it now\n",
+                    if replaced { "redefined" } else { "defined" },
+                    model.name,
+                    model.arch(),
+                    model.sms,
+                    model.boost_clock_mhz,
+                    model.dram_gb_s,
+                    model.l2_bytes >> 20,
+                    model.name,
+                    model.name,
                 )));
             }
             Command::Reset => {

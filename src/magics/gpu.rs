@@ -10,12 +10,27 @@ use crate::gpu::OccupancyTable;
 use nb::ErrorKind;
 use ptxsim::gpus::{self, GpuModel};
 
-/// The table entry called `name`, or an ArgumentError naming the known models.
-pub(crate) fn find_model(ctx: &LineCtx, name: &Name) -> Result<&'static GpuModel, MagicError> {
-    if let Some(g) = gpus::find(&name.text) {
-        return Ok(g);
+/// The GPU called `name`: one `%gpu define` added (`defined`), else the table's; or an
+/// ArgumentError naming the known models.
+pub(crate) fn find_model(
+    ctx: &LineCtx,
+    defined: &[GpuModel],
+    name: &Name,
+) -> Result<GpuModel, MagicError> {
+    if let Some(g) = defined
+        .iter()
+        .find(|g| gpus::names_match(&g.name, &name.text))
+    {
+        return Ok(g.clone());
     }
-    let known: Vec<&str> = gpus::GPUS.iter().map(|g| g.name.as_ref()).collect();
+    if let Some(g) = gpus::find(&name.text) {
+        return Ok(g.clone());
+    }
+    let known: Vec<&str> = gpus::GPUS
+        .iter()
+        .chain(defined)
+        .map(|g| g.name.as_ref())
+        .collect();
     let mut msg = format!(
         "unknown GPU model '{}'; the models are: {}",
         name.text,
@@ -28,7 +43,74 @@ pub(crate) fn find_model(ctx: &LineCtx, name: &Name) -> Result<&'static GpuModel
             msg.push_str(&format!("; did you mean {}?", known[i]));
         }
     }
+    msg.push_str(
+        " (or define it: %gpu define NAME sms=.. clock_mhz=.. dram_gb_s=.. l2_mib=.. cc=..)",
+    );
     Err(ctx.err(ErrorKind::Argument, ParseError::at(name.span, msg)))
+}
+
+/// `%gpu define NAME key=value...` as a model: every key known, every value a number, `cc` as
+/// `8.9`, `89` or `sm_89`. Errors name the key or value at fault.
+pub(crate) fn defined_model(
+    ctx: &LineCtx,
+    name: &Name,
+    figures: &[(Name, Name)],
+) -> Result<GpuModel, MagicError> {
+    const KEYS: [&str; 6] = ["sms", "clock_mhz", "dram_gb_s", "l2_mib", "cc", "dram_gb"];
+    const REQUIRED: [&str; 5] = ["sms", "clock_mhz", "dram_gb_s", "l2_mib", "cc"];
+    let arg = |span, msg: String| ctx.err(ErrorKind::Argument, ParseError::at(span, msg));
+    let mut values: std::collections::BTreeMap<&str, f64> = Default::default();
+    for (key, value) in figures {
+        let Some(k) = KEYS.iter().find(|k| **k == key.text) else {
+            return Err(arg(
+                key.span,
+                format!(
+                    "unknown figure '{}' (figures: {})",
+                    key.text,
+                    KEYS.join(", ")
+                ),
+            ));
+        };
+        let text = value.text.trim_start_matches("sm_");
+        let number: f64 = text.parse().map_err(|_| {
+            arg(
+                value.span,
+                format!("{}={} is not a number", key.text, value.text),
+            )
+        })?;
+        if values.insert(k, number).is_some() {
+            return Err(arg(key.span, format!("'{}' is given twice", key.text)));
+        }
+    }
+    let missing: Vec<&str> = REQUIRED
+        .iter()
+        .copied()
+        .filter(|k| !values.contains_key(k))
+        .collect();
+    if !missing.is_empty() {
+        return Err(arg(
+            name.span,
+            format!(
+                "%gpu define {} lacks {} (needs sms, clock_mhz, dram_gb_s, l2_mib and cc; dram_gb is optional)",
+                name.text,
+                missing.join(", ")
+            ),
+        ));
+    }
+    let get = |k: &str| values.get(k).copied().unwrap_or(0.0);
+    // 8.9 → 89; 89 → 89.
+    let cc = get("cc");
+    let sm = if cc < 20.0 { (cc * 10.0).round() } else { cc };
+    let spec = gpus::GpuSpec {
+        name: name.text.clone(),
+        sm: sm as u32,
+        sms: get("sms") as u32,
+        boost_clock_mhz: get("clock_mhz") as u32,
+        dram_gb_s: get("dram_gb_s"),
+        l2_bytes: (get("l2_mib").max(0.0) * 1048576.0) as u64,
+        dram_bytes: (get("dram_gb").max(0.0) * 1e9) as u64,
+    };
+    gpus::define(&spec).map_err(|m| arg(name.span, format!("%gpu define {}: {m}", name.text)))
 }
 
 fn mib(bytes: u64) -> String {

@@ -237,7 +237,7 @@ impl Magics {
         steps: &[GraphStep],
     ) -> Result<TimeEstimate, MagicError> {
         let model = match &a.gpu {
-            Some(g) => super::gpu::find_model(ctx, g)?.clone(),
+            Some(g) => super::gpu::find_model(ctx, self.dev.defined_gpus(), g)?,
             None => self.dev.gpu_model(),
         };
         let mut steps_ns = Vec::with_capacity(steps.len());

@@ -29,7 +29,7 @@ impl Magics {
         cancel: &Arc<AtomicBool>,
     ) -> Result<(), MagicError> {
         let model = match &a.gpu {
-            Some(g) => super::gpu::find_model(ctx, g)?.clone(),
+            Some(g) => super::gpu::find_model(ctx, self.dev.defined_gpus(), g)?,
             None => self.dev.gpu_model(),
         };
         let request = self.launch_request(ctx, &a.launch, cancel)?;
@@ -118,7 +118,7 @@ impl Magics {
             return Err(ctx.plain(ErrorKind::Syntax, "not a launch"));
         };
         let model = match &a.gpu {
-            Some(g) => super::gpu::find_model(&ctx, g)?.clone(),
+            Some(g) => super::gpu::find_model(&ctx, self.dev.defined_gpus(), g)?,
             None => self.dev.gpu_model(),
         };
         let cancel = Arc::new(AtomicBool::new(false));

@@ -305,11 +305,13 @@ pub static MAGICS: &[Magic] = &[
     },
     Magic {
         name: "%gpu",
-        syntax: "%gpu [MODEL | compare LAUNCH]",
-        about: "Lists the GPU models ptxsim knows (T4, V100, A100, L4, RTX 3090, RTX 4090, H100, H200: SMs, clocks, bandwidth, L2, per-SM limits), * marking the modelled one; %gpu MODEL models that GPU from now on (default: H200 on ptxsim, the GPU itself on a GPU); %gpu compare LAUNCH estimates the launch on every model (ptxsim's counts through ptxsim::model) in one table.",
+        syntax: "%gpu [MODEL | compare LAUNCH | define NAME sms=N clock_mhz=N dram_gb_s=N l2_mib=N cc=X.Y [dram_gb=N]]",
+        about: "Lists the GPU models ptxsim knows (Volta to Blackwell: V100, T4, A100 80GB/40GB, A10G, RTX A6000, RTX 30x0/40x0/50x0, L4, L40S, H100 SXM/PCIe/NVL, H200, B200, and those defined: SMs, clocks, bandwidth, L2, per-SM limits), * marking the modelled one; %gpu MODEL models that GPU from now on (default: H200 on ptxsim, the GPU itself on a GPU; names with spaces need no quotes); %gpu compare LAUNCH estimates the launch on every model (ptxsim's counts through ptxsim::model) in one table; %gpu define NAME ... adds a GPU the table lacks from its datasheet figures (SM count, boost clock, DRAM bandwidth, L2 size, compute capability, whose per-SM limits it takes), for this Jupyter kernel.",
         form: Form::Line {
             parse: |p| p.gpu(),
-            while_recording: WhileRecording::RunsIf(|c| matches!(c, Command::Gpu(_))),
+            while_recording: WhileRecording::RunsIf(|c| {
+                matches!(c, Command::Gpu(_) | Command::GpuDefine { .. })
+            }),
         },
         complete: complete_args::gpu_models,
     },

@@ -25,6 +25,28 @@ fn gpu_magics_parse() {
         p("%info --gpu \"RTX 3090\" scale<float>"),
         Command::Info { ref kernel, gpu: Some(ref g) } if kernel.text == "scale<float>" && g.text == "RTX 3090"
     ));
+    // A name with spaces needs no quotes; the next word is not swallowed when it continues
+    // no model's name.
+    for line in [
+        "%info --gpu RTX 3090 scale<float>",
+        "%info scale<float> --gpu rtx 3090",
+    ] {
+        assert!(
+            matches!(
+                p(line),
+                Command::Info { ref kernel, gpu: Some(ref g) } if kernel.text == "scale<float>" && g.text.eq_ignore_ascii_case("RTX 3090")
+            ),
+            "{line}"
+        );
+    }
+    match p("%profile --gpu RTX 4090 k[1, 32](x)") {
+        Command::Profile(a) => assert_eq!(a.gpu.map(|g| g.text).as_deref(), Some("RTX 4090")),
+        c => panic!("{c:?}"),
+    }
+    match p("%time --gpu H100 k[1, 32](x)") {
+        Command::Time(a) => assert_eq!(a.gpu.map(|g| g.text).as_deref(), Some("H100")),
+        c => panic!("{c:?}"),
+    }
     assert!(parse_line("%info --gpu").is_err());
     let e = parse_line("%info --fast add")
         .err()
@@ -74,7 +96,7 @@ fn gpu_lists_and_selects_models() {
     );
     let e = s.err("%gpu H20");
     assert!(e.message.contains("did you mean H200?"), "{}", e.message);
-    let e = s.err("%gpu rtx4080");
+    let e = s.err("%gpu rtx4099");
     assert!(
         e.message.contains("did you mean RTX 4090?"),
         "{}",
@@ -145,4 +167,80 @@ fn info_shows_cubin_resources_and_occupancy_per_model() {
     assert_eq!(e.ename, "ArgumentError");
     let e = s.err("%info --gpu T4 heavvy");
     assert!(e.message.contains("did you mean `heavy`?"), "{}", e.message);
+}
+
+#[test]
+fn gpu_define_adds_a_model_that_every_gpu_option_knows() {
+    let p = |s: &str| parse_line(s).unwrap_or_else(|e| panic!("{s}: {e:?}"));
+    match p("%gpu define RTX 2080 Ti sms=68 clock_mhz=1545 dram_gb_s=616 l2_mib=5.5 cc=7.5") {
+        Command::GpuDefine { name, figures } => {
+            assert_eq!(name.text, "RTX 2080 Ti");
+            let keys: Vec<&str> = figures.iter().map(|(k, _)| k.text.as_str()).collect();
+            assert_eq!(keys, ["sms", "clock_mhz", "dram_gb_s", "l2_mib", "cc"]);
+            assert_eq!(figures[3].1.text, "5.5");
+        }
+        c => panic!("{c:?}"),
+    }
+    assert!(parse_line("%gpu define sms=1").is_err(), "no name");
+    assert!(parse_line("%gpu define X sms=1 oops").is_err());
+    assert!(parse_line("%gpu define X sms=").is_err());
+
+    let mut s = Session::new();
+    // Random figures, so that nothing in the output can be hard-coded.
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(7);
+    let sms = 20 + seed % 100;
+    let bw = 200 + seed % 1000;
+    let t = s.ok_text(&format!(
+        "%gpu define Lab GPU {seed} sms={sms} clock_mhz=1800 dram_gb_s={bw} l2_mib=8 cc=8.6"
+    ));
+    assert!(
+        t.contains(&format!("defined Lab GPU {seed} (sm_86, {sms} SMs")),
+        "{t}"
+    );
+    let t = s.ok_text("%gpu");
+    assert!(t.contains(&format!("Lab GPU {seed}")), "{t}");
+    s.ok_text(&format!("%gpu lab gpu {seed}"));
+    let g = s.m.dev.gpu_model();
+    assert_eq!((g.sms, g.sm, g.dram_gb_s), (sms, 86, f64::from(bw)));
+    assert_eq!(g.max_warps_per_sm, 48, "the per-SM limits of cc 8.6");
+    // Redefined: the modelled one follows.
+    let t = s.ok_text(&format!(
+        "%gpu define Lab GPU {seed} sms={} clock_mhz=1800 dram_gb_s={bw} l2_mib=8 cc=8.6",
+        sms + 1
+    ));
+    assert!(t.starts_with("redefined"), "{t}");
+    assert_eq!(s.m.dev.gpu_model().sms, sms + 1);
+    // Errors name the figure.
+    let e = s.err("%gpu define X sms=10 clock_mhz=1000 dram_gb_s=100 l2_mib=2");
+    assert_eq!(e.ename, "ArgumentError");
+    assert!(e.message.contains("lacks cc"), "{}", e.message);
+    let e = s.err("%gpu define X sms=ten clock_mhz=1000 dram_gb_s=100 l2_mib=2 cc=8.0");
+    assert!(
+        e.message.contains("sms=ten is not a number"),
+        "{}",
+        e.message
+    );
+    let e = s.err("%gpu define X sms=10 clock_mhz=1000 dram_gb_s=100 l2_mib=2 cc=8.0 speed=3");
+    assert!(
+        e.message.contains("unknown figure 'speed'"),
+        "{}",
+        e.message
+    );
+    let e = s.err("%gpu define X sms=0 clock_mhz=1000 dram_gb_s=100 l2_mib=2 cc=8.0");
+    assert!(
+        e.message.contains("sms = 0 is out of range"),
+        "{}",
+        e.message
+    );
+    let e = s.err("%gpu define X sms=10 clock_mhz=1000 dram_gb_s=100 l2_mib=2 cc=3.0");
+    assert!(
+        e.message.contains("cc = 3 is out of range"),
+        "{}",
+        e.message
+    );
+    let e = s.err("%gpu Z80");
+    assert!(e.message.contains("%gpu define"), "{}", e.message);
 }

@@ -236,7 +236,7 @@ impl Magics {
         request: &crate::gpu::LaunchRequest,
     ) -> Result<Option<TimeEstimate>, MagicError> {
         let model = match gpu {
-            Some(g) => super::gpu::find_model(ctx, g)?.clone(),
+            Some(g) => super::gpu::find_model(ctx, self.dev.defined_gpus(), g)?,
             None => self.dev.gpu_model(),
         };
         let p = self.dev.profile(request, &model).map_err(|e| ctx.gpu(e))?;

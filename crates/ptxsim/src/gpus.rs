@@ -78,7 +78,12 @@ const fn arch_limits(sm: u32, name: Cow<'static, str>, product: Cow<'static, str
         86 => (48, 16, 100 * KIB, 99 * KIB, KIB, 128),
         // 8.9: 48 warps, 24 blocks, 100 KB/SM, 99 KB/block.
         89 => (48, 24, 100 * KIB, 99 * KIB, KIB, 128),
-        // 9.0: 64 warps, 32 blocks, 228 KB/SM, 227 KB/block.
+        // 12.0 (consumer Blackwell): 48 warps, 24 blocks, 100 KB/SM, 99 KB/block
+        // (`cuda_occupancy.h` 12.9: cudaOccMaxBlocksPerMultiprocessor case 12 → 24, shared
+        // carve-outs up to 100 KB; CCCL `arch_traits.h` sm_120: 1536 threads, 24 blocks).
+        120 => (48, 24, 100 * KIB, 99 * KIB, KIB, 128),
+        // 9.0 and 10.0: 64 warps, 32 blocks, 228 KB/SM, 227 KB/block (`cuda_occupancy.h`
+        // 12.9 case 10 and CCCL `arch_traits.h` sm_100 agree with 9.0).
         _ => (64, 32, 228 * KIB, 227 * KIB, KIB, 128),
     };
     GpuModel {
@@ -128,7 +133,12 @@ const fn gpu(
 }
 
 /// The GPUs nbcuda knows, oldest architecture first.
-pub static GPUS: [GpuModel; 8] = [
+///
+/// Where an entry's figures come from a third-party copy of the vendor's table (spec databases
+/// that reproduce it, `deviceQuery` output people posted) rather than the vendor's document
+/// itself, its comment says so; where a figure is NVIDIA's usual one but no source was read,
+/// the comment says "unconfirmed". `%gpu define` replaces an entry for a session.
+pub static GPUS: [GpuModel; 22] = [
     // NVIDIA Tesla V100 GPU Architecture whitepaper (2017), Table 1 (V100 SXM2): 80 SMs,
     // 1530 MHz boost, 900 GB/s HBM2, 16 GB, 6144 KB L2.
     gpu(
@@ -165,6 +175,78 @@ pub static GPUS: [GpuModel; 8] = [
         80 * GB,
         40 * MIB,
     ),
+    // NVIDIA A100 datasheet (40 GB: 1555 GB/s HBM2) and the A100 whitepaper, Table 3 (108
+    // SMs, 1410 MHz, 40 MB L2); deviceQuery of an A100 40 GB SXM4 reports 41,943,040 B of L2.
+    gpu(
+        "A100 40GB SXM4",
+        "NVIDIA A100 SXM4 40 GB",
+        80,
+        108,
+        1410,
+        1555.0,
+        40 * GB,
+        40 * MIB,
+    ),
+    // NVIDIA A100 40GB PCIe product brief PB-10137-001 (the same GA100 configuration and
+    // 1555 GB/s as the SXM4 part at 250 W; figures read from a third-party copy of its table).
+    gpu(
+        "A100 40GB PCIe",
+        "NVIDIA A100 PCIe 40 GB",
+        80,
+        108,
+        1410,
+        1555.0,
+        40 * GB,
+        40 * MIB,
+    ),
+    // NVIDIA A10G (AWS g5): GA102, 24 GB GDDR6 at 600 GB/s (as the A10); 80 SMs, 1710 MHz
+    // and 6 MB L2 are what deviceQuery on g5 instances reports (unconfirmed: no datasheet).
+    gpu(
+        "A10G",
+        "NVIDIA A10G 24 GB",
+        86,
+        80,
+        1710,
+        600.0,
+        24 * GB,
+        6 * MIB,
+    ),
+    // NVIDIA Ampere GA102 GPU Architecture whitepaper V2.0 (with RTX A6000): 84 SMs, 1800 MHz
+    // boost, 48 GB GDDR6 at 768 GB/s (16 Gbps x 384 bit), 6 MB L2 (read from a third-party copy).
+    gpu(
+        "RTX A6000",
+        "NVIDIA RTX A6000 48 GB",
+        86,
+        84,
+        1800,
+        768.0,
+        48 * GB,
+        6 * MIB,
+    ),
+    // GeForce RTX 3060 (GA106): 28 SMs (3584 cores), 12 GB GDDR6 at 360 GB/s (15 Gbps x 192
+    // bit), 3 MB L2; 1777 MHz boost is NVIDIA's spec-page figure (unconfirmed).
+    gpu(
+        "RTX 3060",
+        "NVIDIA GeForce RTX 3060 12 GB",
+        86,
+        28,
+        1777,
+        360.0,
+        12 * GB,
+        3 * MIB,
+    ),
+    // GA102 whitepaper Table 1 (GeForce RTX 3080): 68 SMs, 1710 MHz, 10 GB GDDR6X at 760 GB/s
+    // (19 Gbps x 320 bit), 5 MB L2 (512 KB per 32-bit controller; L2 unconfirmed this time).
+    gpu(
+        "RTX 3080",
+        "NVIDIA GeForce RTX 3080 10 GB",
+        86,
+        68,
+        1710,
+        760.0,
+        10 * GB,
+        5 * MIB,
+    ),
     // NVIDIA Ampere GA102 GPU Architecture whitepaper (2020), Table 1 (GeForce RTX 3090):
     // 82 SMs, 1695 MHz boost, 936 GB/s GDDR6X, 24 GB, 6144 KB L2.
     gpu(
@@ -188,6 +270,43 @@ pub static GPUS: [GpuModel; 8] = [
         1008.0,
         24 * GB,
         72 * MIB,
+    ),
+    // Ada whitepaper appendix (GeForce RTX 4060, AD107): 24 SMs, 2460 MHz, 8 GB GDDR6 at 272
+    // GB/s (17 Gbps x 128 bit), 24 MB L2 (read from third-party copies of the table).
+    gpu(
+        "RTX 4060",
+        "NVIDIA GeForce RTX 4060 8 GB",
+        89,
+        24,
+        2460,
+        272.0,
+        8 * GB,
+        24 * MIB,
+    ),
+    // Ada whitepaper appendix (GeForce RTX 4080 16 GB, AD103): 76 SMs, 2505 MHz, GDDR6X at
+    // 716.8 GB/s (22.4 Gbps x 256 bit), 64 MB L2 (read from third-party copies of the table).
+    gpu(
+        "RTX 4080",
+        "NVIDIA GeForce RTX 4080 16 GB",
+        89,
+        76,
+        2505,
+        716.8,
+        16 * GB,
+        64 * MIB,
+    ),
+    // NVIDIA L40S datasheet: 142 SMs (18,176 CUDA cores), 2520 MHz, 48 GB GDDR6 at 864 GB/s.
+    // L2: 96 MB, measured on the L40 (the same AD102 configuration; arXiv 2606.22588); the
+    // datasheet gives none.
+    gpu(
+        "L40S",
+        "NVIDIA L40S 48 GB",
+        89,
+        142,
+        2520,
+        864.0,
+        48 * GB,
+        96 * MIB,
     ),
     // NVIDIA L4 datasheet and Ada whitepaper, Table 4: 58 SMs (7424 CUDA cores), 2040 MHz
     // boost, 300 GB/s GDDR6, 24 GB, 48 MB L2.
@@ -213,6 +332,30 @@ pub static GPUS: [GpuModel; 8] = [
         80 * GB,
         50 * MIB,
     ),
+    // H100 whitepaper Table 3 / H100 PCIe product brief PB-11133-001: 114 SMs, 80 GB HBM2e
+    // at 2000 GB/s, 50 MB L2 (read from a copy of NVIDIA's SXM-vs-PCIe table); 1755 MHz boost.
+    gpu(
+        "H100 PCIe",
+        "NVIDIA H100 PCIe 80 GB",
+        90,
+        114,
+        1755,
+        2000.0,
+        80 * GB,
+        50 * MIB,
+    ),
+    // NVIDIA H100 datasheet, H100 NVL column: 94 GB HBM3 at 3.9 TB/s; 132 SMs (16,896 CUDA
+    // cores) of GH100 with its 50 MB L2; 1785 MHz boost (unconfirmed).
+    gpu(
+        "H100 NVL",
+        "NVIDIA H100 NVL 94 GB",
+        90,
+        132,
+        1785,
+        3900.0,
+        94 * GB,
+        50 * MIB,
+    ),
     // NVIDIA H200 datasheet: 141 GB HBM3e at 4.8 TB/s; the same GH100 die as H100 SXM5
     // (132 SMs, 1980 MHz, 50 MB L2), as nvidia-smi and cuDeviceGetAttribute report on an H200
     // (benches/results/h200/gpu-check.log of this repository).
@@ -225,6 +368,44 @@ pub static GPUS: [GpuModel; 8] = [
         4800.0,
         141 * GB,
         50 * MIB,
+    ),
+    // NVIDIA HGX/DGX B200: 180 GB HBM3e at 8 TB/s per GPU (nvidia-smi on an HGX B200 node
+    // reports 179 GB); 148 SMs, about 1965 MHz and 126 MB L2 are the usual figures
+    // (unconfirmed: a device check would settle them).
+    gpu(
+        "B200",
+        "NVIDIA B200 180 GB",
+        100,
+        148,
+        1965,
+        8000.0,
+        180 * GB,
+        126 * MIB,
+    ),
+    // NVIDIA RTX Blackwell GPU architecture whitepaper (GeForce RTX 5060, GB206): 30 SMs
+    // (3840 cores), 2497 MHz, 8 GB GDDR7 at 448 GB/s (28 Gbps x 128 bit); 32 MB L2
+    // (unconfirmed).
+    gpu(
+        "RTX 5060",
+        "NVIDIA GeForce RTX 5060 8 GB",
+        120,
+        30,
+        2497,
+        448.0,
+        8 * GB,
+        32 * MIB,
+    ),
+    // RTX Blackwell whitepaper (GeForce RTX 5090, GB202): 170 SMs (21,760 cores), 32 GB
+    // GDDR7 at 1792 GB/s (28 Gbps x 512 bit); 2407 MHz and 96 MB L2 (unconfirmed).
+    gpu(
+        "RTX 5090",
+        "NVIDIA GeForce RTX 5090 32 GB",
+        120,
+        170,
+        2407,
+        1792.0,
+        32 * GB,
+        96 * MIB,
     ),
 ];
 
@@ -264,23 +445,42 @@ pub fn find(name: &str) -> Option<&'static GpuModel> {
     })
 }
 
+/// Whether two GPU names name the same GPU, as [`find`] compares them (case, spaces, dashes
+/// and the vendor's prefixes aside).
+pub fn names_match(a: &str, b: &str) -> bool {
+    let (a, b) = (squash(a), squash(b));
+    !a.is_empty() && a == b
+}
+
 /// The table entry for a device name as the driver reports it (`"NVIDIA H200"`, `"Tesla T4"`,
 /// `"NVIDIA A100-SXM4-80GB"`, `"NVIDIA GeForce RTX 4090"`), matching whole words only (so an
 /// `"NVIDIA L40S"` is not an L4).
+///
+/// Every word of the entry's name must be a word of the device's name (or two of them run
+/// together: `RTX4090`); of the entries that match, the one with most words wins, so
+/// `"NVIDIA A100-PCIE-40GB"` is the `A100 40GB PCIe` and `"NVIDIA H100 PCIe"` the `H100 PCIe`.
 pub fn for_device_name(device: &str) -> Option<&'static GpuModel> {
-    let words: Vec<String> = device
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| w.to_ascii_lowercase())
-        .collect();
+    let split = |text: &str| -> Vec<String> {
+        text.split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(|w| w.to_ascii_lowercase())
+            .collect()
+    };
+    let words = split(device);
     let pairs: Vec<String> = words
         .windows(2)
         .map(|w| format!("{}{}", w[0], w[1]))
         .collect();
-    GPUS.iter().find(|g| {
-        let key = squash(&g.name);
-        words.iter().chain(&pairs).any(|w| *w == key)
-    })
+    let has = |w: &String| words.contains(w) || pairs.contains(w);
+    GPUS.iter()
+        .filter_map(|g| {
+            let name = split(&g.name);
+            let whole = squash(&g.name);
+            let matches = name.iter().all(has) || pairs.contains(&whole);
+            matches.then_some((name.len(), g))
+        })
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, g)| g)
 }
 
 /// A model for a GPU the table lacks, from what the driver reports: the per-SM limits of its
@@ -296,7 +496,7 @@ pub fn from_device(
     dram_bytes: u64,
     l2_bytes: u64,
 ) -> GpuModel {
-    let known = [70, 75, 80, 86, 89, 90];
+    let known = [70, 75, 80, 86, 89, 90, 100, 120];
     let base = known
         .iter()
         .rev()
@@ -315,6 +515,51 @@ pub fn from_device(
     g.dram_bytes = dram_bytes;
     g.l2_bytes = l2_bytes;
     g
+}
+
+/// What `%gpu define` gives for a GPU the table lacks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuSpec {
+    pub name: String,
+    /// Compute capability as one number (86 for 8.6).
+    pub sm: u32,
+    pub sms: u32,
+    pub boost_clock_mhz: u32,
+    pub dram_gb_s: f64,
+    pub l2_bytes: u64,
+    pub dram_bytes: u64,
+}
+
+/// A model for a GPU the table lacks, from its figures: the per-SM limits of its compute
+/// capability (the nearest known one at or below it), checked for sense. Err names the figure
+/// that is out of range.
+pub fn define(spec: &GpuSpec) -> Result<GpuModel, String> {
+    let check = |what: &str, v: f64, lo: f64, hi: f64| {
+        if v.is_finite() && v >= lo && v <= hi {
+            Ok(())
+        } else {
+            Err(format!("{what} = {v} is out of range ({lo} to {hi})"))
+        }
+    };
+    if spec.name.trim().is_empty() {
+        return Err("the GPU needs a name".into());
+    }
+    check("cc", f64::from(spec.sm) / 10.0, 7.0, 12.9)?;
+    check("sms", f64::from(spec.sms), 1.0, 1024.0)?;
+    check("clock_mhz", f64::from(spec.boost_clock_mhz), 100.0, 5000.0)?;
+    check("dram_gb_s", spec.dram_gb_s, 1.0, 100_000.0)?;
+    check("l2_mib", spec.l2_bytes as f64 / MIB as f64, 0.0, 4096.0)?;
+    let mut g = from_device(
+        spec.name.trim(),
+        spec.sm,
+        spec.sms,
+        spec.boost_clock_mhz,
+        spec.dram_gb_s,
+        spec.dram_bytes,
+        spec.l2_bytes,
+    );
+    g.product = Cow::Owned(format!("{} (defined with %gpu define)", spec.name.trim()));
+    Ok(g)
 }
 
 impl GpuModel {
@@ -532,7 +777,28 @@ mod tests {
     #[test]
     fn gpus_table_is_complete_and_findable() {
         for name in [
-            "T4", "V100", "A100", "L4", "RTX 3090", "RTX 4090", "H100", "H200",
+            "T4",
+            "V100",
+            "A100",
+            "A100 40GB SXM4",
+            "A100 40GB PCIe",
+            "A10G",
+            "RTX A6000",
+            "RTX 3060",
+            "RTX 3080",
+            "L4",
+            "L40S",
+            "RTX 3090",
+            "RTX 4060",
+            "RTX 4080",
+            "RTX 4090",
+            "H100",
+            "H100 PCIe",
+            "H100 NVL",
+            "H200",
+            "B200",
+            "RTX 5060",
+            "RTX 5090",
         ] {
             let g = get(name);
             assert_eq!(g.name, name);
@@ -553,6 +819,20 @@ mod tests {
         assert_eq!(default_gpu().name, "H200");
         assert_eq!(default_gpu().arch(), "sm_90");
         assert_eq!(get("L4").compute_capability(), "8.9");
+        assert_eq!(GPUS.len(), 22);
+        // Names are distinct as `find` compares them.
+        for (i, a) in GPUS.iter().enumerate() {
+            for b in &GPUS[i + 1..] {
+                assert!(!names_match(&a.name, &b.name), "{} ~ {}", a.name, b.name);
+            }
+        }
+        let b = get("RTX 5090");
+        assert_eq!(
+            (b.sm, b.max_warps_per_sm, b.max_blocks_per_sm),
+            (120, 48, 24)
+        );
+        assert_eq!(b.shared_per_sm_bytes, 100 * 1024);
+        assert_eq!(get("B200").max_warps_per_sm, 64);
     }
 
     #[test]
@@ -565,15 +845,31 @@ mod tests {
         assert_eq!(name("Tesla V100-SXM2-16GB").as_deref(), Some("V100"));
         assert_eq!(name("NVIDIA GeForce RTX 4090").as_deref(), Some("RTX 4090"));
         assert_eq!(name("NVIDIA L4").as_deref(), Some("L4"));
-        assert_eq!(name("NVIDIA L40S"), None);
-        assert_eq!(name("NVIDIA RTX A6000"), None);
+        assert_eq!(name("NVIDIA L40S").as_deref(), Some("L40S"));
+        assert_eq!(name("NVIDIA RTX A6000").as_deref(), Some("RTX A6000"));
+        assert_eq!(
+            name("NVIDIA A100-PCIE-40GB").as_deref(),
+            Some("A100 40GB PCIe")
+        );
+        assert_eq!(
+            name("NVIDIA A100-SXM4-40GB").as_deref(),
+            Some("A100 40GB SXM4")
+        );
+        assert_eq!(name("NVIDIA H100 PCIe").as_deref(), Some("H100 PCIe"));
+        assert_eq!(name("NVIDIA H100 NVL").as_deref(), Some("H100 NVL"));
+        assert_eq!(name("NVIDIA GeForce RTX 5090").as_deref(), Some("RTX 5090"));
+        assert_eq!(name("NVIDIA A10G").as_deref(), Some("A10G"));
+        assert_eq!(name("NVIDIA B200").as_deref(), Some("B200"));
+        assert_eq!(name("NVIDIA A40"), None);
         let g = from_device("NVIDIA L40S", 89, 142, 2520, 864.0, 48 * GB, 96 * MIB);
         assert_eq!(
             (g.sm, g.sms, g.max_warps_per_sm, g.max_blocks_per_sm),
             (89, 142, 48, 24)
         );
-        // An unknown newer capability takes the newest known limits.
-        assert_eq!(from_device("X", 100, 1, 1, 1.0, 1, 1).max_warps_per_sm, 64);
+        // A capability between known ones takes the limits of the one below it.
+        assert_eq!(from_device("X", 103, 1, 1, 1.0, 1, 1).max_warps_per_sm, 64);
+        let g = from_device("X", 121, 1, 1, 1.0, 1, 1);
+        assert_eq!((g.max_warps_per_sm, g.max_blocks_per_sm), (48, 24));
     }
 
     #[test]

@@ -27,6 +27,37 @@ impl DeviceState {
         self.gpu_model = Some(gpu.clone());
     }
 
+    /// `%gpu define`: adds `gpu` beside the table, or replaces the one defined under its name
+    /// (also when it is the modelled one). Returns whether it replaced one.
+    pub fn define_gpu(&mut self, gpu: GpuModel) -> bool {
+        if self
+            .gpu_model
+            .as_ref()
+            .is_some_and(|m| gpus::names_match(&m.name, &gpu.name))
+        {
+            self.gpu_model = Some(gpu.clone());
+        }
+        match self
+            .defined_gpus
+            .iter_mut()
+            .find(|g| gpus::names_match(&g.name, &gpu.name))
+        {
+            Some(old) => {
+                *old = gpu;
+                true
+            }
+            None => {
+                self.defined_gpus.push(gpu);
+                false
+            }
+        }
+    }
+
+    /// The GPUs `%gpu define` added, in the order defined.
+    pub fn defined_gpus(&self) -> &[GpuModel] {
+        &self.defined_gpus
+    }
+
     /// On a GPU: its table entry, else a model from the attributes `%device` shows. None on
     /// ptxsim.
     pub fn device_model(&self) -> Option<GpuModel> {
@@ -66,6 +97,7 @@ impl DeviceState {
         let current = self.gpu_model();
         let mut out: Vec<(GpuModel, bool)> = gpus::GPUS
             .iter()
+            .chain(&self.defined_gpus)
             .map(|g| (g.clone(), g.name == current.name))
             .collect();
         if !out.iter().any(|(_, c)| *c) {

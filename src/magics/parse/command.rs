@@ -72,6 +72,12 @@ pub enum Command {
     Gpu(Option<Name>),
     /// `%gpu compare LAUNCH`: the launch's estimated time on every GPU model.
     GpuCompare(Box<Launch>),
+    /// `%gpu define NAME key=value...`: a GPU model the table lacks (keys `sms`, `clock_mhz`,
+    /// `dram_gb_s`, `l2_mib`, `cc`, optional `dram_gb`), each value with its span.
+    GpuDefine {
+        name: Name,
+        figures: Vec<(Name, Name)>,
+    },
     Reset,
     /// `%show NAME... [--cmap MAP] [--vmin V] [--vmax V] [--scale K]`.
     Show(ShowArgs),

@@ -8,14 +8,40 @@ use super::ast::Name;
 use crate::display::{self, Colormap};
 
 /// The GPU model after `--gpu` (`%profile`, `%time`, `%info`); `flag` is where `--gpu` stands.
+/// A name with spaces may be quoted (`--gpu "RTX 3090"`) or not (`--gpu RTX 3090`): the words
+/// after the first are taken while they continue the name of a model of the table.
 pub(crate) fn gpu_model(lx: &mut Lexer, flag: Span) -> Result<Name, ParseError> {
     match lx.raw_word() {
-        Some((text, span)) if !text.is_empty() => Ok(Name { text, span }),
+        Some((mut text, mut span)) if !text.is_empty() => {
+            loop {
+                let mut ahead = lx.clone();
+                match ahead.raw_word() {
+                    Some((next, next_span)) if continues_model_name(&text, &next) => {
+                        text = format!("{text} {next}");
+                        span = span.to(next_span);
+                        *lx = ahead;
+                    }
+                    _ => break,
+                }
+            }
+            Ok(Name { text, span })
+        }
         _ => Err(ParseError::at(
             flag,
             "--gpu needs a GPU model, e.g. --gpu T4 (%gpu lists them)",
         )),
     }
+}
+
+/// Whether `words` followed by `next` begins the name of a model of the table, word for word
+/// (case-insensitive): `RTX` + `3090`, `A100` + `40GB`.
+fn continues_model_name(words: &str, next: &str) -> bool {
+    let typed = format!("{words} {next}").to_ascii_lowercase();
+    ptxsim::gpus::GPUS.iter().any(|g| {
+        let name = g.name.to_ascii_lowercase();
+        name.strip_prefix(&typed)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+    })
 }
 
 /// Skips an optional `=` after a flag (`--cmap=gray`).

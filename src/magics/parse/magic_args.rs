@@ -184,6 +184,11 @@ impl<'a> Parser<'a> {
             let l = parse_launch(&mut self.lx)?;
             return Ok(Command::GpuCompare(Box::new(l)));
         }
+        let mut ahead = self.lx.clone();
+        if matches!(ahead.raw_word(), Some((w, _)) if w == "define") {
+            self.lx = ahead;
+            return self.gpu_define();
+        }
         // The rest of the line, so that `%gpu RTX 4090` works.
         let mut words: Vec<(String, Span)> = Vec::new();
         while !self.lx.at_end() {
@@ -203,6 +208,63 @@ impl<'a> Parser<'a> {
             }),
             _ => None,
         }))
+    }
+
+    /// `%gpu define NAME key=value...`: the words before the first `key=value` are the name
+    /// (spaces allowed unquoted: `%gpu define RTX 2080 Ti sms=68 ...`).
+    fn gpu_define(&mut self) -> Result<Command, ParseError> {
+        let start = self.lx.pos;
+        let mut name: Vec<(String, Span)> = Vec::new();
+        let mut figures: Vec<(Name, Name)> = Vec::new();
+        while !self.lx.at_end() {
+            let Some((word, span)) = self.lx.raw_word() else {
+                break;
+            };
+            match word.split_once('=') {
+                Some((key, value)) => {
+                    if key.is_empty() || value.is_empty() {
+                        return Err(ParseError::at(
+                            span,
+                            format!("expected key=value, found '{word}'"),
+                        ));
+                    }
+                    let key_end = span.start + key.len();
+                    figures.push((
+                        Name {
+                            text: key.to_string(),
+                            span: Span::new(span.start, key_end),
+                        },
+                        Name {
+                            text: value.to_string(),
+                            span: Span::new(key_end + 1, span.end),
+                        },
+                    ));
+                }
+                None if figures.is_empty() => name.push((word, span)),
+                None => {
+                    return Err(ParseError::at(
+                        span,
+                        format!("expected key=value after the GPU's name, found '{word}'"),
+                    ))
+                }
+            }
+        }
+        let (Some(first), Some(last)) = (name.first(), name.last()) else {
+            return Err(ParseError::at(
+                Span::new(start, self.lx.pos.max(start + 1)),
+                "%gpu define needs a name, e.g. %gpu define MyGPU sms=46 clock_mhz=2505 \
+                 dram_gb_s=448 l2_mib=32 cc=8.9",
+            ));
+        };
+        let name = Name {
+            text: name
+                .iter()
+                .map(|w| w.0.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            span: Span::new(first.1.start, last.1.end),
+        };
+        Ok(Command::GpuDefine { name, figures })
     }
 
     pub(crate) fn reset(&mut self) -> Result<Command, ParseError> {
