@@ -15,6 +15,8 @@ grading script beside a notebook are. The tests check:
 - `kernel_info`, `complete`, `inspect`, `is_complete` and `history` from a second client are
   answered while a 10 s cell of the first runs, and the second client's cell waits its turn;
 - a failed cell with `stop_on_error` aborts the queued cells of its own client only;
+- an `input_request` goes to the client whose cell asked, and another client's `input_reply`
+  is not taken;
 - completion right after the Jupyter kernel starts offers names of the cell being typed, and
   names bound by earlier cells at once (lexically, while rust-analyzer is busy);
 - `jupyter console --existing` on the Jupyter kernel of a notebook that nbclient is running;
@@ -323,6 +325,31 @@ def test_a_second_client_is_answered_while_a_long_cell_runs(clients):
     assert long_reply["content"]["status"] == "ok"
     assert queued_reply["content"]["execution_count"] > long_reply["content"]["execution_count"]
     assert queued_reply["header"]["date"] >= long_reply["header"]["date"]
+
+
+def test_input_request_goes_to_the_client_whose_cell_asked(clients):
+    """B's cell reads a line: the input_request reaches B alone; A's unasked input_reply is
+    not taken; B's answer is."""
+    from test_protocol import INPUT_CELL
+
+    km, kcs = clients
+    a, b = kcs[0], kcs[1]
+    for kc in kcs:
+        flush(kc)
+    msg_id = b.execute(INPUT_CELL, allow_stdin=True)
+    req = b.get_stdin_msg(timeout=CELL_TIMEOUT)
+    assert req["msg_type"] == "input_request" and req["parent_header"]["msg_id"] == msg_id
+    with pytest.raises(Empty):
+        a.get_stdin_msg(timeout=0.5)
+    a.input("Mallory")
+    time.sleep(0.3)
+    b.input("Ada")
+    reply = shell_replies(b, {msg_id}, CELL_TIMEOUT)[msg_id]
+    assert reply["content"]["status"] == "ok", reply
+    seen = iopub_until_idle(b, {msg_id}, CELL_TIMEOUT)
+    text = "".join(m["content"].get("text", "") for m in seen
+                   if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == msg_id)
+    assert "hello <Ada>" in text and "Mallory" not in text, text
 
 
 def test_a_failed_cell_aborts_only_its_own_clients_queue(clients):
