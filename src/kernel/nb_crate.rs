@@ -61,5 +61,7 @@ pub fn prelude(dir: &std::path::Path) -> crate::rust::Prelude {
             format!(":dep nb = {{ path = {:?} }}", dir.to_string_lossy()),
         ],
         names: vec!["nb".to_string()],
+        // Beside nb's sources: every Jupyter kernel that shares them shares evcxr's cache too.
+        load_lock: dir.parent().map(|base| base.join("nb-load.lock")),
     }
 }

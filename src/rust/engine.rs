@@ -10,6 +10,7 @@ use super::{RustCellError, RustCompletions};
 use crossbeam_channel::{Receiver, Select};
 use protocol::output::{CellOutput, MimeBundle, OutputSink};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -157,11 +158,66 @@ fn loading_note(names: &[String]) -> String {
 
 /// Runs the prelude's on-demand part while idle, then warms rust-analyzer again. Returns the
 /// notice for the next cell if the prelude failed.
-fn load_on_demand(worker: &mut Worker, lines: &[String]) -> Option<String> {
-    let failed = run_prelude(&mut worker.ctx, lines, &worker.flusher);
+fn load_on_demand(worker: &mut Worker, lines: &[String], lock: Option<&Path>) -> Option<String> {
+    let failed = run_on_demand(worker, lines, lock);
     store_variables(&worker.ctx, &worker.shared);
     warm_up(&mut worker.ctx);
     failed
+}
+
+/// How long a Jupyter kernel waits for another one's load of the on-demand prelude (a cold
+/// build of `nb` and its dependencies takes 30-60 s on 2 cores) before it loads anyway.
+const LOAD_LOCK_WAIT: Duration = Duration::from_secs(180);
+
+/// Runs the prelude's on-demand part holding `lock` (one Jupyter kernel at a time per build
+/// cache), and once more if it failed (another process may have been writing the cache).
+/// Returns the notice for the next cell if it failed twice.
+fn run_on_demand(worker: &mut Worker, lines: &[String], lock: Option<&Path>) -> Option<String> {
+    let _held = lock.map(|path| CacheLock::acquire(path, LOAD_LOCK_WAIT));
+    let failed = run_prelude(&mut worker.ctx, lines, &worker.flusher)?;
+    tracing::warn!("the on-demand prelude failed once; trying again: {failed}");
+    run_prelude(&mut worker.ctx, lines, &worker.flusher)
+}
+
+/// An exclusive `flock` on a file, released when dropped; taken without it after a wait, so
+/// that a stuck holder delays a load but never stops it.
+struct CacheLock {
+    /// The locked file (None: taken without the lock); closing it releases the lock.
+    _file: Option<std::fs::File>,
+}
+
+impl CacheLock {
+    fn acquire(path: &Path, wait: Duration) -> CacheLock {
+        use std::os::unix::io::AsRawFd;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path);
+        let file = match file {
+            Ok(file) => file,
+            Err(e) => {
+                tracing::warn!("cannot open the load lock {}: {e}", path.display());
+                return CacheLock { _file: None };
+            }
+        };
+        let deadline = Instant::now() + wait;
+        loop {
+            // SAFETY: flock on a descriptor this function owns; no memory is passed.
+            let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if locked == 0 {
+                return CacheLock { _file: Some(file) };
+            }
+            if Instant::now() >= deadline {
+                tracing::warn!(
+                    "the load lock {} is still held: loading without it",
+                    path.display()
+                );
+                return CacheLock { _file: None };
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }
 
 pub(super) const RESTART_NOTE: &str = "evcxr's child process was restarted: variables defined \
@@ -193,6 +249,7 @@ pub(super) fn worker_main(
     let t_context = t0.elapsed();
     let mut notice = run_prelude(&mut ctx, &prelude.at_start, &flusher);
     let names = prelude.names;
+    let load_lock = prelude.load_lock;
     let mut on_demand = Some(prelude.on_demand).filter(|lines| !lines.is_empty());
     store_variables(&ctx, &shared);
     *lock(&shared.status) = Status::Ready;
@@ -236,7 +293,7 @@ pub(super) fn worker_main(
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     shared.busy.store(true, Ordering::SeqCst);
                     if let Some(lines) = on_demand.take() {
-                        let loaded = load_on_demand(&mut worker, &lines);
+                        let loaded = load_on_demand(&mut worker, &lines, load_lock.as_deref());
                         notice = join_notices(notice, loaded);
                     }
                     continue;
@@ -266,7 +323,7 @@ pub(super) fn worker_main(
                 if on_demand.is_some() && names.iter().any(|name| text::names(&code, name)) {
                     if let Some(lines) = on_demand.take() {
                         sink(CellOutput::Stderr(loading_note(&names)));
-                        let failed = run_prelude(&mut worker.ctx, &lines, &worker.flusher);
+                        let failed = run_on_demand(&mut worker, &lines, load_lock.as_deref());
                         notice = join_notices(notice, failed);
                     }
                 }

@@ -160,6 +160,11 @@ pub struct Prelude {
     pub on_demand: Vec<String>,
     /// The identifiers (crate names) that make a cell load `on_demand` first.
     pub names: Vec<String>,
+    /// A file that Jupyter kernels sharing a build cache lock (`flock`) while they load
+    /// `on_demand`, one at a time: the first fills the cache, the others then find it there.
+    /// Without it, kernels that start together (a workshop room) build the same crates into
+    /// the same cache at once, and one of them may lose its `:dep`.
+    pub load_lock: Option<std::path::PathBuf>,
 }
 
 impl RustEngine {

@@ -134,6 +134,7 @@ fn slow_evcxr_engine_end_to_end() {
             ],
             on_demand: vec!["fn nbcuda_on_demand() -> u32 { 7 }".to_owned()],
             names: vec!["nbcuda_on_demand".to_owned()],
+            load_lock: None,
         },
     );
     assert!(

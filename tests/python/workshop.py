@@ -370,7 +370,7 @@ def vector_add_checked(results: list[CellResult]) -> str:
     """'' when notebook 01 ran to its end and its CPU checks passed, else what went wrong."""
     for r in results:
         if r.status != "ok":
-            return f"cell {r.code[:60]!r} failed: {r.error or r.stderr}"
+            return f"cell {r.code[:60]!r} failed: {r.error or r.stderr}" + "\nSTDERR of every cell: " + repr([x.stderr for x in results])
     if len(results) != len(notebook_cells(ROOT / "notebooks" / "01-vector-add.ipynb")):
         return f"only {len(results)} cells ran"
     checks = [r for r in results if "elements match the CPU" in r.stdout]
