@@ -135,6 +135,15 @@ impl NbcudaInterpreter {
         lock(&self.magics)
     }
 
+    /// The session unless a cell holds it (completion and inspection must not wait for one).
+    fn try_lock_magics(&self) -> Option<std::sync::MutexGuard<'_, Magics>> {
+        match self.magics.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
     fn run_segment(
         &self,
         segment: &Segment,
@@ -462,13 +471,9 @@ impl Interpreter for NbcudaInterpreter {
         let in_cell_magic_body = is_cell_magic(code) && code[..start].trim().starts_with("%%");
         if is_magic_line(line) || line.trim_start().starts_with("%%") && !in_cell_magic_body {
             // A running cell holds the session: complete from its names as last seen.
-            let names = match self.magics.try_lock() {
-                Ok(magics) => Some(magics.session_names()),
-                Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner().session_names()),
-                Err(std::sync::TryLockError::WouldBlock) => None,
-            };
-            let names = match names {
-                Some(fresh) => {
+            let names = match self.try_lock_magics() {
+                Some(magics) => {
+                    let fresh = magics.session_names();
                     *lock(&self.names) = fresh.clone();
                     fresh
                 }
@@ -488,14 +493,9 @@ impl Interpreter for NbcudaInterpreter {
         let (start, line) = line_at(code, cursor);
         if is_magic_line(line) {
             // A running cell holds the session: inspect what needs none (magics, dtypes).
-            return match self.magics.try_lock() {
-                Ok(mut magics) => magics.inspect(line, cursor - start),
-                Err(std::sync::TryLockError::Poisoned(p)) => {
-                    p.into_inner().inspect(line, cursor - start)
-                }
-                Err(std::sync::TryLockError::WouldBlock) => {
-                    crate::magics::complete::inspect(None, line, cursor - start)
-                }
+            return match self.try_lock_magics() {
+                Some(mut magics) => magics.inspect(line, cursor - start),
+                None => crate::magics::complete::inspect(None, line, cursor - start),
             };
         }
         if is_cell_magic(code) {

@@ -621,22 +621,10 @@ impl Worker {
                         matches.push(completion.code);
                     }
                 }
-                let mut start = found.start_offset.min(code.len());
-                let mut end = found.end_offset.clamp(start, code.len());
-                // Names bound earlier in this very cell (evcxr only knows evaluated cells).
-                if let Some(word) = text::identifier_at(code, cursor).filter(|r| r.end == cursor) {
-                    let prefix = &code[word.clone()];
-                    let own = text::names_bound_before(code, word.start, prefix);
-                    if !own.is_empty() && (matches.is_empty() || start == word.start) {
-                        start = word.start;
-                        end = cursor;
-                        for n in own {
-                            if !matches.contains(&n) {
-                                matches.push(n);
-                            }
-                        }
-                    }
-                }
+                // The names the cell binds are the caller's lexical completion
+                // (`RustEngine::complete` merges them): only rust-analyzer's here.
+                let start = found.start_offset.min(code.len());
+                let end = found.end_offset.clamp(start, code.len());
                 RustCompletions {
                     matches,
                     cursor_start: text::floor_char_boundary(code, start),
@@ -645,9 +633,9 @@ impl Worker {
             }
             Ok(Err(error)) => {
                 tracing::debug!("completion failed: {error}");
-                own_names(code, cursor)
+                RustCompletions::empty(cursor)
             }
-            Err(_) => own_names(code, cursor),
+            Err(_) => RustCompletions::empty(cursor),
         }
     }
 
@@ -826,16 +814,4 @@ fn user_error(stderr_lines: &[String]) -> Option<(String, Vec<String>)> {
         None => "the cell returned an error".into(),
     };
     Some((message, before.to_vec()))
-}
-
-/// Completions from the names bound earlier in the cell alone (when evcxr's analysis fails).
-fn own_names(code: &str, cursor: usize) -> RustCompletions {
-    let Some(word) = text::identifier_at(code, cursor).filter(|r| r.end == cursor) else {
-        return RustCompletions::empty(cursor);
-    };
-    RustCompletions {
-        matches: text::names_bound_before(code, word.start, &code[word.clone()]),
-        cursor_start: word.start,
-        cursor_end: cursor,
-    }
 }

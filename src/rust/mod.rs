@@ -324,8 +324,10 @@ impl RustEngine {
         }
     }
 
-    /// Completions at byte offset `cursor` of `code` (rust-analyzer through evcxr; `:` commands
-    /// at the start of a cell). Waits at most ~2 s; empty while evcxr starts or a cell runs.
+    /// Completions at byte offset `cursor` of `code`: the lexical ones ([`Self::lexical_completions`])
+    /// merged behind rust-analyzer's (through evcxr; `:` commands at the start of a cell). Only
+    /// the lexical ones while evcxr starts or its worker is busy; rust-analyzer gets
+    /// [`COMPLETE_BUDGET`] when there are lexical matches, else up to [`COMPLETE_TIMEOUT`].
     pub fn complete(&self, code: &str, cursor: usize) -> RustCompletions {
         let lexical = self.lexical_completions(code, cursor);
         if !self.is_ready() || self.shared.busy.load(Ordering::SeqCst) {

@@ -197,17 +197,7 @@ impl<'a> Parser<'a> {
                 None => break,
             }
         }
-        Ok(Command::Gpu(match (words.first(), words.last()) {
-            (Some(first), Some(last)) => Some(Name {
-                text: words
-                    .iter()
-                    .map(|w| w.0.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                span: Span::new(first.1.start, last.1.end),
-            }),
-            _ => None,
-        }))
+        Ok(Command::Gpu(joined_name(&words)))
     }
 
     /// `%gpu define NAME key=value...`: the words before the first `key=value` are the name
@@ -249,20 +239,12 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let (Some(first), Some(last)) = (name.first(), name.last()) else {
+        let Some(name) = joined_name(&name) else {
             return Err(ParseError::at(
                 Span::new(start, self.lx.pos.max(start + 1)),
                 "%gpu define needs a name, e.g. %gpu define MyGPU sms=46 clock_mhz=2505 \
                  dram_gb_s=448 l2_mib=32 cc=8.9",
             ));
-        };
-        let name = Name {
-            text: name
-                .iter()
-                .map(|w| w.0.as_str())
-                .collect::<Vec<_>>()
-                .join(" "),
-            span: Span::new(first.1.start, last.1.end),
         };
         Ok(Command::GpuDefine { name, figures })
     }
@@ -400,4 +382,17 @@ impl<'a> Parser<'a> {
             other => Err(unknown_option(&f, other, "%info", &["--gpu MODEL"])),
         }
     }
+}
+
+/// Words as one name, joined by single spaces (`RTX 4090`), spanning them all; None for none.
+fn joined_name(words: &[(String, Span)]) -> Option<Name> {
+    let (first, last) = (words.first()?, words.last()?);
+    Some(Name {
+        text: words
+            .iter()
+            .map(|w| w.0.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        span: Span::new(first.1.start, last.1.end),
+    })
 }
