@@ -91,6 +91,9 @@ pub struct TimeEstimate {
     /// What bounds the estimate, and each resource's share ("DRAM 91%, issue 12%").
     pub bound: String,
     pub breakdown: String,
+    /// What the counts behind it covered, when not simply every block ("3,168 of 65,536
+    /// blocks (4.8%), scaled to the grid").
+    pub counted: Option<String>,
 }
 
 impl Timing {
@@ -206,6 +209,9 @@ pub fn timing_table(t: &Timing) -> Table {
         }
         caption.push_str(", not GPU time");
     }
+    if let (true, Some(e)) = (t.simulated, &t.estimate) {
+        return estimate_first(t, e);
+    }
     let mut tb = Table::new(&["", ""]).caption(caption);
     tb.headers.clear();
     let warm = if t.warmup > 0 {
@@ -251,6 +257,68 @@ pub fn timing_table(t: &Timing) -> Table {
         v.push_str(&format!("; bound by {} ({})", e.bound, e.breakdown));
         tb.row(vec![format!("estimated on {}", e.gpu), v]);
     }
+    tb
+}
+
+/// `%time` on ptxsim: the estimate on the modelled GPU first (time, bandwidth and share of the
+/// peak, the bound and its breakdown), the simulator's own wall time in one row at the end.
+fn estimate_first(t: &Timing, e: &TimeEstimate) -> Table {
+    let caption = format!(
+        "%time {}: estimated on {} from ptxsim's counts (ptxsim::model)",
+        t.label, e.gpu
+    );
+    let mut tb = Table::new(&["", ""]).caption(caption);
+    tb.headers.clear();
+    tb.row(vec![format!("estimated on {}", e.gpu), fmt_ms(e.ms)]);
+    if let Some(b) = t.bytes {
+        let gbs = b / (e.ms * 1e6);
+        let how = if t.bytes_estimated {
+            "the array arguments' sizes"
+        } else {
+            "--bytes"
+        };
+        tb.row(vec![
+            "bandwidth".into(),
+            format!(
+                "{} GB/s, {} % of the {} GB/s peak ({} per run, {how})",
+                fmt_sig(gbs, 4),
+                fmt_sig(100.0 * gbs / e.peak_gbs.max(1.0), 3),
+                fmt_sig(e.peak_gbs, 4),
+                bytes_text(b)
+            ),
+        ]);
+    }
+    if let Some(f) = t.flops {
+        tb.row(vec![
+            "compute".into(),
+            format!("{} GFLOP/s", fmt_sig(f / (e.ms * 1e6), 4)),
+        ]);
+    }
+    tb.row(vec!["bound by".into(), format!("{} ({})", e.bound, e.breakdown)]);
+    if let Some(c) = &e.counted {
+        tb.row(vec!["counted".into(), c.clone()]);
+    }
+    let s = &t.stats;
+    let workers = match t.sim_workers {
+        Some(w) => format!(" on {w} worker thread{}", if w == 1 { "" } else { "s" }),
+        None => String::new(),
+    };
+    let warm = if t.warmup > 0 {
+        format!(" after {} warm-up", t.warmup)
+    } else {
+        String::new()
+    };
+    tb.row(vec![
+        "simulator".into(),
+        format!(
+            "simulated, wall time of the CPU simulator{workers}, not GPU time: median {} \
+             (min {}, max {}; {} runs{warm})",
+            fmt_ms(s.median),
+            fmt_ms(s.min),
+            fmt_ms(s.max),
+            s.runs
+        ),
+    ]);
     tb
 }
 
@@ -479,6 +547,7 @@ mod tests {
         let est = |label: &str, wall: f64, ms: f64| Timing {
             simulated: true,
             estimate: Some(TimeEstimate {
+                counted: None,
                 gpu: "H200".into(),
                 ms,
                 peak_gbs: 4800.0,

@@ -61,13 +61,14 @@ pub struct DeviceLimits {
 }
 
 impl DeviceLimits {
-    /// The limits of an sm_80 GPU, which ptxsim imitates.
+    /// The limits of an sm_80 GPU, which ptxsim imitates. Shared memory per block is the
+    /// opt-in maximum (163 KiB), as on the CUDA backend, which opts in above 48 KiB itself.
     pub fn sm80() -> DeviceLimits {
         DeviceLimits {
             max_threads_per_block: 1024,
             max_block: (1024, 1024, 64),
             max_grid: (i32::MAX as u32, 65535, 65535),
-            max_shared_per_block: 48 * 1024,
+            max_shared_per_block: 163 * 1024,
             warp_size: 32,
         }
     }

@@ -109,6 +109,13 @@ fn mem_err(e: ptxsim::MemoryError) -> GpuError {
     GpuError::memory(e.to_string())
 }
 
+impl SimBackend {
+    /// Host → device at `offset` bytes into the allocation `dst`.
+    pub fn htod_at(&mut self, dst: DevPtr, offset: usize, data: &[u8]) -> Result<(), GpuError> {
+        self.device.write(dst, offset, data).map_err(mem_err)
+    }
+}
+
 impl Backend for SimBackend {
     fn name(&self) -> &'static str {
         "ptxsim"
@@ -180,6 +187,14 @@ impl Backend for SimBackend {
 
     fn dtod(&mut self, dst: DevPtr, src: DevPtr, bytes: usize) -> Result<(), GpuError> {
         self.device.copy(dst, src, bytes).map_err(mem_err)
+    }
+
+    fn dtoh_at(&self, src: DevPtr, offset: usize, out: &mut [u8]) -> Option<Result<(), GpuError>> {
+        Some(self.device.read(src, offset, out).map_err(mem_err))
+    }
+
+    fn alloc_is_zeroed(&self) -> bool {
+        true
     }
 
     fn load_module(

@@ -351,9 +351,14 @@ impl DeviceState {
                 e.message
             ))
         })?;
-        if let Err(e) = self.backend.htod(ptr, data) {
-            let _ = self.backend.free(ptr);
-            return Err(e);
+        // A zero-filled array on a backend whose allocations read as zeros needs no copy: its
+        // pages stay untouched until a kernel writes them (arrays of a GPU's size on ptxsim).
+        let skip = self.backend.alloc_is_zeroed() && data.iter().all(|&b| b == 0);
+        if !skip {
+            if let Err(e) = self.backend.htod(ptr, data) {
+                let _ = self.backend.free(ptr);
+                return Err(e);
+            }
         }
         let host = self.host_copy_of(data, Some(name));
         let shadow = self.shadow_from(&host);
@@ -903,10 +908,8 @@ impl DeviceState {
             if copies.contains_key(n) {
                 continue;
             }
-            let mut buf = vec![0u8; arr.bytes];
-            self.backend.dtoh(arr.ptr, &mut buf)?;
             let p = sim.alloc(arr.bytes)?;
-            sim.htod(p, &buf)?;
+            copy_to_sim(self.backend.as_ref(), arr.ptr, arr.bytes, &mut sim, p)?;
             copies.insert(n.to_string(), p);
             allocs.push(NamedAlloc {
                 name: n.to_string(),
@@ -1274,4 +1277,36 @@ impl DeviceState {
         }
         view
     }
+}
+
+/// Copies the `bytes` of allocation `src` of `from` into the fresh (zeroed) allocation `dst` of
+/// `sim`: in chunks, skipping chunks that are all zeros, where `from` can read part of an
+/// allocation (ptxsim), so that an array of a GPU's size costs no memory beyond the pages that
+/// hold data; in one piece otherwise.
+fn copy_to_sim(
+    from: &dyn Backend,
+    src: DevPtr,
+    bytes: usize,
+    sim: &mut SimBackend,
+    dst: DevPtr,
+) -> Result<(), GpuError> {
+    const CHUNK: usize = 4 << 20;
+    let mut buf = vec![0u8; bytes.min(CHUNK)];
+    let mut at = 0;
+    while at < bytes {
+        let n = (bytes - at).min(CHUNK);
+        match from.dtoh_at(src, at, &mut buf[..n]) {
+            Some(r) => r?,
+            None => {
+                let mut all = vec![0u8; bytes];
+                from.dtoh(src, &mut all)?;
+                return sim.htod(dst, &all);
+            }
+        }
+        if buf[..n].iter().any(|&b| b != 0) {
+            sim.htod_at(dst, at, &buf[..n])?;
+        }
+        at += n;
+    }
+    Ok(())
 }

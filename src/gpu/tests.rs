@@ -297,7 +297,7 @@ fn gpu_every_argument_error() {
     big_block.block = (1, 1, 65);
     assert_eq!(err(s.launch(&big_block)).ename, "LaunchError");
     let mut shmem = req("saxpy", 1, 64, good());
-    shmem.shared_bytes = 48 * 1024 + 1;
+    shmem.shared_bytes = 163 * 1024 + 1;
     let e = err(s.launch(&shmem));
     assert_eq!(e.ename, "LaunchError");
     assert!(e.message.contains("shared memory"), "{}", e.message);

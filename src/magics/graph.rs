@@ -263,6 +263,7 @@ impl Magics {
         let overhead = e.graph_ns - e.work_ns;
         let us = |ns: f64| ns / 1e3;
         Ok(TimeEstimate {
+            counted: None,
             gpu: model.name.to_string(),
             ms: e.graph_ns / 1e6,
             peak_gbs: model.dram_gb_s,

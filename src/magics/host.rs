@@ -129,6 +129,18 @@ pub fn alloc(d: Dtype, len: usize) -> Result<Vec<u8>, String> {
 /// The bytes of `len` elements of `d` filled by `fill`. Errors: text for an `ArgumentError`
 /// (values that do not fit the dtype) or, when the first element is `true`, a `MemoryError`.
 pub fn generate(fill: Fill, d: Dtype, len: usize) -> Result<Vec<u8>, (bool, String)> {
+    if let Fill::Zeros = fill {
+        // Zeroed pages from the allocator, untouched until written: an array of a GPU's size
+        // costs no memory until a kernel writes it.
+        let bytes = len
+            .checked_mul(d.size())
+            .filter(|&b| b <= MAX_HOST_BYTES)
+            .ok_or_else(|| (true, format!(
+                "{len} elements of {d} is more than the {} that an array may have",
+                human_bytes(MAX_HOST_BYTES)
+            )))?;
+        return Ok(vec![0u8; bytes]);
+    }
     let mut out = alloc(d, len).map_err(|m| (true, m))?;
     let arg = |m: String| (false, m);
     match fill {

@@ -47,6 +47,8 @@ mod tests_graph;
 #[cfg(test)]
 mod tests_profile;
 #[cfg(test)]
+mod tests_published;
+#[cfg(test)]
 mod tests_registry;
 pub mod time;
 

@@ -33,7 +33,7 @@ impl Magics {
             None => self.dev.gpu_model(),
         };
         let request = self.launch_request(ctx, &a.launch, cancel)?;
-        let mut p = self.dev.profile(&request, &model).map_err(|e| {
+        let mut p = self.dev.profile_with(&request, &model, a.full, a.warm).map_err(|e| {
             if cancel.load(Ordering::Relaxed) {
                 ctx.plain(
                     ErrorKind::Interrupted,

@@ -332,6 +332,8 @@ fn json_entry_ptxsim(p: &ProfileOutcome) -> Value {
             "dram_gb_s": e.dram_gb_s,
         })),
         "l2_exact": p.counters.l2_exact,
+        // Present only when some blocks were counted and scaled to the grid.
+        "sampled": p.counters.sampled.filter(|s| s.scaled).map(|s| json!({"blocks": s.blocks, "of": s.of})),
         "limiter": limiter(p),
         "metrics": metrics(p),
         "lines": p.lines.iter().filter(|l| l.cell_line.is_some()).map(|l| json!({
@@ -376,6 +378,29 @@ fn per_request(sectors: u64, requests: u64) -> String {
     }
 }
 
+/// What a profile counted, when it was not simply every block: "3,168 of 65,536 blocks
+/// (4.8%), scaled to the grid", or that every block was counted because the blocks differed.
+pub fn sampled_text(c: &ptxsim::counters::Counters) -> Option<String> {
+    let s = c.sampled?;
+    if !s.scaled {
+        return s.grew.then(|| {
+            "every block: a sample's blocks differed (data-dependent work), so all were counted"
+                .to_string()
+        });
+    }
+    let share = 100.0 * s.blocks as f64 / s.of.max(1) as f64;
+    let grew = if s.grew {
+        "; the sample grew until its blocks agreed"
+    } else {
+        ""
+    };
+    Some(format!(
+        "{} of {} blocks ({share:.1}%), scaled to the grid{grew} (--full counts all)",
+        count(s.blocks),
+        count(s.of)
+    ))
+}
+
 /// The sections, in Nsight Compute's order.
 fn sections(p: &ProfileOutcome) -> Vec<Table> {
     let c = &p.counters;
@@ -384,6 +409,9 @@ fn sections(p: &ProfileOutcome) -> Vec<Table> {
     row(&mut launch, "grid", dim(p.grid));
     row(&mut launch, "block", dim(p.block));
     row(&mut launch, "threads", count(c.threads));
+    if let Some(what) = sampled_text(c) {
+        row(&mut launch, "counted", what);
+    }
     match &p.resources {
         Ok(r) => {
             let from = match &r.cubin {

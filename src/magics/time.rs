@@ -239,8 +239,14 @@ impl Magics {
             Some(g) => super::gpu::find_model(ctx, self.dev.defined_gpus(), g)?,
             None => self.dev.gpu_model(),
         };
-        let p = self.dev.profile(request, &model).map_err(|e| ctx.gpu(e))?;
+        // %time repeats the launch: the L2 holds what the previous run left.
+        let p = self
+            .dev
+            .profile_with(request, &model, false, true)
+            .map_err(|e| ctx.gpu(e))?;
+        let counted = super::profile_view::sampled_text(&p.counters);
         Ok(p.estimate.map(|e| TimeEstimate {
+            counted,
             gpu: model.name.to_string(),
             ms: e.ns / 1e6,
             peak_gbs: model.dram_gb_s,

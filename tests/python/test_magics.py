@@ -601,7 +601,7 @@ def test_device_backend_ptx_info_reset_and_sync(session, mk, rng, tmp_path):
     text = plain(ok(mk, "%device"))
     props = {r[0]: r[1] for r in table_rows(text) if len(r) == 2}
     assert "ptxsim" in props["backend"] and props["max threads per block"] == "1024", props
-    assert props["max block"] == "(1024, 1024, 64)" and props["shared memory per block"] == "48 KiB", props
+    assert props["max block"] == "(1024, 1024, 64)" and props["shared memory per block"] == "163 KiB", props
     arrays = table_rows(plain(ok(mk, "%arrays")))
     if not has_cuda_device():
         _, msg = fails(mk, "%backend gpu", "LaunchError")
@@ -647,7 +647,7 @@ def err_arrays(mk, rng, tmp_path):
 def error_cases():
     r = random.Random(SEED)
     gy, gx = 65536 + r.randrange(1000), 2**31 + r.randrange(1000)
-    bx, bz, shm = 1025 + r.randrange(500), 65 + r.randrange(20), 49153 + r.randrange(100000)
+    bx, bz, shm = 1025 + r.randrange(500), 65 + r.randrange(20), 166913 + r.randrange(100000)
     tag = uuid.UUID(int=r.getrandbits(128)).hex[:6]
     A = "%launch axpy"
     return [
@@ -672,7 +672,7 @@ def error_cases():
         ("block_threads_over_limit", f"{A}[1, (32, 64)](ex_x, ex_y, 1.0, N)", "LaunchError",
          ["block (32, 64, 1) of axpy has 2048 threads; the device allows at most 1024 per block"]),
         ("shared_memory_over_limit", f"%launch block_sum[1, 32, {shm}](ex_v, ex_l, 32)", "LaunchError",
-         [f"block_sum asks for {shm} bytes of dynamic shared memory", "the limit is 49152 bytes per block"]),
+         [f"block_sum asks for {shm} bytes of dynamic shared memory", "the limit is 166912 bytes per block"]),
         ("unknown_kernel", f"%launch nosuch_{tag}[1, 32](ex_x, ex_y, 1.0, N)", "LaunchError",
          [f"no CUDA kernel named `nosuch_{tag}`"]),
         ("unknown_array", f"{A}[1, 32](ex_x, gone_{tag}, 1.0, N)", "ArgumentError",

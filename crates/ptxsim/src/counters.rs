@@ -84,7 +84,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use crate::ir::{FOp, FTy, Inst, MemSpace, Op, Program, UFn, NONE};
+use crate::ir::{FOp, FTy, Inst, MemSpace, Op, Program, Slot, UFn, NONE};
 use crate::mem::{LOCAL_WIN, PARAM_WIN, SHARED_WIN, WIN_SIZE};
 use crate::SourceLine;
 
@@ -98,6 +98,35 @@ pub struct CounterConfig {
     /// Global sector accesses the L2 model records (8 bytes each) before falling back to
     /// counting distinct sectors (`Counters::l2_exact`).
     pub max_recorded_accesses: u64,
+    /// Which blocks run and are counted: all of them (the default), or a sample whose counts
+    /// are scaled to the grid ([`crate::sampling`]).
+    pub sample: Sample,
+    /// Count the L2 as the launch finds it when it follows a launch of itself (repeated
+    /// launches, as `%time` and most published timings run them): the recorded accesses run
+    /// through the L2 model twice and the second pass is counted, without the final flush
+    /// (in a steady stream of launches dirty lines leave L2 as later launches evict them).
+    /// Off: a cold L2, flushed at the end.
+    pub warm: bool,
+}
+
+/// Which of a counted launch's blocks run ([`crate::sampling`] says how a sample is chosen and
+/// scaled).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Sample {
+    /// Every block.
+    #[default]
+    Full,
+    /// Every block when that is cheap, else whole waves of resident blocks at several places
+    /// in the grid, grown until the per-block figures settle: [`crate::sampling::plan`].
+    Auto {
+        /// Blocks the GPU holds at once (SMs × resident blocks per SM): one wave.
+        wave_blocks: u64,
+        /// Warp instructions the counted blocks may issue, about (the time a sample may take).
+        budget: u64,
+    },
+    /// Exactly these blocks (linear indices, ascending, each below the grid's block count);
+    /// the counts are those of these blocks, not scaled (`Counters::sampled` says so).
+    Blocks(std::sync::Arc<[u64]>),
 }
 
 impl CounterConfig {
@@ -108,6 +137,8 @@ impl CounterConfig {
             l2_bytes,
             l2_ways: 16,
             max_recorded_accesses: 64 << 20,
+            sample: Sample::Full,
+            warm: false,
         }
     }
 }
@@ -218,6 +249,10 @@ impl InstKind {
 pub struct InstCounts {
     /// Warp instructions issued (`smsp__inst_executed.sum`).
     pub inst_executed: u64,
+    /// The SASS instructions those PTX instructions become, about: one each, except integer
+    /// division and remainder and IEEE division and square root, which ptxas expands into
+    /// sequences ([`sass_per_ptx`]). What the time model's issue term counts.
+    pub sass_inst_estimate: u64,
     /// Active threads summed over the issued warp instructions, predicated off or not
     /// (`smsp__thread_inst_executed.sum`).
     pub thread_inst_executed: u64,
@@ -230,6 +265,11 @@ pub struct InstCounts {
     /// Global load requests, one per warp-level load
     /// (`l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum`).
     pub global_ld_requests: u64,
+    /// Of the global loads and atomics with a result, those issued while no earlier one of the
+    /// same warp was still awaited: each starts a batch of loads in flight together, and the
+    /// warp waits one memory latency per batch (memory-level parallelism). A batch ends when
+    /// an instruction reads or writes a register that one of its loads writes.
+    pub global_ld_batches: u64,
     /// 32-byte sectors those requests touched (`l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum`).
     pub global_ld_sectors: u64,
     /// Bytes the threads asked for (for the sector efficiency: `global_ld_bytes /
@@ -269,6 +309,8 @@ pub struct InstCounts {
     pub shared_atom_lanes: u64,
     /// Per shared atomic request, the most active lanes that hit one address, summed.
     pub shared_atom_serialized: u64,
+    /// Wavefronts of the shared atomics (bank passes, as for loads).
+    pub shared_atom_wavefronts: u64,
     /// Barrier instructions issued (`smsp__inst_executed_op_barrier.sum`).
     pub barriers: u64,
     /// Bytes read from DRAM because this instruction's accesses missed in the L2 model
@@ -277,12 +319,15 @@ pub struct InstCounts {
 }
 
 impl InstCounts {
-    fn add(&mut self, o: &InstCounts) {
-        macro_rules! sum {
-            ($($f:ident),*) => { $(self.$f += o.$f;)* };
+    /// Every count multiplied by `f`, rounded (a sample's counts scaled to its grid).
+    pub(crate) fn scale(&mut self, f: f64) {
+        macro_rules! scale {
+            ($($x:ident),*) => { $(self.$x = (self.$x as f64 * f).round() as u64;)* };
         }
-        sum!(
+        scale!(
             inst_executed,
+            sass_inst_estimate,
+            global_ld_batches,
             thread_inst_executed,
             thread_inst_executed_pred_on,
             branch_divergent,
@@ -305,6 +350,43 @@ impl InstCounts {
             shared_atom_requests,
             shared_atom_lanes,
             shared_atom_serialized,
+            shared_atom_wavefronts,
+            barriers,
+            dram_read_bytes
+        );
+    }
+
+    fn add(&mut self, o: &InstCounts) {
+        macro_rules! sum {
+            ($($f:ident),*) => { $(self.$f += o.$f;)* };
+        }
+        sum!(
+            inst_executed,
+            sass_inst_estimate,
+            global_ld_batches,
+            thread_inst_executed,
+            thread_inst_executed_pred_on,
+            branch_divergent,
+            global_ld_requests,
+            global_ld_sectors,
+            global_ld_bytes,
+            global_st_requests,
+            global_st_sectors,
+            global_st_bytes,
+            global_atom_requests,
+            global_atom_sectors,
+            global_atom_lanes,
+            global_atom_serialized,
+            local_ld_requests,
+            local_st_requests,
+            shared_ld_requests,
+            shared_ld_wavefronts,
+            shared_st_requests,
+            shared_st_wavefronts,
+            shared_atom_requests,
+            shared_atom_lanes,
+            shared_atom_serialized,
+            shared_atom_wavefronts,
             barriers,
             dram_read_bytes
         );
@@ -358,6 +440,27 @@ pub struct InstMix {
 }
 
 impl InstMix {
+    fn scale(&mut self, f: f64) {
+        for x in [
+            &mut self.fp32,
+            &mut self.fp64,
+            &mut self.fp16,
+            &mut self.integer,
+            &mut self.conversion,
+            &mut self.sfu,
+            &mut self.load_store,
+            &mut self.shared,
+            &mut self.atomic,
+            &mut self.branch,
+            &mut self.barrier,
+            &mut self.warp,
+            &mut self.tensor,
+            &mut self.other,
+        ] {
+            *x = (*x as f64 * f).round() as u64;
+        }
+    }
+
     fn add(&mut self, kind: InstKind, n: u64) {
         *match kind {
             InstKind::Fp32 => &mut self.fp32,
@@ -428,9 +531,91 @@ pub struct Counters {
     pub l2_exact: bool,
     /// Every instruction that issued, by PC.
     pub per_pc: Vec<PcCounters>,
+    /// Distinct 128-byte lines that global atomics updated (0 when `l2_exact` is false): how
+    /// many places the launch's atomics contend for.
+    pub atom_lines: u64,
+    /// Set when only some blocks ran ([`Sample`]); `None` when every block was counted.
+    pub sampled: Option<Sampled>,
+    /// For a launch of some blocks (`Sample::Blocks`): the distinct 4 KiB pages of global
+    /// memory its loads and atomics read, and those its stores and atomics wrote, sorted
+    /// (the sampling's DRAM cap finds the allocations they belong to). Empty otherwise.
+    pub read_pages: Vec<u64>,
+    pub written_pages: Vec<u64>,
+    /// Per block that ran, when only some did: (linear block index, warp instructions,
+    /// global sectors), in block order. Empty for a launch that counted every block.
+    pub per_block: Vec<BlockFigures>,
+}
+
+/// What a sampled count covered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sampled {
+    /// Blocks counted.
+    pub blocks: u64,
+    /// Blocks in the grid.
+    pub of: u64,
+    /// Whether the counts are scaled to the grid (`Sample::Auto`); false for `Sample::Blocks`,
+    /// whose counts are those of the blocks run.
+    pub scaled: bool,
+    /// The sample had to grow because its blocks differed (`crate::sampling`).
+    pub grew: bool,
+}
+
+/// One counted block's figures (`Counters::per_block`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockFigures {
+    pub block: u64,
+    pub inst_executed: u64,
+    pub sectors: u64,
 }
 
 impl Counters {
+    /// The counts of a sample of `self.blocks` blocks scaled to a grid of `of` blocks of
+    /// `threads_per_block` threads: every count times `of / blocks`, DRAM bytes read and
+    /// written at most `dram_cap` (when the launch's data fits in L2, [`crate::sampling`]).
+    pub(crate) fn scale_to_grid(
+        &mut self,
+        of: u64,
+        threads_per_block: u64,
+        dram_cap: Option<(u64, u64)>,
+        grew: bool,
+    ) {
+        let k = self.blocks.max(1);
+        let f = of as f64 / k as f64;
+        self.total.scale(f);
+        self.mix.scale(f);
+        for p in &mut self.per_pc {
+            p.counts.scale(f);
+        }
+        let sc = |x: u64| (x as f64 * f).round() as u64;
+        self.l2_sectors = sc(self.l2_sectors);
+        self.l2_hit_sectors = sc(self.l2_hit_sectors);
+        self.dram_read_bytes = sc(self.dram_read_bytes);
+        self.dram_write_bytes = sc(self.dram_write_bytes);
+        if let Some((read_cap, write_cap)) = dram_cap {
+            if self.dram_read_bytes > read_cap {
+                let r = read_cap as f64 / self.dram_read_bytes as f64;
+                for p in &mut self.per_pc {
+                    p.counts.dram_read_bytes = (p.counts.dram_read_bytes as f64 * r) as u64;
+                }
+                // The sectors no longer read from DRAM hit in L2.
+                let fewer = (self.dram_read_bytes - read_cap) / 32;
+                self.l2_hit_sectors = (self.l2_hit_sectors + fewer).min(self.l2_sectors);
+                self.dram_read_bytes = read_cap;
+            }
+            self.dram_write_bytes = self.dram_write_bytes.min(write_cap);
+        }
+        self.total.dram_read_bytes = self.dram_read_bytes;
+        self.blocks = of;
+        self.warps = of * threads_per_block.div_ceil(32);
+        self.threads = of * threads_per_block;
+        self.sampled = Some(Sampled {
+            blocks: k,
+            of,
+            scaled: true,
+            grew,
+        });
+    }
+
     /// Per-PC counts folded by CUDA source line, in order of file and line (instructions
     /// without line information last).
     pub fn by_line(&self) -> Vec<LineCounters> {
@@ -616,6 +801,39 @@ impl Counters {
 // ---------------------------------------------------------------------------------------------
 // Accumulation (crate-private).
 
+/// SASS instructions ptxas makes of one PTX instruction, about: integer division and
+/// remainder become a reciprocal-and-correct sequence (about 20 instructions for 32 bits, a
+/// call of about 70 for 64 bits), IEEE `div.rn` and `sqrt.rn` a reciprocal with Newton steps
+/// (about 10 for f32, 20 for f64); everything else one. Orders of magnitude from NVRTC's sm_90
+/// output for such operations, not exact counts: the SASS of a real kernel also folds and
+/// unrolls what PTX spells out.
+pub(crate) fn sass_per_ptx(op: &Op) -> u64 {
+    let wide = |t: crate::ir::IntTy| t.bits == 64;
+    match *op {
+        Op::Div(t) | Op::Rem(t) => {
+            if wide(t) {
+                70
+            } else {
+                20
+            }
+        }
+        Op::FDiv32 => 10,
+        Op::FDiv64 => 20,
+        Op::FArith {
+            op: FOp::Div | FOp::Sqrt,
+            ty,
+            ..
+        } => {
+            if ty == FTy::F64 {
+                20
+            } else {
+                10
+            }
+        }
+        _ => 1,
+    }
+}
+
 /// What one recorded L2 access does.
 const REC_LOAD: u64 = 0;
 const REC_STORE: u64 = 1;
@@ -681,6 +899,17 @@ pub(crate) struct Acc {
     /// written, instead of records.
     over: Option<Box<(HashSet<u64>, HashSet<u64>)>>,
     cap: u64,
+    /// Warp instructions counted so far (all blocks).
+    insts: u64,
+    /// Whether to keep each block's figures (a sampled launch), and those kept; the running
+    /// block's instructions and accesses at its start.
+    keep_blocks: bool,
+    figures: Vec<BlockFigures>,
+    at_start: (u64, u64),
+    /// Per warp of the running block: the registers its global loads in flight will write.
+    pending: Vec<Vec<Slot>>,
+    /// Set by `access` when the instruction being counted loads from global memory.
+    global_load: bool,
 }
 
 impl Acc {
@@ -695,6 +924,12 @@ impl Acc {
             accesses: 0,
             over: None,
             cap: shared.config.max_recorded_accesses,
+            insts: 0,
+            keep_blocks: shared.config.sample != Sample::Full,
+            figures: Vec::new(),
+            at_start: (0, 0),
+            pending: Vec::new(),
+            global_load: false,
         }
     }
 
@@ -703,6 +938,10 @@ impl Acc {
         self.close_block();
         self.block = Some(lin);
         self.start = self.rec.len();
+        self.at_start = (self.insts, self.accesses);
+        for p in &mut self.pending {
+            p.clear();
+        }
     }
 
     fn close_block(&mut self) {
@@ -710,13 +949,63 @@ impl Acc {
             if self.rec.len() > self.start {
                 self.spans.push((b, self.start, self.rec.len()));
             }
+            if self.keep_blocks {
+                self.figures.push(BlockFigures {
+                    block: b,
+                    inst_executed: self.insts - self.at_start.0,
+                    sectors: self.accesses - self.at_start.1,
+                });
+            }
         }
     }
 
     /// Count one warp instruction `i` at `pc`, issued for the group `mask`, with `m` the lanes
     /// whose guard holds; `regs` as they are before it executes.
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     pub fn count(
+        &mut self,
+        shared: &Shared,
+        i: &Inst,
+        pc: u32,
+        warp: usize,
+        regs: &[[u64; 32]],
+        mask: u32,
+        m: u32,
+    ) {
+        if self.per_pc.len() <= pc as usize {
+            return;
+        }
+        // Memory-level parallelism: an instruction that touches a register a load in flight
+        // will write waits for the batch.
+        if self.pending.len() <= warp {
+            self.pending.resize_with(warp + 1, Vec::new);
+        }
+        let pending = &mut self.pending[warp];
+        if !pending.is_empty()
+            && (i.r.iter().any(|r| *r != NONE && pending.contains(r))
+                || (i.guard != NONE && pending.contains(&i.guard)))
+        {
+            pending.clear();
+        }
+        self.count_inst(shared, i, pc, regs, mask, m);
+        if std::mem::take(&mut self.global_load) {
+            let dests: &[Slot] = match i.op {
+                Op::Ld { n, .. } => &i.r[..n as usize],
+                Op::Atom { .. } => &i.r[..1],
+                _ => &[],
+            };
+            if dests.iter().any(|&d| d != NONE) {
+                let pending = &mut self.pending[warp];
+                if pending.is_empty() {
+                    self.per_pc[pc as usize].global_ld_batches += 1;
+                }
+                pending.extend(dests.iter().copied().filter(|&d| d != NONE));
+            }
+        }
+    }
+
+    fn count_inst(
         &mut self,
         shared: &Shared,
         i: &Inst,
@@ -729,6 +1018,8 @@ impl Acc {
             return;
         };
         c.inst_executed += 1;
+        c.sass_inst_estimate += sass_per_ptx(&i.op);
+        self.insts += 1;
         c.thread_inst_executed += mask.count_ones() as u64;
         c.thread_inst_executed_pred_on += m.count_ones() as u64;
         let addr = |slot: crate::ir::Slot, imm: i64| -> [u64; 32] {
@@ -826,6 +1117,7 @@ impl Acc {
                     c.shared_atom_requests += 1;
                     c.shared_atom_lanes += sh.count_ones() as u64;
                     c.shared_atom_serialized += same_address(a, sh);
+                    c.shared_atom_wavefronts += shared_wavefronts(&offs, sh, bytes);
                 }
             }
         }
@@ -835,6 +1127,7 @@ impl Acc {
             let lanes = global.count_ones() as u64;
             match kind {
                 REC_LOAD => {
+                    self.global_load = true;
                     c.global_ld_requests += 1;
                     c.global_ld_sectors += n as u64;
                     c.global_ld_bytes += lanes * bytes as u64;
@@ -845,6 +1138,7 @@ impl Acc {
                     c.global_st_bytes += lanes * bytes as u64;
                 }
                 _ => {
+                    self.global_load = true;
                     c.global_atom_requests += 1;
                     c.global_atom_sectors += n as u64;
                     c.global_atom_lanes += lanes;
@@ -1090,10 +1384,25 @@ pub(crate) fn finish(
     shared: Shared,
     prog: &Program,
     files: &[String],
-    blocks: u64,
+    grid_blocks: u64,
     threads_per_block: u64,
 ) -> Counters {
     let accs = shared.accs.into_inner().unwrap_or_default();
+    let mut per_block: Vec<BlockFigures> =
+        accs.iter().flat_map(|a| a.figures.iter().copied()).collect();
+    per_block.sort_by_key(|f| f.block);
+    let (blocks, sampled) = match &shared.config.sample {
+        Sample::Blocks(list) => (
+            list.len() as u64,
+            Some(Sampled {
+                blocks: list.len() as u64,
+                of: grid_blocks,
+                scaled: false,
+                grew: false,
+            }),
+        ),
+        _ => (grid_blocks, None),
+    };
     let mut per_pc = vec![InstCounts::default(); prog.code.len()];
     let accesses: u64 = accs.iter().map(|a| a.accesses).sum();
     for a in &accs {
@@ -1102,6 +1411,8 @@ pub(crate) fn finish(
         }
     }
     let exact = accesses <= shared.config.max_recorded_accesses;
+    let mut atom_lines = 0;
+    let (mut read_pages, mut written_pages) = (Vec::new(), Vec::new());
     let (hits, dram_read, dram_write) = if exact {
         let mut spans: Vec<(u64, &[u64])> = accs
             .iter()
@@ -1109,9 +1420,23 @@ pub(crate) fn finish(
             .collect();
         spans.sort_by_key(|s| s.0);
         let mut l2 = L2::new(shared.config.l2_bytes, shared.config.l2_ways);
+        let mut lines = HashSet::new();
+        if shared.config.warm {
+            for (_, recs) in &spans {
+                for &r in *recs {
+                    l2.access(r >> (PC_BITS + 2), r & 3);
+                }
+            }
+            l2.hits = 0;
+            l2.dram_read = 0;
+            l2.dram_write = 0;
+        }
         for (_, recs) in spans {
             for &r in recs {
                 let (sector, pc, kind) = (r >> (PC_BITS + 2), (r >> 2) & NO_PC, r & 3);
+                if kind == REC_ATOM {
+                    lines.insert(sector >> 2);
+                }
                 if l2.access(sector, kind) && pc != NO_PC {
                     if let Some(c) = per_pc.get_mut(pc as usize) {
                         c.dram_read_bytes += 32;
@@ -1119,7 +1444,28 @@ pub(crate) fn finish(
                 }
             }
         }
-        l2.flush();
+        if !shared.config.warm {
+            l2.flush();
+        }
+        atom_lines = lines.len() as u64;
+        if let Sample::Blocks(_) = shared.config.sample {
+            let (mut r, mut w) = (HashSet::new(), HashSet::new());
+            for a in &accs {
+                for &rec in &a.rec {
+                    let (page, kind) = ((rec >> (PC_BITS + 2)) >> 7, rec & 3);
+                    if kind != REC_STORE {
+                        r.insert(page);
+                    }
+                    if kind != REC_LOAD {
+                        w.insert(page);
+                    }
+                }
+            }
+            read_pages = r.into_iter().collect();
+            written_pages = w.into_iter().collect();
+            read_pages.sort_unstable();
+            written_pages.sort_unstable();
+        }
         (l2.hits, l2.dram_read, l2.dram_write)
     } else {
         let (mut read, mut written) = (HashSet::new(), HashSet::new());
@@ -1181,6 +1527,11 @@ pub(crate) fn finish(
         l2_bytes: shared.config.l2_bytes,
         l2_exact: exact,
         per_pc: table,
+        atom_lines,
+        sampled,
+        read_pages,
+        written_pages,
+        per_block,
     }
 }
 

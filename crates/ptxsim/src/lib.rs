@@ -102,6 +102,7 @@ mod parse;
 pub use parse::{ptx_entries, Entry, EntryParam};
 mod pool;
 mod printf;
+pub mod sampling;
 mod sem;
 #[cfg(test)]
 mod tests;
@@ -453,6 +454,31 @@ impl Device {
         Ok(())
     }
 
+    /// The total size of the live allocations that hold any of the 4 KiB pages `pages`
+    /// (page = address >> 12, sorted), each allocation counted once.
+    pub(crate) fn bytes_of_allocations_holding(&self, pages: &[u64]) -> u64 {
+        let view = self.heap().view();
+        let mut seen = std::collections::HashSet::new();
+        let mut total = 0;
+        for &p in pages {
+            // Any byte of the page that lies in an allocation: the page's start, or an
+            // allocation that starts inside it.
+            for addr in [p << 12, (p << 12) + 4095] {
+                if let Some((base, len, _)) = view.lookup(addr, 1) {
+                    if seen.insert(base) {
+                        total += len;
+                    }
+                }
+            }
+        }
+        total
+    }
+
+    /// Bytes of global memory allocated and not freed (module variables included).
+    pub fn allocated_bytes(&self) -> usize {
+        self.heap().live_bytes()
+    }
+
     /// Size of the live allocation that starts at `ptr`.
     pub fn allocation_size(&self, ptr: DevicePtr) -> Option<usize> {
         self.heap().get(ptr).map(|b| b.len())
@@ -576,6 +602,13 @@ impl Device {
         config: &LaunchConfig,
         params: &[&[u8]],
     ) -> Result<LaunchReport, LaunchError> {
+        if let Some(counters::Sample::Auto {
+            wave_blocks,
+            budget,
+        }) = config.counters.as_ref().map(|c| &c.sample)
+        {
+            return sampling::launch(self, module, kernel, config, params, *wave_blocks, *budget);
+        }
         let idx = module
             .kernels
             .iter()
@@ -651,6 +684,21 @@ impl Device {
         }
         let view = self.heap().view();
         let nblocks = gx as u64 * gy as u64 * gz as u64;
+        let only_blocks = match config.counters.as_ref().map(|c| &c.sample) {
+            Some(counters::Sample::Blocks(list)) => {
+                if list.is_empty()
+                    || list.windows(2).any(|w| w[0] >= w[1])
+                    || list.last().is_some_and(|&b| b >= nblocks)
+                {
+                    return Err(LaunchError::BadConfig(format!(
+                        "a sample of blocks must list distinct blocks in ascending order, each \
+                         below the grid's {nblocks}"
+                    )));
+                }
+                Some(&list[..])
+            }
+            _ => None,
+        };
         let lazy = &module.jit[idx];
         let counted = config.counters.clone().map(counters::Shared::new);
         // A counted launch runs in the interpreter, where the counters are counted.
@@ -692,8 +740,10 @@ impl Device {
             block_tier_blocks: AtomicU64::new(0),
             block_tier_replays: AtomicU64::new(0),
             counters: counted.as_ref(),
+            only_blocks,
         };
-        let out = pool::run(&ctx, nblocks, config.threads);
+        let run_blocks = only_blocks.map_or(nblocks, |l| l.len() as u64);
+        let out = pool::run(&ctx, run_blocks, config.threads);
         let ganged = ctx.ganged.load(Ordering::Relaxed);
         let block_tier_blocks = ctx.block_tier_blocks.load(Ordering::Relaxed);
         let block_tier_replays = ctx.block_tier_replays.load(Ordering::Relaxed);

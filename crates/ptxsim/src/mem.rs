@@ -319,6 +319,10 @@ impl Heap {
             None => false,
         }
     }
+    /// Bytes allocated and not freed.
+    pub fn live_bytes(&self) -> usize {
+        self.live_bytes
+    }
     /// The live allocation that starts at `ptr`.
     pub fn get(&self, ptr: u64) -> Option<&Arc<Buf>> {
         self.live.get(&ptr)

@@ -8,10 +8,15 @@
 //! It renders nothing: the display is `magics::profile`'s.
 
 use super::*;
-use ptxsim::counters::{CounterConfig, Counters, LineCounters};
+use ptxsim::counters::{CounterConfig, Counters, LineCounters, Sample};
 use ptxsim::gpus::{self, GpuModel};
 
 pub use super::model::ModelResources;
+
+/// Warp instructions a sampled `%profile` counts, about: what decides when a launch is sampled
+/// and how big the sample is (`ptxsim::sampling`). Counting runs at about 10 to 30 million warp
+/// instructions a second on one core here, so a sample takes a few seconds at most.
+pub const SAMPLE_BUDGET: u64 = 60_000_000;
 
 /// The counts of one source line of a profiled launch.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,8 +77,41 @@ impl DeviceState {
         request: &LaunchRequest,
         gpu: &GpuModel,
     ) -> Result<ProfileOutcome, GpuError> {
+        self.profile_with(request, gpu, false, false)
+    }
+
+    /// [`DeviceState::profile`], counting every block when `full` (`--full`), else a sample of
+    /// the blocks when counting all would take long (`ptxsim::sampling`); with `warm`, the L2
+    /// as a repeat of the launch finds it (`CounterConfig::warm`).
+    pub fn profile_with(
+        &mut self,
+        request: &LaunchRequest,
+        gpu: &GpuModel,
+        full: bool,
+        warm: bool,
+    ) -> Result<ProfileOutcome, GpuError> {
         let (ci, ki, k, _) = self.checked_request(request)?;
-        let counters = CounterConfig::new(gpu.l2_bytes);
+        let resources = self.model_resources(ci, ki, gpu);
+        let block_threads = request.block.0 * request.block.1 * request.block.2;
+        let mut counters = CounterConfig::new(gpu.l2_bytes);
+        counters.warm = warm;
+        if !full {
+            // One wave: the blocks the modelled GPU holds at once.
+            let per_sm = match &resources {
+                Ok(r) => gpus::occupancy(
+                    gpu,
+                    r.registers,
+                    r.static_shared_bytes + request.shared_bytes,
+                    block_threads.max(1),
+                )
+                .active_blocks_per_sm,
+                Err(_) => (2048 / block_threads.max(1)).max(1),
+            };
+            counters.sample = Sample::Auto {
+                wave_blocks: u64::from(gpu.sms) * u64::from(per_sm.max(1)),
+                budget: SAMPLE_BUDGET,
+            };
+        }
         let run = self.run_on_sim_copies(ci, &k, request, request.check, Some(counters))?;
         let report = match run.result {
             Ok(r) => r,
@@ -105,8 +143,6 @@ impl DeviceState {
             .into_iter()
             .map(|l| profile_line(l, text))
             .collect();
-        let resources = self.model_resources(ci, ki, gpu);
-        let block_threads = request.block.0 * request.block.1 * request.block.2;
         let occupancy = resources.as_ref().ok().map(|r| {
             gpus::occupancy(
                 gpu,

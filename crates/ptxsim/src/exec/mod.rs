@@ -108,6 +108,9 @@ pub struct Ctx<'a> {
     /// The launch's counters, when it counts (`crate::counters`): then every block runs in
     /// the interpreter loop's counting build.
     pub counters: Option<&'a crate::counters::Shared>,
+    /// The blocks to run (linear indices), when only some run (a sampled count,
+    /// `counters::Sample::Blocks`); `None`: every block of the grid.
+    pub only_blocks: Option<&'a [u64]>,
 }
 
 /// A fatal finding: the launch stops.

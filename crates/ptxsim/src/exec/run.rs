@@ -76,7 +76,7 @@ impl Worker<'_> {
             };
             if COUNT {
                 if let (Some(c), Some(s)) = (self.counting.as_deref_mut(), self.ctx.counters) {
-                    c.count(s, i, pc, &w.regs, w.mask, m);
+                    c.count(s, i, pc, w.idx as usize, &w.regs, w.mask, m);
                 }
             }
             match i.op {

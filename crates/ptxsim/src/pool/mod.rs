@@ -78,6 +78,10 @@ fn work_inner(ctx: &Ctx, next: &AtomicU64, nblocks: u64, parts: u32, claim: u64)
         }
         for u in first..(first + claim).min(units) {
             let (b, part) = (u / parts as u64, (u % parts as u64) as u32);
+            let b = match ctx.only_blocks {
+                Some(list) => list.get(b as usize).copied().unwrap_or(b),
+                None => b,
+            };
             let r = wk.run_block_part(b, part, parts);
             if !wk.out.printf.is_empty() || !wk.out.reports.is_empty() {
                 outs.push((u, std::mem::take(&mut wk.out)));
@@ -130,7 +134,8 @@ pub(crate) fn parts_per_block(split: bool, nwarps: u32, nblocks: u64, threads: u
     (want.div_ceil(nblocks.max(1)) as u32).clamp(1, nwarps.max(1))
 }
 
-/// Run `nblocks` blocks on `threads` workers (0: one per core).
+/// Run `nblocks` blocks on `threads` workers (0: one per core): the grid's first `nblocks`, or
+/// with `Ctx::only_blocks`, the blocks it lists (`nblocks` its length).
 pub fn run(ctx: &Ctx, nblocks: u64, threads: usize) -> Outcome {
     let threads = if threads == 0 { cores() } else { threads };
     let threads = threads.clamp(1, 256);
