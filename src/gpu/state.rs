@@ -353,7 +353,7 @@ impl DeviceState {
         })?;
         // A zero-filled array on a backend whose allocations read as zeros needs no copy: its
         // pages stay untouched until a kernel writes them (arrays of a GPU's size on ptxsim).
-        let skip = self.backend.alloc_is_zeroed() && data.iter().all(|&b| b == 0);
+        let skip = self.backend.alloc_is_zeroed() && all_zero(data);
         if !skip {
             if let Err(e) = self.backend.htod(ptr, data) {
                 let _ = self.backend.free(ptr);
@@ -1303,10 +1303,17 @@ fn copy_to_sim(
                 return sim.htod(dst, &all);
             }
         }
-        if buf[..n].iter().any(|&b| b != 0) {
+        if !all_zero(&buf[..n]) {
             sim.htod_at(dst, at, &buf[..n])?;
         }
         at += n;
     }
     Ok(())
+}
+
+/// Whether every byte is zero: page-sized comparisons with a zero page (`memcmp`, vectorised),
+/// several times faster than a byte loop on arrays of gigabytes.
+fn all_zero(data: &[u8]) -> bool {
+    static ZERO: [u8; 4096] = [0; 4096];
+    data.chunks(4096).all(|c| c == &ZERO[..c.len()])
 }

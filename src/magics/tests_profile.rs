@@ -349,3 +349,31 @@ fn the_ncu_table_sets_ncu_beside_ptxsim_with_ratios() {
     assert_eq!(j["ncu_kernel"], "copy");
     assert!(j.get("ncu_error").is_none());
 }
+
+#[test]
+fn a_launch_at_a_gpus_size_is_counted_from_a_sample_and_says_so() {
+    let mut s = session();
+    // 2^26 floats each way (256 MiB of zeros: no memory until written): 262,144 blocks.
+    s.ok("%array big_a = zeros(67108864, f32)");
+    s.ok("%array big_b = zeros(67108864, f32)");
+    let (t, j) = profile(&mut s, "%profile copy[262144, 256](big_a, big_b, len(big_a))");
+    let k = j["sampled"]["blocks"].as_u64().expect("a sample");
+    assert_eq!(j["sampled"]["of"], 262144, "{j}");
+    assert!(k > 0 && k < 262144 / 10, "{k}");
+    assert!(
+        t.contains("of 262,144 blocks") && t.contains("--full counts all"),
+        "{t}"
+    );
+    // Scaled to the grid: one load and one store request per warp, 4 sectors each.
+    let warps = 262144.0 * 8.0;
+    let ld = metric(&j, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum");
+    assert!((ld - warps).abs() / warps < 0.01, "{ld}");
+    let dram = metric(&j, "dram__bytes_read.sum");
+    assert!((dram - 268435456.0).abs() / 268435456.0 < 0.03, "{dram}");
+    // The arrays are untouched and still cost nothing to read back as zeros.
+    assert!(s.bytes("big_b").iter().all(|&b| b == 0));
+    // A small launch is counted in full: no "sampled" entry.
+    let (_, j) = profile(&mut s, "%profile --full copy[n / 256, 256](a, b, n)");
+    assert!(j["sampled"].is_null(), "{j}");
+    assert_eq!(s.err("%profile --fast copy[1, 32](a, b, n)").ename, nb::ErrorKind::Syntax);
+}

@@ -66,16 +66,22 @@
 //! by line, valid and dirty bits per sector. A load or atomic of a sector that is not valid
 //! reads 32 bytes from DRAM; a store allocates its sector without reading it (as if it wrote
 //! the whole sector) and dirties it; evicting a line writes its dirty sectors to DRAM, and so
-//! does the flush at the end of the launch. Blocks feed the cache in block-index order, each
-//! block's accesses in the order it issued them: a deterministic stand-in for the GPU, where
-//! blocks run concurrently on many SMs. It ignores the L1 (every request goes to L2, as for
-//! stores and `ld.global` without caching hints on recent GPUs; re-reads that hit in a real
-//! L1 are L2 hits here, which changes no DRAM count), the GPU's partitioned L2 (one cache of
-//! the whole size), partial-sector writes (a store of 4 bytes in a sector later evicted counts
-//! as 32 bytes written, as the GPU writes back sectors with byte masks only sometimes), data
-//! left in L2 by earlier launches (each counted launch starts cold) and prefetching.
+//! does the flush at the end of the launch. Blocks feed the cache in block-index order: a
+//! deterministic stand-in for the GPU, where blocks run concurrently on many SMs. It ignores
+//! the GPU's partitioned L2 (one cache of the whole size), partial-sector writes (a store of
+//! 4 bytes in a sector later evicted counts as 32 bytes written, as the GPU writes back
+//! sectors with byte masks only sometimes) and prefetching; unless `CounterConfig::warm` is
+//! set, each counted launch starts with an empty L2.
 //!
-//! The model needs 8 bytes per recorded access. A launch whose blocks make more than
+//! Within a block, the records are replayed in lockstep order: by each warp's memory
+//! instructions so far, then by warp (the interpreter runs one warp for a while before the
+//! next; the GPU's warps advance together). Before L2, loads pass through an L1 model when
+//! `CounterConfig::l1_bytes_per_block` is set: the block's share of its SM's L1, sectors
+//! allocated by loads; a hit does not reach L2 (`Counters::l1_hit_sectors`). With
+//! `CounterConfig::warm`, the records run through the L2 model twice and the second pass is
+//! counted, without the final flush: the L2 as a repeat of the launch finds it.
+//!
+//! The model needs 12 bytes per recorded access. A launch whose blocks make more than
 //! `CounterConfig::max_recorded_accesses` accesses falls back to counting distinct sectors
 //! (each sector read once, each written sector written once: a cache as large as the data),
 //! sets `Counters::l2_exact` to false, and leaves the per-PC DRAM bytes at 0.
@@ -107,6 +113,9 @@ pub struct CounterConfig {
     /// (in a steady stream of launches dirty lines leave L2 as later launches evict them).
     /// Off: a cold L2, flushed at the end.
     pub warm: bool,
+    /// Bytes of L1 data cache each block may use (its SM's L1 less shared memory, shared by
+    /// the blocks resident on the SM); 0: no L1, every load goes to L2.
+    pub l1_bytes_per_block: u64,
 }
 
 /// Which of a counted launch's blocks run ([`crate::sampling`] says how a sample is chosen and
@@ -121,7 +130,8 @@ pub enum Sample {
     Auto {
         /// Blocks the GPU holds at once (SMs × resident blocks per SM): one wave.
         wave_blocks: u64,
-        /// Warp instructions the counted blocks may issue, about (the time a sample may take).
+        /// What the counted blocks may cost, about (the time a sample may take): warp
+        /// instructions plus twice the global sector accesses.
         budget: u64,
     },
     /// Exactly these blocks (linear indices, ascending, each below the grid's block count);
@@ -139,6 +149,7 @@ impl CounterConfig {
             max_recorded_accesses: 64 << 20,
             sample: Sample::Full,
             warm: false,
+            l1_bytes_per_block: 0,
         }
     }
 }
@@ -265,10 +276,11 @@ pub struct InstCounts {
     /// Global load requests, one per warp-level load
     /// (`l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum`).
     pub global_ld_requests: u64,
-    /// Of the global loads and atomics with a result, those issued while no earlier one of the
-    /// same warp was still awaited: each starts a batch of loads in flight together, and the
-    /// warp waits one memory latency per batch (memory-level parallelism). A batch ends when
-    /// an instruction reads or writes a register that one of its loads writes.
+    /// Of the global loads and atomics with a result, those that start a batch of loads in
+    /// flight together: the warp waits one memory latency per batch (memory-level
+    /// parallelism). A batch ends where ptxas's schedule would wait for it: a load whose
+    /// address depends on it, a barrier, a loop's next iteration, a global store of a value
+    /// that depends on it (`Acc::track_batches`).
     pub global_ld_batches: u64,
     /// 32-byte sectors those requests touched (`l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum`).
     pub global_ld_sectors: u64,
@@ -531,6 +543,9 @@ pub struct Counters {
     pub l2_exact: bool,
     /// Every instruction that issued, by PC.
     pub per_pc: Vec<PcCounters>,
+    /// Global load sectors served by the L1 model (`CounterConfig::l1_bytes_per_block`;
+    /// `l1tex__t_sector_hit_rate` is this over the load sectors); they do not reach L2.
+    pub l1_hit_sectors: u64,
     /// Distinct 128-byte lines that global atomics updated (0 when `l2_exact` is false): how
     /// many places the launch's atomics contend for.
     pub atom_lines: u64,
@@ -589,6 +604,7 @@ impl Counters {
         let sc = |x: u64| (x as f64 * f).round() as u64;
         self.l2_sectors = sc(self.l2_sectors);
         self.l2_hit_sectors = sc(self.l2_hit_sectors);
+        self.l1_hit_sectors = sc(self.l1_hit_sectors);
         self.dram_read_bytes = sc(self.dram_read_bytes);
         self.dram_write_bytes = sc(self.dram_write_bytes);
         if let Some((read_cap, write_cap)) = dram_cap {
@@ -801,6 +817,57 @@ impl Counters {
 // ---------------------------------------------------------------------------------------------
 // Accumulation (crate-private).
 
+/// A block's share of its SM's L1 data cache: 32-byte sectors, 4-way set associative,
+/// least-recently-used, emptied when the next block starts (blocks of one SM share an L1 on
+/// the GPU; this model gives each its share alone). Loads allocate; stores and atomics go
+/// to L2 without touching it.
+struct L1 {
+    sets: usize,
+    tag: Vec<u64>,
+    used: Vec<u64>,
+    block: u64,
+    clock: u64,
+}
+
+const L1_WAYS: usize = 4;
+
+impl L1 {
+    fn new(bytes: u64) -> L1 {
+        let sets = (bytes / 32 / L1_WAYS as u64) as usize;
+        L1 {
+            sets,
+            tag: vec![0; sets * L1_WAYS],
+            used: vec![0; sets * L1_WAYS],
+            block: 0,
+            clock: 0,
+        }
+    }
+
+    fn next_block(&mut self) {
+        self.block += 1;
+    }
+
+    /// Whether `sector` is held (it is afterwards).
+    fn hit(&mut self, sector: u64) -> bool {
+        if self.sets == 0 {
+            return false;
+        }
+        self.clock += 1;
+        let set = (sector as usize % self.sets) * L1_WAYS;
+        // A tag holds the block's number in its high bits, so a new block misses everywhere.
+        let key = (self.block << 40) | (sector & ((1 << 40) - 1));
+        let ways = set..set + L1_WAYS;
+        if let Some(w) = ways.clone().find(|&w| self.tag[w] == key + 1) {
+            self.used[w] = self.clock;
+            return true;
+        }
+        let victim = ways.min_by_key(|&w| self.used[w]).unwrap_or(set);
+        self.tag[victim] = key + 1;
+        self.used[victim] = self.clock;
+        false
+    }
+}
+
 /// SASS instructions ptxas makes of one PTX instruction, about: integer division and
 /// remainder become a reciprocal-and-correct sequence (about 20 instructions for 32 bits, a
 /// call of about 70 for 64 bits), IEEE `div.rn` and `sqrt.rn` a reciprocal with Newton steps
@@ -886,6 +953,15 @@ pub(crate) struct Acc {
     per_pc: Vec<InstCounts>,
     /// The global sector accesses of its blocks, in issue order (`record`).
     rec: Vec<u64>,
+    /// Per record: the issuing warp's memory instructions so far in its block << 5 | the
+    /// warp's index in the block (mod 32). Sorting a block's records by it replays them as
+    /// if the warps ran in lockstep, as on the GPU (the interpreter runs a warp for a while
+    /// before the next).
+    order: Vec<u32>,
+    /// The running block's memory instructions per warp so far.
+    ordinals: Vec<u32>,
+    /// The warp of the instruction being counted.
+    warp: usize,
     /// (block, start..end in `rec`) of each block it ran.
     spans: Vec<(u64, usize, usize)>,
     /// The running block and where its records start.
@@ -906,10 +982,13 @@ pub(crate) struct Acc {
     keep_blocks: bool,
     figures: Vec<BlockFigures>,
     at_start: (u64, u64),
-    /// Per warp of the running block: the registers its global loads in flight will write.
-    pending: Vec<Vec<Slot>>,
+    /// Per warp of the running block: a bit per register that depends on global loads in
+    /// flight (`track_batches`).
+    pending: Vec<Vec<u64>>,
     /// Set by `access` when the instruction being counted loads from global memory.
     global_load: bool,
+    /// The 128-byte lines global atomics updated.
+    atom_lines: HashSet<u64>,
 }
 
 impl Acc {
@@ -917,6 +996,9 @@ impl Acc {
         Acc {
             per_pc: vec![InstCounts::default(); prog.code.len()],
             rec: Vec::new(),
+            order: Vec::new(),
+            ordinals: Vec::new(),
+            warp: 0,
             spans: Vec::new(),
             block: None,
             start: 0,
@@ -930,6 +1012,7 @@ impl Acc {
             at_start: (0, 0),
             pending: Vec::new(),
             global_load: false,
+            atom_lines: HashSet::new(),
         }
     }
 
@@ -939,8 +1022,9 @@ impl Acc {
         self.block = Some(lin);
         self.start = self.rec.len();
         self.at_start = (self.insts, self.accesses);
+        self.ordinals.clear();
         for p in &mut self.pending {
-            p.clear();
+            p.iter_mut().for_each(|w| *w = 0);
         }
     }
 
@@ -976,31 +1060,82 @@ impl Acc {
         if self.per_pc.len() <= pc as usize {
             return;
         }
-        // Memory-level parallelism: an instruction that touches a register a load in flight
-        // will write waits for the batch.
+        self.warp = warp;
+        self.count_inst(shared, i, pc, regs, mask, m);
+        let global_load = std::mem::take(&mut self.global_load);
+        self.track_batches(i, pc, warp, m, global_load);
+    }
+
+    /// Memory-level parallelism (`InstCounts::global_ld_batches`), as ptxas schedules a warp:
+    /// the registers that depend on loads in flight are tainted; loads whose addresses are not
+    /// tainted join the batch in flight (ptxas hoists them above the arithmetic and the
+    /// shared-memory stores that use earlier loads); the batch ends, and the warp waits, at a
+    /// load whose address depends on it (a pointer chase), a barrier, a branch on a tainted
+    /// predicate or back to an earlier instruction (the next loop iteration), and a global
+    /// store of tainted data (later loads may not pass a store they may alias).
+    fn track_batches(&mut self, i: &Inst, pc: u32, warp: usize, m: u32, global_load: bool) {
         if self.pending.len() <= warp {
             self.pending.resize_with(warp + 1, Vec::new);
         }
-        let pending = &mut self.pending[warp];
-        if !pending.is_empty()
-            && (i.r.iter().any(|r| *r != NONE && pending.contains(r))
-                || (i.guard != NONE && pending.contains(&i.guard)))
-        {
-            pending.clear();
-        }
-        self.count_inst(shared, i, pc, regs, mask, m);
-        if std::mem::take(&mut self.global_load) {
-            let dests: &[Slot] = match i.op {
-                Op::Ld { n, .. } => &i.r[..n as usize],
-                Op::Atom { .. } => &i.r[..1],
-                _ => &[],
-            };
-            if dests.iter().any(|&d| d != NONE) {
-                let pending = &mut self.pending[warp];
-                if pending.is_empty() {
-                    self.per_pc[pc as usize].global_ld_batches += 1;
+        let bits = &mut self.pending[warp];
+        let tainted = |bits: &Vec<u64>, r: Slot| {
+            r != NONE && bits.get(r as usize / 64).is_some_and(|w| w >> (r % 64) & 1 == 1)
+        };
+        let taint = |bits: &mut Vec<u64>, r: Slot| {
+            if r == NONE {
+                return;
+            }
+            let w = r as usize / 64;
+            if bits.len() <= w {
+                bits.resize(w + 1, 0);
+            }
+            bits[w] |= 1 << (r % 64);
+        };
+        let empty = |bits: &Vec<u64>| bits.iter().all(|&w| w == 0);
+        let clear = |bits: &mut Vec<u64>| bits.iter_mut().for_each(|w| *w = 0);
+        let guard_tainted = tainted(bits, i.guard);
+        match i.op {
+            _ if global_load => {
+                let (addr, dests): (Slot, &[Slot]) = match i.op {
+                    Op::Ld { n, .. } => (i.r[4], &i.r[..n as usize]),
+                    Op::Atom { .. } => (i.r[1], &i.r[..1]),
+                    _ => (NONE, &[]),
+                };
+                if tainted(bits, addr) || guard_tainted {
+                    clear(bits);
                 }
-                pending.extend(dests.iter().copied().filter(|&d| d != NONE));
+                if dests.iter().any(|&d| d != NONE) {
+                    if empty(bits) {
+                        self.per_pc[pc as usize].global_ld_batches += 1;
+                    }
+                    for &d in dests {
+                        taint(bits, d);
+                    }
+                }
+            }
+            Op::Bar(_) => clear(bits),
+            Op::Bra => {
+                if guard_tainted || (m != 0 && i.imm >= 0 && i.imm as u32 <= pc) {
+                    clear(bits);
+                }
+            }
+            Op::St { space, n, .. } => {
+                let data = i.r[..n as usize].iter().any(|&r| tainted(bits, r));
+                if data && space != MemSpace::Shared {
+                    clear(bits);
+                }
+            }
+            _ => {
+                if empty(bits) {
+                    return;
+                }
+                let reads = i.r[1..].iter().any(|&r| tainted(bits, r)) || guard_tainted;
+                if reads {
+                    taint(bits, i.r[0]);
+                    if matches!(i.op, Op::SetpI { .. } | Op::SetpF { .. }) {
+                        taint(bits, i.r[4]);
+                    }
+                }
             }
         }
     }
@@ -1151,6 +1286,9 @@ impl Acc {
 
     fn record_sectors(&mut self, shared: &Shared, pc: u32, sectors: &[u64], kind: u64) {
         self.accesses += sectors.len() as u64;
+        if kind == REC_ATOM {
+            self.atom_lines.extend(sectors.iter().map(|s| s >> 2));
+        }
         if let Some(sets) = &mut self.over {
             for &s in sectors {
                 if kind != REC_STORE {
@@ -1162,8 +1300,15 @@ impl Acc {
             }
             return;
         }
+        if self.ordinals.len() <= self.warp {
+            self.ordinals.resize(self.warp + 1, 0);
+        }
+        let ordinal = self.ordinals[self.warp];
+        self.ordinals[self.warp] = ordinal.wrapping_add(1);
+        let key = (ordinal.min((1 << 27) - 1) << 5) | (self.warp as u32 & 31);
         for &s in sectors {
             self.rec.push(record(s, pc, kind));
+            self.order.push(key);
         }
         self.unflushed += sectors.len();
         if self.unflushed >= CHECK_EVERY {
@@ -1411,19 +1556,30 @@ pub(crate) fn finish(
         }
     }
     let exact = accesses <= shared.config.max_recorded_accesses;
-    let mut atom_lines = 0;
+    let atom_lines = accs
+        .iter()
+        .flat_map(|a| a.atom_lines.iter())
+        .collect::<HashSet<_>>()
+        .len() as u64;
     let (mut read_pages, mut written_pages) = (Vec::new(), Vec::new());
+    let mut l1_hits = 0u64;
     let (hits, dram_read, dram_write) = if exact {
-        let mut spans: Vec<(u64, &[u64])> = accs
+        // Each block's records in lockstep order (`Acc::order`), blocks in index order.
+        let mut spans: Vec<(u64, Vec<u64>)> = accs
             .iter()
-            .flat_map(|a| a.spans.iter().map(|&(b, s, e)| (b, &a.rec[s..e])))
+            .flat_map(|a| {
+                a.spans.iter().map(|&(b, s, e)| {
+                    let mut idx: Vec<usize> = (s..e).collect();
+                    idx.sort_by_key(|&i| a.order.get(i).copied().unwrap_or(0));
+                    (b, idx.into_iter().map(|i| a.rec[i]).collect())
+                })
+            })
             .collect();
         spans.sort_by_key(|s| s.0);
         let mut l2 = L2::new(shared.config.l2_bytes, shared.config.l2_ways);
-        let mut lines = HashSet::new();
         if shared.config.warm {
             for (_, recs) in &spans {
-                for &r in *recs {
+                for &r in recs {
                     l2.access(r >> (PC_BITS + 2), r & 3);
                 }
             }
@@ -1431,11 +1587,14 @@ pub(crate) fn finish(
             l2.dram_read = 0;
             l2.dram_write = 0;
         }
+        let mut l1 = L1::new(shared.config.l1_bytes_per_block);
         for (_, recs) in spans {
-            for &r in recs {
+            l1.next_block();
+            for &r in &recs {
                 let (sector, pc, kind) = (r >> (PC_BITS + 2), (r >> 2) & NO_PC, r & 3);
-                if kind == REC_ATOM {
-                    lines.insert(sector >> 2);
+                if kind == REC_LOAD && l1.hit(sector) {
+                    l1_hits += 1;
+                    continue;
                 }
                 if l2.access(sector, kind) && pc != NO_PC {
                     if let Some(c) = per_pc.get_mut(pc as usize) {
@@ -1447,7 +1606,6 @@ pub(crate) fn finish(
         if !shared.config.warm {
             l2.flush();
         }
-        atom_lines = lines.len() as u64;
         if let Sample::Blocks(_) = shared.config.sample {
             let (mut r, mut w) = (HashSet::new(), HashSet::new());
             for a in &accs {
@@ -1520,7 +1678,8 @@ pub(crate) fn finish(
         threads: blocks * threads_per_block,
         total,
         mix,
-        l2_sectors: accesses,
+        l2_sectors: accesses - l1_hits,
+        l1_hit_sectors: l1_hits,
         l2_hit_sectors: hits,
         dram_read_bytes: dram_read,
         dram_write_bytes: dram_write,

@@ -9,7 +9,8 @@
 //!
 //! # The plan
 //!
-//! 1. **Probe.** Block 0 runs counted alone; its warp instructions `p` price a block. When the
+//! 1. **Probe.** Block 0 runs counted alone; its warp instructions plus twice its global
+//!    sector accesses (each is recorded, then run through the L2 model) price a block, `p`. When the
 //!    whole grid costs at most the budget (`B · p ≤ budget`), or has fewer than 8 blocks,
 //!    every block is counted (no sample).
 //! 2. **Groups.** A group is `g` consecutive blocks: a whole wave of resident blocks
@@ -103,7 +104,8 @@ pub fn settled(c: &Counters, ranges: &[(u64, u64)]) -> bool {
     true
 }
 
-/// A counted launch under `Sample::Auto { wave_blocks, budget }` (see the module doc).
+/// A counted launch under `Sample::Auto { wave_blocks, budget }` (see the module doc);
+/// `budget` is in the probe's units (warp instructions plus twice the sector accesses).
 pub(crate) fn launch(
     dev: &Device,
     module: &Module,
@@ -128,14 +130,28 @@ pub(crate) fn launch(
         return full();
     }
     let probe = dev.launch(module, kernel, &with(Sample::Blocks(Arc::from([0u64]))), params)?;
-    let per_block = probe
-        .counters
-        .as_ref()
-        .map_or(1, |c| c.total.inst_executed.max(1));
+    // A block's cost: its warp instructions and, twice over, its sector accesses (each is
+    // recorded and then run through the L2 model).
+    let per_block = probe.counters.as_ref().map_or(1, |c| {
+        let t = &c.total;
+        let sectors = t.global_ld_sectors + t.global_st_sectors + t.global_atom_sectors;
+        (t.inst_executed + 2 * sectors).max(1)
+    });
     if blocks.saturating_mul(per_block) <= budget {
         return full();
     }
     let g = (budget / (FIRST_GROUPS * per_block)).clamp(1, wave);
+    // A warm L2 holds what the previous launch left only when the launch's data fits in it;
+    // a sample's much smaller footprint would fit where the launch's does not.
+    let l2_bytes = config.counters.as_ref().map_or(0, |c| c.l2_bytes);
+    let fits = dev.allocated_bytes() as u64 <= l2_bytes;
+    let with = |sample: Sample| {
+        let mut c = with(sample);
+        if let Some(cc) = c.counters.as_mut() {
+            cc.warm &= fits;
+        }
+        c
+    };
     let mut groups = FIRST_GROUPS;
     let mut grew = false;
     for _ in 0..=MAX_DOUBLINGS {

@@ -13,10 +13,11 @@ use ptxsim::gpus::{self, GpuModel};
 
 pub use super::model::ModelResources;
 
-/// Warp instructions a sampled `%profile` counts, about: what decides when a launch is sampled
-/// and how big the sample is (`ptxsim::sampling`). Counting runs at about 10 to 30 million warp
-/// instructions a second on one core here, so a sample takes a few seconds at most.
-pub const SAMPLE_BUDGET: u64 = 60_000_000;
+/// What a sampled `%profile` counts, about (warp instructions plus twice the global sector
+/// accesses, `ptxsim::sampling`): what decides when a launch is sampled and how big the sample
+/// is. Counting and the L2 model run through about 10 to 20 million of these a second here, so
+/// a sample takes a few seconds at most.
+pub const SAMPLE_BUDGET: u64 = 40_000_000;
 
 /// The counts of one source line of a profiled launch.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,18 +96,19 @@ impl DeviceState {
         let block_threads = request.block.0 * request.block.1 * request.block.2;
         let mut counters = CounterConfig::new(gpu.l2_bytes);
         counters.warm = warm;
+        // The blocks one SM of the modelled GPU holds at once, and their shared memory.
+        let (per_sm, shared_per_block) = match &resources {
+            Ok(r) => {
+                let shared = r.static_shared_bytes + request.shared_bytes;
+                let o = gpus::occupancy(gpu, r.registers, shared, block_threads.max(1));
+                (o.active_blocks_per_sm, shared)
+            }
+            Err(_) => ((2048 / block_threads.max(1)).max(1), request.shared_bytes),
+        };
+        counters.l1_bytes_per_block =
+            ptxsim::model::l1_bytes_per_block(gpu, per_sm, shared_per_block);
         if !full {
             // One wave: the blocks the modelled GPU holds at once.
-            let per_sm = match &resources {
-                Ok(r) => gpus::occupancy(
-                    gpu,
-                    r.registers,
-                    r.static_shared_bytes + request.shared_bytes,
-                    block_threads.max(1),
-                )
-                .active_blocks_per_sm,
-                Err(_) => (2048 / block_threads.max(1)).max(1),
-            };
             counters.sample = Sample::Auto {
                 wave_blocks: u64::from(gpu.sms) * u64::from(per_sm.max(1)),
                 budget: SAMPLE_BUDGET,
