@@ -294,7 +294,10 @@ fn estimate_first(t: &Timing, e: &TimeEstimate) -> Table {
             format!("{} GFLOP/s", fmt_sig(f / (e.ms * 1e6), 4)),
         ]);
     }
-    tb.row(vec!["bound by".into(), format!("{} ({})", e.bound, e.breakdown)]);
+    tb.row(vec![
+        "bound by".into(),
+        format!("{} ({})", e.bound, e.breakdown),
+    ]);
     if let Some(c) = &e.counted {
         tb.row(vec!["counted".into(), c.clone()]);
     }

@@ -140,7 +140,12 @@ pub trait Backend: Send {
     fn dtod(&mut self, dst: DevPtr, src: DevPtr, bytes: usize) -> Result<(), GpuError>;
     /// Device → host from `offset` bytes into the allocation `src`, where the backend can
     /// (`None`: it reads only whole allocations, with `dtoh`).
-    fn dtoh_at(&self, _src: DevPtr, _offset: usize, _out: &mut [u8]) -> Option<Result<(), GpuError>> {
+    fn dtoh_at(
+        &self,
+        _src: DevPtr,
+        _offset: usize,
+        _out: &mut [u8],
+    ) -> Option<Result<(), GpuError>> {
         None
     }
     /// Whether a fresh allocation reads as zeros (ptxsim's do; a GPU's do not).

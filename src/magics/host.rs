@@ -135,10 +135,15 @@ pub fn generate(fill: Fill, d: Dtype, len: usize) -> Result<Vec<u8>, (bool, Stri
         let bytes = len
             .checked_mul(d.size())
             .filter(|&b| b <= MAX_HOST_BYTES)
-            .ok_or_else(|| (true, format!(
-                "{len} elements of {d} is more than the {} that an array may have",
-                human_bytes(MAX_HOST_BYTES)
-            )))?;
+            .ok_or_else(|| {
+                (
+                    true,
+                    format!(
+                        "{len} elements of {d} is more than the {} that an array may have",
+                        human_bytes(MAX_HOST_BYTES)
+                    ),
+                )
+            })?;
         return Ok(vec![0u8; bytes]);
     }
     let mut out = alloc(d, len).map_err(|m| (true, m))?;

@@ -33,16 +33,19 @@ impl Magics {
             None => self.dev.gpu_model(),
         };
         let request = self.launch_request(ctx, &a.launch, cancel)?;
-        let mut p = self.dev.profile_with(&request, &model, a.full, a.warm).map_err(|e| {
-            if cancel.load(Ordering::Relaxed) {
-                ctx.plain(
-                    ErrorKind::Interrupted,
-                    format!("%profile of {} was interrupted", a.launch.kernel.text),
-                )
-            } else {
-                ctx.gpu(e)
-            }
-        })?;
+        let mut p = self
+            .dev
+            .profile_with(&request, &model, a.full, a.warm)
+            .map_err(|e| {
+                if cancel.load(Ordering::Relaxed) {
+                    ctx.plain(
+                        ErrorKind::Interrupted,
+                        format!("%profile of {} was interrupted", a.launch.kernel.text),
+                    )
+                } else {
+                    ctx.gpu(e)
+                }
+            })?;
         if a.ncu {
             let names: Vec<String> = profile_view::metrics(&p).keys().cloned().collect();
             let measured = self

@@ -356,7 +356,10 @@ fn a_launch_at_a_gpus_size_is_counted_from_a_sample_and_says_so() {
     // 2^26 floats each way (256 MiB of zeros: no memory until written): 262,144 blocks.
     s.ok("%array big_a = zeros(67108864, f32)");
     s.ok("%array big_b = zeros(67108864, f32)");
-    let (t, j) = profile(&mut s, "%profile copy[262144, 256](big_a, big_b, len(big_a))");
+    let (t, j) = profile(
+        &mut s,
+        "%profile copy[262144, 256](big_a, big_b, len(big_a))",
+    );
     let k = j["sampled"]["blocks"].as_u64().expect("a sample");
     assert_eq!(j["sampled"]["of"], 262144, "{j}");
     assert!(k > 0 && k < 262144 / 10, "{k}");
@@ -375,5 +378,8 @@ fn a_launch_at_a_gpus_size_is_counted_from_a_sample_and_says_so() {
     // A small launch is counted in full: no "sampled" entry.
     let (_, j) = profile(&mut s, "%profile --full copy[n / 256, 256](a, b, n)");
     assert!(j["sampled"].is_null(), "{j}");
-    assert_eq!(s.err("%profile --fast copy[1, 32](a, b, n)").ename, nb::ErrorKind::Syntax);
+    assert_eq!(
+        s.err("%profile --fast copy[1, 32](a, b, n)").ename,
+        nb::ErrorKind::Syntax
+    );
 }

@@ -1079,7 +1079,10 @@ impl Acc {
         }
         let bits = &mut self.pending[warp];
         let tainted = |bits: &Vec<u64>, r: Slot| {
-            r != NONE && bits.get(r as usize / 64).is_some_and(|w| w >> (r % 64) & 1 == 1)
+            r != NONE
+                && bits
+                    .get(r as usize / 64)
+                    .is_some_and(|w| w >> (r % 64) & 1 == 1)
         };
         let taint = |bits: &mut Vec<u64>, r: Slot| {
             if r == NONE {
@@ -1533,8 +1536,10 @@ pub(crate) fn finish(
     threads_per_block: u64,
 ) -> Counters {
     let accs = shared.accs.into_inner().unwrap_or_default();
-    let mut per_block: Vec<BlockFigures> =
-        accs.iter().flat_map(|a| a.figures.iter().copied()).collect();
+    let mut per_block: Vec<BlockFigures> = accs
+        .iter()
+        .flat_map(|a| a.figures.iter().copied())
+        .collect();
     per_block.sort_by_key(|f| f.block);
     let (blocks, sampled) = match &shared.config.sample {
         Sample::Blocks(list) => (

@@ -388,7 +388,11 @@ pub fn estimate(c: &Counters, s: &LaunchShape, g: &GpuModel) -> Estimate {
         if top <= 0.0 {
             return 0.0;
         }
-        xs.iter().map(|x| (x / top).powf(p)).sum::<f64>().powf(1.0 / p) * top
+        xs.iter()
+            .map(|x| (x / top).powf(p))
+            .sum::<f64>()
+            .powf(1.0 / p)
+            * top
     };
     let memory = pnorm(&[dram, latency], LATENCY_P);
     let combined = pnorm(&[issue, pipe, l1, shared, l2, memory, atomics], OVERLAP_P);
@@ -464,7 +468,7 @@ mod tests {
         assert!(long.graph_ns > 1e6 - LAUNCH_NS);
         // A 1 MB copy on H200 moves 2 MB at 75% of 4.8 TB/s.
         let c = copy_ns(1_000_000, h200());
-        let want = LAUNCH_NS + 2e6 / (0.75 * h200().dram_gb_s);
+        let want = LAUNCH_NS + 2e6 / (DRAM_EFFICIENCY * h200().dram_gb_s);
         assert!((c - want).abs() < 1e-6, "{c} vs {want}");
     }
 
@@ -474,7 +478,7 @@ mod tests {
         c.dram_read_bytes = 600_000_000;
         c.dram_write_bytes = 300_000_000;
         let e = estimate(&c, &shape(), h200());
-        let want = LAUNCH_NS + 900_000_000.0 / (0.75 * 4800.0);
+        let want = LAUNCH_NS + 900_000_000.0 / (DRAM_EFFICIENCY * 4800.0);
         assert!((e.ns - want).abs() < 1e-6, "{} vs {want}", e.ns);
         assert_eq!(e.bound, Bound::Dram);
         assert!((e.dram_pct_of_peak - 100.0 * 900e6 / e.ns / 4800.0).abs() < 1e-9);
@@ -518,8 +522,10 @@ mod tests {
         let round = |l: f64| 5.0 * l / f + BLOCK_TURNAROUND_CYCLES / f;
         let full = estimate(&c, &shape(), g);
         // 64 warps resident: 4 rounds.
+        // (The other terms, small here, add a little through the smooth maximum.)
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-2 * b;
         let want = LAUNCH_NS + 4.0 * round(dram_clk);
-        assert!((full.ns - want).abs() < 1e-6, "{} vs {want}", full.ns);
+        assert!(close(full.ns, want), "{} vs {want}", full.ns);
         assert_eq!(full.bound, Bound::Latency);
         // 128 registers a thread: 2 blocks of 8 warps resident (16 warps), 16 rounds.
         let heavy = LaunchShape {
@@ -528,15 +534,16 @@ mod tests {
         };
         let e = estimate(&c, &heavy, g);
         let want = LAUNCH_NS + 16.0 * round(dram_clk);
-        assert!((e.ns - want).abs() < 1e-6, "{} vs {want}", e.ns);
+        assert!(close(e.ns, want), "{} vs {want}", e.ns);
         // Served by L2 instead: the L2 latency.
         c.l2_hit_sectors = 1;
         let hit = estimate(&c, &shape(), g);
-        assert!((hit.ns - (LAUNCH_NS + 4.0 * round(l2_clk))).abs() < 1e-6);
-        // Dependent loads (one per batch) wait twice as long as pairs in flight.
+        assert!(close(hit.ns, LAUNCH_NS + 4.0 * round(l2_clk)));
+        // Dependent loads (one per batch) wait about twice as long as pairs in flight (the
+        // turnaround stays).
         c.total.global_ld_batches = warps * 10;
         let dep = estimate(&c, &shape(), g);
-        assert!(dep.ns - LAUNCH_NS > 1.8 * (hit.ns - LAUNCH_NS));
+        assert!(dep.ns - LAUNCH_NS > 1.7 * (hit.ns - LAUNCH_NS));
     }
 
     #[test]
@@ -546,12 +553,19 @@ mod tests {
         one.total.global_atom_lanes = 32_000;
         one.total.global_atom_serialized = 32_000; // every lane on one word
         let e = estimate(&one, &shape(), h200());
-        assert!((e.ns - (LAUNCH_NS + 32_000.0 / 1.98)).abs() < 1e-6);
+        assert!((e.ns - (LAUNCH_NS + 32_000.0 / 1.98)).abs() < 1e-3 * e.ns);
         assert_eq!(e.bound, Bound::Atomics);
         let mut spread = one.clone();
         spread.total.global_atom_serialized = 1000; // all distinct
         let e2 = estimate(&spread, &shape(), h200());
-        assert!((e2.ns - (LAUNCH_NS + 1000.0 / (32.0 * 1.98))).abs() < 1e-6);
+        let term = |e: &Estimate, b: Bound| e.terms.iter().find(|t| t.0 == b).map_or(0.0, |t| t.1);
+        assert!((term(&e2, Bound::Atomics) - 1000.0 / (32.0 * 1.98)).abs() < 1e-6);
+        // Updates of a few hot lines: each line takes a few a cycle.
+        let mut hot = one.clone();
+        hot.atom_lines = 8;
+        let e4 = estimate(&hot, &shape(), h200());
+        let want = 32_000.0 / (8.0 * atomic_lanes_per_clk_per_line(h200()) * 1.98);
+        assert!((term(&e4, Bound::Atomics) - want).abs() < 1e-6);
         // A tiny launch is bound by the launch itself.
         let e3 = estimate(&counters(1, 1), &shape(), h200());
         assert_eq!((e3.ns, e3.bound), (LAUNCH_NS, Bound::Launch));

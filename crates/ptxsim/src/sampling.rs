@@ -129,7 +129,12 @@ pub(crate) fn launch(
     if blocks < 8 {
         return full();
     }
-    let probe = dev.launch(module, kernel, &with(Sample::Blocks(Arc::from([0u64]))), params)?;
+    let probe = dev.launch(
+        module,
+        kernel,
+        &with(Sample::Blocks(Arc::from([0u64]))),
+        params,
+    )?;
     // A block's cost: its warp instructions and, twice over, its sector accesses (each is
     // recorded and then run through the L2 model).
     let per_block = probe.counters.as_ref().map_or(1, |c| {

@@ -158,7 +158,9 @@ fn cases() -> Vec<Case> {
             grid: (N as u32 / 256, 1, 1),
             block: (256, 1, 1),
             args: |c| {
-                let v: Vec<u8> = (0..N).map(|_| (c.rng.f32_in(0.0, 1.0) * 256.0) as u8).collect();
+                let v: Vec<u8> = (0..N)
+                    .map(|_| (c.rng.f32_in(0.0, 1.0) * 256.0) as u8)
+                    .collect();
                 vec![
                     Arg::Ptr(c.upload(&v)),
                     Arg::Ptr(c.zeros::<u32>(256)),
@@ -204,13 +206,36 @@ fn sampled_counts_match_full_counts_within_3_percent() {
         );
         let info = s.sampled.unwrap_or_else(|| panic!("{name}: not sampled"));
         assert!(info.scaled && info.blocks < info.of, "{name}: {info:?}");
-        assert_eq!((s.blocks, s.warps, s.threads), (full.blocks, full.warps, full.threads));
+        assert_eq!(
+            (s.blocks, s.warps, s.threads),
+            (full.blocks, full.warps, full.threads)
+        );
         let f = |x: u64| x as f64;
-        within("inst_executed", &name, f(s.total.inst_executed), f(full.total.inst_executed), 0.03);
-        let sectors = |k: &Counters| f(k.total.global_ld_sectors + k.total.global_st_sectors + k.total.global_atom_sectors);
+        within(
+            "inst_executed",
+            &name,
+            f(s.total.inst_executed),
+            f(full.total.inst_executed),
+            0.03,
+        );
+        let sectors = |k: &Counters| {
+            f(k.total.global_ld_sectors + k.total.global_st_sectors + k.total.global_atom_sectors)
+        };
         within("global sectors", &name, sectors(&s), sectors(&full), 0.03);
-        within("DRAM bytes read", &name, f(s.dram_read_bytes), f(full.dram_read_bytes), 0.03);
-        within("DRAM bytes written", &name, f(s.dram_write_bytes), f(full.dram_write_bytes), 0.03);
+        within(
+            "DRAM bytes read",
+            &name,
+            f(s.dram_read_bytes),
+            f(full.dram_read_bytes),
+            0.03,
+        );
+        within(
+            "DRAM bytes written",
+            &name,
+            f(s.dram_write_bytes),
+            f(full.dram_write_bytes),
+            0.03,
+        );
         let shape = LaunchShape {
             block_threads: case.block.0 * case.block.1 * case.block.2,
             registers: 32,
@@ -219,7 +244,13 @@ fn sampled_counts_match_full_counts_within_3_percent() {
         for g in ["H200", "A100", "RTX 4090"] {
             let g = gpus::find(g).expect("model");
             let (es, ef) = (estimate(&s, &shape, g), estimate(&full, &shape, g));
-            within(&format!("estimate on {}", g.name), &name, es.ns, ef.ns, 0.05);
+            within(
+                &format!("estimate on {}", g.name),
+                &name,
+                es.ns,
+                ef.ns,
+                0.05,
+            );
         }
     }
 }
@@ -257,5 +288,11 @@ fn blocks_that_differ_grow_the_sample_or_count_every_block() {
     );
     let info = s.sampled.expect("sampled or grown");
     assert!(info.grew, "{info:?}");
-    within("inst_executed", "partial grid", s.total.inst_executed as f64, full.total.inst_executed as f64, 0.03);
+    within(
+        "inst_executed",
+        "partial grid",
+        s.total.inst_executed as f64,
+        full.total.inst_executed as f64,
+        0.03,
+    );
 }
