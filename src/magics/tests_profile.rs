@@ -220,7 +220,10 @@ fn time_on_ptxsim_shows_the_modelled_gpus_estimate() {
     let last = shown.last().expect("the %time table");
     let t = text(last);
     assert!(t.contains("estimated on H200"), "{t}");
-    assert!(t.contains("bound by launch overhead"), "{t}");
+    assert!(
+        t.contains("bound by") && t.contains("launch overhead ("),
+        "{t}"
+    );
     let j = last.get("application/json").expect("json");
     assert_eq!(j["estimated"], true);
     assert_eq!(j["gpu"], "H200");

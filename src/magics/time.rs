@@ -331,10 +331,17 @@ __global__ void add(const float* a, const float* b, float* c, int n) {
         assert!((gbs - 36000.0 / (t.stats.median * 1e6)).abs() <= 1e-12 * gbs.max(1.0));
         assert!(t.simulated && t.backend == "ptxsim");
         let txt = text(&d);
+        // On ptxsim the estimate comes first, the simulator's wall time last.
+        let est = txt.find("estimated on H200").expect("the estimate");
+        let sim = txt
+            .find("wall time of the CPU simulator")
+            .expect("the simulator's time");
+        assert!(est < sim, "{txt}");
         assert!(
-            txt.contains("5 (after 2 warm-up)")
-                && txt.contains("simulated")
-                && txt.contains("est."),
+            txt.contains("5 runs after 2 warm-up")
+                && txt.contains("median")
+                && txt.contains("the array arguments' sizes")
+                && txt.contains("% of the"),
             "{txt}"
         );
         assert!(d.contains_key("text/html"));
