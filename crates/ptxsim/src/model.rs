@@ -40,7 +40,8 @@
 //!   also pays the block's turnaround: `BLOCK_TURNAROUND_CYCLES`, plus an L2 latency when the
 //!   kernel stores (the stores are acknowledged before the block's slot is free). So
 //!   `t_latency = rounds · (batches / W · L + turnaround)`. In a kernel with barriers the
-//!   shared-memory passes between them wait for those loads, and `t_shared` adds to it.
+//!   shared-memory passes between them wait for those loads, and one resident block's share
+//!   of `t_shared` adds to it (the SM's other blocks use the shared pipe meanwhile).
 //!   Low occupancy means fewer warps to hide the latency behind: this is where it shows.
 //! - **Atomics**: global atomics contend for the 128-byte lines they update (`atom_lines`);
 //!   each line takes [`atomic_lanes_per_clk_per_line`] updates a cycle, so
@@ -313,9 +314,10 @@ pub fn estimate(c: &Counters, s: &LaunchShape, g: &GpuModel) -> Estimate {
     let l2 = c.l2_sectors as f64 * 32.0 / (L2_BYTES_PER_CLK_PER_SM * sms * f);
     let dram_bytes = (c.dram_read_bytes + c.dram_write_bytes) as f64;
     let dram = dram_bytes / (DRAM_EFFICIENCY * g.dram_gb_s.max(1.0)); // GB/s = bytes/ns
+    let occ = gpus::occupancy(g, s.registers, s.shared_bytes, s.block_threads.max(1));
+    let resident_blocks = occ.active_blocks_per_sm;
     let latency = {
         let warps = c.warps.max(1) as f64;
-        let occ = gpus::occupancy(g, s.registers, s.shared_bytes, s.block_threads.max(1));
         let resident = f64::from(occ.active_warps_per_sm.max(1));
         let rounds = (warps / (sms * resident)).ceil();
         let hit = if c.l2_sectors > 0 && c.l2_exact {
@@ -344,10 +346,12 @@ pub fn estimate(c: &Counters, s: &LaunchShape, g: &GpuModel) -> Estimate {
         }
         rounds * (batches * l + turnaround / f)
     };
-    // Work between a block's barriers waits for the loads before them: with barriers the
-    // shared-memory passes add to the chain of waits instead of overlapping it.
+    // Work between a block's barriers waits for the loads before them: with barriers a
+    // block's shared-memory passes add to its chain of waits instead of overlapping it; the
+    // other blocks resident on its SM fill the shared pipe meanwhile, so the chain grows by
+    // one block's share.
     let latency = if t.barriers > 0 {
-        latency + shared
+        latency + shared / f64::from(resident_blocks.max(1))
     } else {
         latency
     };
