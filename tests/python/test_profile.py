@@ -142,9 +142,12 @@ SHAPES = {(bx, by): f"affine2d[(ceil(W / {bx}), ceil(H / {by})), ({bx}, {by})](i
 def test_estimated_times_keep_the_lessons_order(gpu):
     """The model's estimates (issue 35) order the notebooks' comparisons as a GPU does."""
     checks = {
+        # At a GPU's size (2048 x 2048, zero-filled: %profile counts a sample, arrays stay
+        # untouched); at the notebook's 256 x 256 both take a few µs.
         "02-matrix-multiply": lambda kc: (
-            estimate_ns(kc, "matmul_tiled[(NB, NB), (16, 16)](A, B, C_tiled, N)", gpu)
-            < estimate_ns(kc, "matmul_naive[(NB, NB), (16, 16)](A, B, C_naive, N)", gpu)
+            all(ok(kc, f"%array {m}_gpu = zeros((2048, 2048), f32)") is not None for m in "ABC")
+            and estimate_ns(kc, "matmul_tiled[(128, 128), (16, 16)](A_gpu, B_gpu, C_gpu, 2048)", gpu)
+            < estimate_ns(kc, "matmul_naive[(128, 128), (16, 16)](A_gpu, B_gpu, C_gpu, 2048)", gpu)
         ),
         "03-reduction": lambda kc: (
             max(estimate_ns(kc, "sum_tree[BLOCKS, 256, 256 * 4](x, s_tree, N)", gpu),
@@ -192,9 +195,12 @@ def heat_per_cell_falls(kc, gpu: str) -> bool:
 def shapes_in_order(kc, gpu: str) -> bool:
     t = {s: estimate_ns(kc, l, gpu) for s, l in SHAPES.items()}
     slowest = t[(1, 128)]
-    # (1, 128) is the slowest (on T4 at this size the model is DRAM-bound and ties it with the
-    # others: the notebook says so); (32, 8) is no slower than (8, 8).
+    # (1, 128) is the slowest (on T4 at this size the model is DRAM-bound and ties the others:
+    # the notebook says so); (32, 8) is no slower than (8, 8).
     strict = gpu == "H200"
     others = [v for s, v in t.items() if s != (1, 128)]
     ok_slowest = all(slowest > v for v in others) if strict else all(slowest >= v for v in others)
-    return ok_slowest and t[(32, 8)] <= t[(8, 8)]
+    # Where DRAM bounds every shape (T4) they tie: within 1% (the smaller terms still differ a
+    # little through the model's smooth maximum).
+    tie = 1.0 if strict else 1.01
+    return ok_slowest and t[(32, 8)] <= tie * t[(8, 8)]
