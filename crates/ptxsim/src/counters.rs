@@ -871,9 +871,9 @@ impl L1 {
 /// SASS instructions ptxas makes of one PTX instruction, about: integer division and
 /// remainder become a reciprocal-and-correct sequence (about 20 instructions for 32 bits, a
 /// call of about 70 for 64 bits), IEEE `div.rn` and `sqrt.rn` a reciprocal with Newton steps
-/// (about 10 for f32, 20 for f64); everything else one. Orders of magnitude from NVRTC's sm_90
-/// output for such operations, not exact counts: the SASS of a real kernel also folds and
-/// unrolls what PTX spells out.
+/// (about 10 for f32, 20 for f64); everything else one. These lengths are estimates of those
+/// sequences, not counts read from a CUBIN (the SASS of a real kernel also folds and unrolls
+/// what PTX spells out; counting SASS from NVRTC's CUBIN is not done yet).
 pub(crate) fn sass_per_ptx(op: &Op) -> u64 {
     let wide = |t: crate::ir::IntTy| t.bits == 64;
     match *op {
