@@ -331,77 +331,52 @@ pub struct InstCounts {
 }
 
 impl InstCounts {
+    /// Every count, mutably, in one order (what `scale` and `add` go through).
+    fn fields_mut(&mut self) -> [&mut u64; 28] {
+        [
+            &mut self.inst_executed,
+            &mut self.sass_inst_estimate,
+            &mut self.global_ld_batches,
+            &mut self.thread_inst_executed,
+            &mut self.thread_inst_executed_pred_on,
+            &mut self.branch_divergent,
+            &mut self.global_ld_requests,
+            &mut self.global_ld_sectors,
+            &mut self.global_ld_bytes,
+            &mut self.global_st_requests,
+            &mut self.global_st_sectors,
+            &mut self.global_st_bytes,
+            &mut self.global_atom_requests,
+            &mut self.global_atom_sectors,
+            &mut self.global_atom_lanes,
+            &mut self.global_atom_serialized,
+            &mut self.local_ld_requests,
+            &mut self.local_st_requests,
+            &mut self.shared_ld_requests,
+            &mut self.shared_ld_wavefronts,
+            &mut self.shared_st_requests,
+            &mut self.shared_st_wavefronts,
+            &mut self.shared_atom_requests,
+            &mut self.shared_atom_lanes,
+            &mut self.shared_atom_serialized,
+            &mut self.shared_atom_wavefronts,
+            &mut self.barriers,
+            &mut self.dram_read_bytes,
+        ]
+    }
+
     /// Every count multiplied by `f`, rounded (a sample's counts scaled to its grid).
     pub(crate) fn scale(&mut self, f: f64) {
-        macro_rules! scale {
-            ($($x:ident),*) => { $(self.$x = (self.$x as f64 * f).round() as u64;)* };
+        for x in self.fields_mut() {
+            *x = (*x as f64 * f).round() as u64;
         }
-        scale!(
-            inst_executed,
-            sass_inst_estimate,
-            global_ld_batches,
-            thread_inst_executed,
-            thread_inst_executed_pred_on,
-            branch_divergent,
-            global_ld_requests,
-            global_ld_sectors,
-            global_ld_bytes,
-            global_st_requests,
-            global_st_sectors,
-            global_st_bytes,
-            global_atom_requests,
-            global_atom_sectors,
-            global_atom_lanes,
-            global_atom_serialized,
-            local_ld_requests,
-            local_st_requests,
-            shared_ld_requests,
-            shared_ld_wavefronts,
-            shared_st_requests,
-            shared_st_wavefronts,
-            shared_atom_requests,
-            shared_atom_lanes,
-            shared_atom_serialized,
-            shared_atom_wavefronts,
-            barriers,
-            dram_read_bytes
-        );
     }
 
     fn add(&mut self, o: &InstCounts) {
-        macro_rules! sum {
-            ($($f:ident),*) => { $(self.$f += o.$f;)* };
+        let mut o = o.clone(); // (28 words; `fields_mut` is the one list of the counts)
+        for (x, y) in self.fields_mut().into_iter().zip(o.fields_mut()) {
+            *x += *y;
         }
-        sum!(
-            inst_executed,
-            sass_inst_estimate,
-            global_ld_batches,
-            thread_inst_executed,
-            thread_inst_executed_pred_on,
-            branch_divergent,
-            global_ld_requests,
-            global_ld_sectors,
-            global_ld_bytes,
-            global_st_requests,
-            global_st_sectors,
-            global_st_bytes,
-            global_atom_requests,
-            global_atom_sectors,
-            global_atom_lanes,
-            global_atom_serialized,
-            local_ld_requests,
-            local_st_requests,
-            shared_ld_requests,
-            shared_ld_wavefronts,
-            shared_st_requests,
-            shared_st_wavefronts,
-            shared_atom_requests,
-            shared_atom_lanes,
-            shared_atom_serialized,
-            shared_atom_wavefronts,
-            barriers,
-            dram_read_bytes
-        );
     }
 
     /// Average active threads per issued warp instruction

@@ -47,17 +47,33 @@ fn within(what: &str, case: &str, sampled: f64, full: f64, tol: f64) {
     );
 }
 
-fn floats(c: &mut Ctx, n: usize) -> DevicePtrArg {
+/// `n` random floats in [0, 1) on the device.
+fn floats(c: &mut Ctx, n: usize) -> Arg {
     let v: Vec<f32> = (0..n).map(|_| c.rng.f32_in(0.0, 1.0)).collect();
-    DevicePtrArg(c.upload(&v))
+    Arg::Ptr(c.upload(&v))
 }
 
-struct DevicePtrArg(ptxsim::DevicePtr);
+/// A, B (random) and C of a 256 x 256 x 256 product, and its sizes.
+fn matmul_256(c: &mut Ctx) -> Vec<Arg> {
+    vec![
+        floats(c, 256 * 256),
+        floats(c, 256 * 256),
+        Arg::Ptr(c.zeros::<f32>(256 * 256)),
+        Arg::I32(256),
+        Arg::I32(256),
+        Arg::I32(256),
+    ]
+}
 
-impl From<DevicePtrArg> for Arg {
-    fn from(p: DevicePtrArg) -> Arg {
-        Arg::Ptr(p.0)
-    }
+/// A random 512 x 512 image, an output of its size, and the sizes.
+fn image_512(c: &mut Ctx) -> Vec<Arg> {
+    const W: usize = 512;
+    vec![
+        floats(c, W * W),
+        Arg::Ptr(c.zeros::<f32>(W * W)),
+        Arg::I32(W as i32),
+        Arg::I32(W as i32),
+    ]
 }
 
 fn cases() -> Vec<Case> {
@@ -71,8 +87,8 @@ fn cases() -> Vec<Case> {
             block: (256, 1, 1),
             args: |c| {
                 vec![
-                    floats(c, N).into(),
-                    floats(c, N).into(),
+                    floats(c, N),
+                    floats(c, N),
                     Arg::Ptr(c.zeros::<f32>(N)),
                     Arg::I32(N as i32),
                 ]
@@ -83,74 +99,35 @@ fn cases() -> Vec<Case> {
             kernel: "matmulNaive",
             grid: (16, 16, 1),
             block: (16, 16, 1),
-            args: |c| {
-                vec![
-                    floats(c, 256 * 256).into(),
-                    floats(c, 256 * 256).into(),
-                    Arg::Ptr(c.zeros::<f32>(256 * 256)),
-                    Arg::I32(256),
-                    Arg::I32(256),
-                    Arg::I32(256),
-                ]
-            },
+            args: matmul_256,
         },
         Case {
             fixture: "matmul",
             kernel: "matmulTiled",
             grid: (16, 16, 1),
             block: (16, 16, 1),
-            args: |c| {
-                vec![
-                    floats(c, 256 * 256).into(),
-                    floats(c, 256 * 256).into(),
-                    Arg::Ptr(c.zeros::<f32>(256 * 256)),
-                    Arg::I32(256),
-                    Arg::I32(256),
-                    Arg::I32(256),
-                ]
-            },
+            args: matmul_256,
         },
         Case {
             fixture: "stencil",
             kernel: "blur3x3",
             grid: (W as u32 / 16, W as u32 / 16, 1),
             block: (16, 16, 1),
-            args: |c| {
-                vec![
-                    floats(c, W * W).into(),
-                    Arg::Ptr(c.zeros::<f32>(W * W)),
-                    Arg::I32(W as i32),
-                    Arg::I32(W as i32),
-                ]
-            },
+            args: image_512,
         },
         Case {
             fixture: "transpose",
             kernel: "transposeNaive",
             grid: (W as u32 / 32, W as u32 / 8, 1),
             block: (32, 8, 1),
-            args: |c| {
-                vec![
-                    floats(c, W * W).into(),
-                    Arg::Ptr(c.zeros::<f32>(W * W)),
-                    Arg::I32(W as i32),
-                    Arg::I32(W as i32),
-                ]
-            },
+            args: image_512,
         },
         Case {
             fixture: "transpose",
             kernel: "transposeSharedPadded",
             grid: (W as u32 / 32, W as u32 / 32, 1),
             block: (32, 8, 1),
-            args: |c| {
-                vec![
-                    floats(c, W * W).into(),
-                    Arg::Ptr(c.zeros::<f32>(W * W)),
-                    Arg::I32(W as i32),
-                    Arg::I32(W as i32),
-                ]
-            },
+            args: image_512,
         },
         Case {
             fixture: "histogram",
@@ -175,7 +152,7 @@ fn cases() -> Vec<Case> {
             block: (256, 1, 1),
             args: |c| {
                 vec![
-                    floats(c, N).into(),
+                    floats(c, N),
                     Arg::Ptr(c.zeros::<f32>(N / 256)),
                     Arg::I32(N as i32),
                 ]
