@@ -20,6 +20,7 @@ pub mod progress;
 pub mod stats;
 pub mod table;
 pub mod text;
+pub mod timeline;
 pub mod timing;
 pub mod values;
 

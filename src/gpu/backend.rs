@@ -179,6 +179,13 @@ pub trait Backend: Send {
     /// Milliseconds between two recorded events (waits for `end`).
     fn event_elapsed_ms(&mut self, start: EventId, end: EventId) -> Result<f64, GpuError>;
     fn destroy_event(&mut self, event: EventId);
+    /// Makes `stream` wait for the work recorded before `event` (`cuStreamWaitEvent`), without
+    /// blocking the host.
+    fn stream_wait_event(
+        &mut self,
+        stream: Option<StreamId>,
+        event: EventId,
+    ) -> Result<(), GpuError>;
     /// Waits for `stream` (None: the whole device).
     fn synchronize(&mut self, stream: Option<StreamId>) -> Result<(), GpuError>;
     /// Rebuilds the context after a sticky fault. Returns whether device memory and modules

@@ -816,6 +816,31 @@ impl Backend for CudaBackend {
         Ok(f64::from(ms))
     }
 
+    fn stream_wait_event(
+        &mut self,
+        stream: Option<StreamId>,
+        event: EventId,
+    ) -> Result<(), GpuError> {
+        self.usable()?;
+        let raw_stream = match stream {
+            None => std::ptr::null_mut(),
+            Some(id) => self
+                .streams
+                .get(&id)
+                .map(|s| s.raw)
+                .ok_or_else(|| GpuError::launch(format!("unknown stream {id}")))?,
+        };
+        let e = *self
+            .events
+            .get(&event)
+            .ok_or_else(|| GpuError::launch("unknown event"))?;
+        // SAFETY: a stream and an event of this context.
+        unsafe {
+            drv(sys::cuStreamWaitEvent(raw_stream, e, 0))
+                .map_err(|x| self.fail("cuStreamWaitEvent", x))
+        }
+    }
+
     fn destroy_event(&mut self, event: EventId) {
         if let Some(e) = self.events.remove(&event) {
             if self.usable().is_ok() {

@@ -25,7 +25,9 @@ pub mod worker;
 pub use crate::types::{
     dtype, Aggregate, AggregateField, CudaOptions, Dtype, GpuError, KernelParam, ParamKind,
 };
-pub use state::{DeviceState, GraphStep, NcuOutcome, ProfileLine, ProfileOutcome};
+pub use state::{
+    DeviceState, GraphStep, NcuOutcome, ProfileLine, ProfileOutcome, TimelineRow, TimelineView,
+};
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

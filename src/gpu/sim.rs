@@ -306,6 +306,21 @@ impl Backend for SimBackend {
         self.events.remove(&event);
     }
 
+    /// Every launch has finished before the next is made, so the wait is always satisfied.
+    fn stream_wait_event(
+        &mut self,
+        stream: Option<StreamId>,
+        event: EventId,
+    ) -> Result<(), GpuError> {
+        if !self.events.contains_key(&event) {
+            return Err(GpuError::launch("unknown event"));
+        }
+        match stream {
+            Some(s) if !self.streams.contains(&s) => Err(GpuError::launch("unknown stream")),
+            _ => Ok(()),
+        }
+    }
+
     fn synchronize(&mut self, stream: Option<StreamId>) -> Result<(), GpuError> {
         match stream {
             Some(s) if !self.streams.contains(&s) => Err(GpuError::launch("unknown stream")),

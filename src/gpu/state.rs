@@ -28,16 +28,19 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod copies;
+mod events;
 mod graphs;
 mod model;
 mod ncu;
 mod profile;
 mod switch;
 mod symbols;
+mod timeline;
 
 pub use graphs::GraphStep;
 pub use ncu::NcuOutcome;
 pub use profile::{ProfileLine, ProfileOutcome};
+pub use timeline::{TimelineRow, TimelineView};
 
 /// A launch run on a fresh ptxsim device on copies of its arrays
 /// ([`DeviceState::run_on_sim_copies`]).
@@ -106,6 +109,10 @@ pub struct DeviceState {
     graphs: BTreeMap<String, graphs::Graph>,
     /// The graph being recorded: its name and steps so far.
     recording: Option<(String, Vec<GraphStep>)>,
+    /// `%timeline`'s recording.
+    timeline: timeline::Recorder,
+    /// `%event` events by name.
+    events: HashMap<String, super::backend::EventId>,
 }
 
 /// The largest call stack per thread `%limit stack` accepts (1 MiB; ptxsim keeps what a runaway
@@ -165,6 +172,8 @@ impl DeviceState {
             defined_gpus: Vec::new(),
             graphs: BTreeMap::new(),
             recording: None,
+            timeline: Default::default(),
+            events: HashMap::new(),
             stack_bytes: ptxsim::DEFAULT_STACK_BYTES,
         }
     }
@@ -702,18 +711,28 @@ impl DeviceState {
     }
 
     pub fn launch(&mut self, request: &LaunchRequest) -> Result<LaunchOutcome, GpuError> {
-        let (ci, _, k, packed) = self.checked_request(request)?;
+        let (ci, ki, k, packed) = self.checked_request(request)?;
         let module = self.cells[ci].module;
         if request.check {
             return self.launch_on_checker(ci, &k, request);
         }
         let stream = self.stream_id(request.stream.as_deref())?;
+        // Recording a timeline on ptxsim: the launch is counted for its estimate.
+        let (counters, model) = match self.timeline_counters(ci, ki, request) {
+            Some((c, m)) => (Some(c), Some(m)),
+            None => (None, None),
+        };
         // A plain launch on ptxsim runs under the checker too (bounds, races, barriers).
-        let config = self.backend_launch(request, stream, false, None);
+        let config = self.backend_launch(request, stream, false, counters);
         let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
+        let mark = self.timeline_mark(stream);
         let t0 = Instant::now();
         let result = self.backend.launch(module, &k.lowered, &config, &params);
         let wall_ms = t0.elapsed().as_secs_f64() * 1e3;
+        if let (Some(mark), Ok(r)) = (mark, &result) {
+            let modelled = model.and_then(|m| m.estimate(r.counters.as_deref()));
+            self.timeline_launch(Some(mark), request, &k.user_name, modelled, stream);
+        }
         // Device events where the backend timed the launch (a GPU's default stream).
         let elapsed_ms = self.backend.last_launch_ms().unwrap_or(wall_ms);
         let allocs = self.named_allocs();
@@ -1068,7 +1087,11 @@ impl DeviceState {
             })?),
             None => None,
         };
+        let mark = self.timeline_host_mark();
         let r = self.backend.synchronize(id);
+        if r.is_ok() {
+            self.timeline_sync(mark, stream);
+        }
         let printf = self.backend.take_printf();
         let r = r.and_then(|()| self.finish_downloads(stream));
         match r {
@@ -1101,6 +1124,8 @@ impl DeviceState {
         for (_, s) in self.streams.drain() {
             self.backend.destroy_stream(s);
         }
+        self.events.clear();
+        self.restart_timeline();
         if kept {
             Ok(format!(
                 "{}: nothing to rebuild (no sticky faults); {} array(s) and {} CUDA kernel(s) kept",

@@ -176,6 +176,8 @@ impl Magics {
             Command::Time(a) => self.time(ctx, &a, out, cancel)?,
             Command::Profile(a) => self.profile(ctx, &a, out, cancel)?,
             Command::Timings { clear } => self.show_timings(clear, out)?,
+            Command::Timeline(t) => return self.timeline(ctx, t, out),
+            Command::Event(e) => self.event(ctx, e, out)?,
             Command::Arrays => {
                 let arrays = self.dev.arrays();
                 if arrays.is_empty() {

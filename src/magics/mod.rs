@@ -50,7 +50,10 @@ mod tests_profile;
 mod tests_published;
 #[cfg(test)]
 mod tests_registry;
+#[cfg(test)]
+mod tests_timeline;
 pub mod time;
+mod timeline;
 
 use crate::gpu::{DeviceState, GpuError};
 use eval::Value;

@@ -33,10 +33,11 @@ mod line;
 mod magic_args;
 pub mod profile_args;
 pub mod show_args;
+mod stream_args;
 pub mod time_args;
 
 pub use ast::{BinOp, Ctor, DtypeArg, Expr, ExprKind, Launch, LaunchConfig, Name};
-pub use command::{Command, GraphCmd};
+pub use command::{Command, EventCmd, GraphCmd, TimelineCmd};
 pub use cuda_header::{parse_cuda_header, CudaHeader};
 pub use cursor::{dtype_list, parse_dtype, Parser, MAX_NESTING};
 pub use expr::parse_expr;

@@ -244,6 +244,26 @@ pub static MAGICS: &[Magic] = &[
         complete: complete_args::arrays,
     },
     Magic {
+        name: "%event",
+        syntax: "%event record NAME [STREAM] | %event wait NAME STREAM",
+        about: "Events order streams without blocking the host: `record` marks the point reached in STREAM (cudaEventRecord; the default stream without one), `wait` makes STREAM wait for the work before the event's latest record (cudaStreamWaitEvent).",
+        form: Form::Line {
+            parse: |p| p.event(),
+            while_recording: WhileRecording::Refused,
+        },
+        complete: complete_args::nothing,
+    },
+    Magic {
+        name: "%timeline",
+        syntax: "%timeline [on | off | clear | --save PATH.json | --json]",
+        about: "Records when device work runs: `on` starts recording every launch, %upload/%download/%copy, %event and %sync per stream; `%timeline` shows a chart (a lane per stream and per copy engine) and a table; --save writes Chrome trace-event JSON (Perfetto, chrome://tracing). Measured with CUDA events on a GPU; on ptxsim modelled on the %gpu model: each launch lasts its estimated time, streams run side by side while the SMs have room, copies run on the copy engines at the host link's rate.",
+        form: Form::Line {
+            parse: |p| p.timeline(),
+            while_recording: WhileRecording::Refused,
+        },
+        complete: complete_args::nothing,
+    },
+    Magic {
         name: "%device",
         syntax: "%device [N]",
         about: "Table of the active device (name, SMs, memory, compute capability, bandwidth) and backend, with every GPU found; %device N moves to GPU N (arrays and CUDA kernels move with it).",

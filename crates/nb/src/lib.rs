@@ -374,6 +374,100 @@ pub fn profile(launch: &str) -> Result<std::collections::BTreeMap<String, f64>> 
         .unwrap_or_default())
 }
 
+/// One entry of the timeline (`%timeline`): a piece of device work and when it ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineEntry {
+    /// `"kernel"`, `"copy"`, `"event"`, `"wait"` or `"sync"`.
+    pub kind: String,
+    /// The CUDA kernel, the array copied, the event, or what a sync waited for.
+    pub name: String,
+    /// `"default"`, a stream's name, or `"host"`.
+    pub stream: String,
+    /// Where it ran: `"stream s1"`, `"copy engine H→D"`, `"host"`, …
+    pub lane: String,
+    /// µs from the start of recording.
+    pub start_us: f64,
+    pub dur_us: f64,
+}
+
+/// What `%timeline` recorded (`%timeline on` starts recording).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    /// "modelled on H200 (ptxsim)" or "measured on … with CUDA events".
+    pub source: String,
+    /// The GPU model when the times are modelled (ptxsim), None when measured.
+    pub modelled_on: Option<String>,
+    pub entries: Vec<TimelineEntry>,
+}
+
+impl Timeline {
+    /// From the first start to the last end of `entries` of `kind` (all when None), µs.
+    pub fn span_us(&self, kind: Option<&str>) -> f64 {
+        let picked = self
+            .entries
+            .iter()
+            .filter(|e| kind.is_none_or(|k| e.kind == k));
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for e in picked {
+            lo = lo.min(e.start_us);
+            hi = hi.max(e.start_us + e.dur_us);
+        }
+        if hi >= lo {
+            hi - lo
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The timeline recorded so far (`%timeline --json`, read back): every launch, copy, event
+/// and sync since `%timeline on` (or `nb::exec("%timeline on")`), measured on a GPU and
+/// modelled on ptxsim.
+pub fn timeline() -> Result<Timeline> {
+    let text = exec("%timeline --json")?.unwrap_or_default();
+    let j: Value = serde_json::from_str(&text)
+        .map_err(|e| err(ErrorKind::Protocol, format!("timeline JSON: {e}")))?;
+    let events = j
+        .get("traceEvents")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let lanes: std::collections::HashMap<u64, String> = events
+        .iter()
+        .filter(|e| e.get("name").and_then(Value::as_str) == Some("thread_name"))
+        .filter_map(|e| {
+            let tid = e.get("tid").and_then(Value::as_u64)?;
+            Some((tid, s(e.get("args")?, "name")))
+        })
+        .collect();
+    let entries = events
+        .iter()
+        .filter(|e| matches!(e.get("ph").and_then(Value::as_str), Some("X" | "i")))
+        .map(|e| TimelineEntry {
+            kind: s(e, "cat"),
+            name: s(e, "name"),
+            stream: e.get("args").map(|a| s(a, "stream")).unwrap_or_default(),
+            lane: e
+                .get("tid")
+                .and_then(Value::as_u64)
+                .and_then(|t| lanes.get(&t).cloned())
+                .unwrap_or_default(),
+            start_us: e.get("ts").and_then(Value::as_f64).unwrap_or(0.0),
+            dur_us: e.get("dur").and_then(Value::as_f64).unwrap_or(0.0),
+        })
+        .collect();
+    let other = j.get("otherData").cloned().unwrap_or(Value::Null);
+    Ok(Timeline {
+        source: s(&other, "source"),
+        modelled_on: other
+            .get("modelled_on")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        entries,
+    })
+}
+
 /// Free device arrays.
 pub fn free(name: &str) -> Result<()> {
     request(json!({"op": "free", "name": name}), &[]).map(|_| ())

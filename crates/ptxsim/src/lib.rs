@@ -106,6 +106,7 @@ pub mod sampling;
 mod sem;
 #[cfg(test)]
 mod tests;
+pub mod timeline;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

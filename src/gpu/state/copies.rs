@@ -4,6 +4,7 @@
 //! stream (or the device) is synchronised. `%prefetch NAME gpu|host` migrates a managed array.
 
 use super::*;
+use ptxsim::timeline::CopyDir;
 use std::sync::Arc;
 
 /// A `%download` in flight.
@@ -49,7 +50,9 @@ impl DeviceState {
         let (sp, dp, bytes) = (s.ptr, d.ptr, s.bytes);
         let src_shadow = s.shadow.clone();
         if sp != dp {
+            let mark = self.timeline_mark(None);
             self.backend.dtod(dp, sp, bytes)?;
+            self.timeline_copy(mark, CopyDir::DeviceToDevice, dst, bytes, None, None);
         }
         if let Some(a) = self.arrays.get_mut(dst) {
             a.last_writer = None;
@@ -72,7 +75,9 @@ impl DeviceState {
         };
         let ptr = a.ptr;
         let id = self.stream_id(stream)?;
+        let mark = self.timeline_mark(id);
         self.backend.htod_async(ptr, &data, id)?;
+        self.timeline_copy(mark, CopyDir::HostToDevice, name, data.len(), stream, id);
         // Once the copy lands the device holds these bytes again.
         let shadow = self.shadow_from(&Some(data.clone()));
         if let Some(a) = self.arrays.get_mut(name) {
@@ -93,6 +98,7 @@ impl DeviceState {
         let a = self.arrays.get(name).ok_or_else(|| self.no_array(name))?;
         let (ptr, bytes) = (a.ptr, a.bytes);
         let id = self.stream_id(stream)?;
+        let mark = self.timeline_mark(id);
         let download = match self.backend.dtoh_async(ptr, bytes, id)? {
             Some(ticket) => Download {
                 array: name.to_string(),
@@ -112,6 +118,7 @@ impl DeviceState {
             }
         };
         self.downloads.push(download);
+        self.timeline_copy(mark, CopyDir::DeviceToHost, name, bytes, stream, id);
         Ok(format!(
             "downloading `{name}` ({bytes} bytes) on {}; its host copy is current after %sync",
             stream.map_or("the default stream".into(), |s| format!("stream {s}"))

@@ -13,6 +13,15 @@ use ptxsim::gpus::{self, GpuModel};
 
 pub use super::model::ModelResources;
 
+/// How a launch is counted on a model ([`DeviceState::counter_setup`]).
+pub(super) struct CounterSetup {
+    pub config: CounterConfig,
+    /// The kernel's resources on the model, or why they are unknown.
+    pub resources: Result<ModelResources, String>,
+    /// Blocks one SM of the model holds at once.
+    pub per_sm: u32,
+}
+
 /// What a sampled `%profile` counts, about (warp instructions plus twice the global sector
 /// accesses, `ptxsim::sampling`): what decides when a launch is sampled and how big the sample
 /// is. Counting and the L2 model run through about 10 to 20 million of these a second here, so
@@ -92,28 +101,12 @@ impl DeviceState {
         warm: bool,
     ) -> Result<ProfileOutcome, GpuError> {
         let (ci, ki, k, _) = self.checked_request(request)?;
-        let resources = self.model_resources(ci, ki, gpu);
+        let CounterSetup {
+            config: counters,
+            resources,
+            ..
+        } = self.counter_setup(ci, ki, request, gpu, full, warm);
         let block_threads = request.block.0 * request.block.1 * request.block.2;
-        let mut counters = CounterConfig::new(gpu.l2_bytes);
-        counters.warm = warm;
-        // The blocks one SM of the modelled GPU holds at once, and their shared memory.
-        let (per_sm, shared_per_block) = match &resources {
-            Ok(r) => {
-                let shared = r.static_shared_bytes + request.shared_bytes;
-                let o = gpus::occupancy(gpu, r.registers, shared, block_threads.max(1));
-                (o.active_blocks_per_sm, shared)
-            }
-            Err(_) => ((2048 / block_threads.max(1)).max(1), request.shared_bytes),
-        };
-        counters.l1_bytes_per_block =
-            ptxsim::model::l1_bytes_per_block(gpu, per_sm, shared_per_block);
-        if !full {
-            // One wave: the blocks the modelled GPU holds at once.
-            counters.sample = Sample::Auto {
-                wave_blocks: u64::from(gpu.sms) * u64::from(per_sm.max(1)),
-                budget: SAMPLE_BUDGET,
-            };
-        }
         let run = self.run_on_sim_copies(ci, &k, request, request.check, Some(counters))?;
         let report = match run.result {
             Ok(r) => r,
@@ -186,6 +179,47 @@ impl DeviceState {
             reports,
             ncu: None,
         })
+    }
+
+    /// How ptxsim counts `request` (kernel `ki` of cell `ci`) for `gpu`: the L2 and L1 of the
+    /// model, every block when `full`, else a sample of whole waves when counting all would take
+    /// long; with `warm`, the L2 as a repeat of the launch finds it.
+    pub(super) fn counter_setup(
+        &mut self,
+        ci: usize,
+        ki: usize,
+        request: &LaunchRequest,
+        gpu: &GpuModel,
+        full: bool,
+        warm: bool,
+    ) -> CounterSetup {
+        let resources = self.model_resources(ci, ki, gpu);
+        let block_threads = request.block.0 * request.block.1 * request.block.2;
+        let mut counters = CounterConfig::new(gpu.l2_bytes);
+        counters.warm = warm;
+        // The blocks one SM of the modelled GPU holds at once, and their shared memory.
+        let (per_sm, shared_per_block) = match &resources {
+            Ok(r) => {
+                let shared = r.static_shared_bytes + request.shared_bytes;
+                let o = gpus::occupancy(gpu, r.registers, shared, block_threads.max(1));
+                (o.active_blocks_per_sm, shared)
+            }
+            Err(_) => ((2048 / block_threads.max(1)).max(1), request.shared_bytes),
+        };
+        counters.l1_bytes_per_block =
+            ptxsim::model::l1_bytes_per_block(gpu, per_sm, shared_per_block);
+        if !full {
+            // One wave: the blocks the modelled GPU holds at once.
+            counters.sample = Sample::Auto {
+                wave_blocks: u64::from(gpu.sms) * u64::from(per_sm.max(1)),
+                budget: SAMPLE_BUDGET,
+            };
+        }
+        CounterSetup {
+            config: counters,
+            resources,
+            per_sm,
+        }
     }
 
     /// The launch on the session's GPU on device copies of its arrays, timed by CUDA events

@@ -192,6 +192,8 @@ impl DeviceState {
         }
         self.forget_graph_instances();
         self.streams.clear();
+        self.events.clear();
+        self.restart_timeline();
         self.freed.clear();
         self.downloads.clear();
         let mut reload_failed: Vec<String> = Vec::new();
@@ -410,7 +412,12 @@ impl DeviceState {
             let _ = self.backend.free(a.ptr);
         }
         let from = self.backend.name();
+        self.forget_timeline();
+        for (_, e) in self.events.drain() {
+            self.backend.destroy_event(e);
+        }
         self.backend = new;
+        self.restart_timeline();
         self.forget_graph_instances();
         self.cells = cells;
         self.freed.clear();

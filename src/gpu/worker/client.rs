@@ -914,6 +914,17 @@ impl Backend for RemoteBackend {
         let _ = self.simple(Request::DestroyEvent(event));
     }
 
+    fn stream_wait_event(
+        &mut self,
+        stream: Option<StreamId>,
+        event: EventId,
+    ) -> Result<(), GpuError> {
+        match self.simple(Request::StreamWaitEvent(stream, event))? {
+            Answer::Unit => Ok(()),
+            a => Err(unexpected(&a)),
+        }
+    }
+
     fn synchronize(&mut self, stream: Option<StreamId>) -> Result<(), GpuError> {
         let request = Request::Synchronize {
             stream,

@@ -388,6 +388,7 @@ fn serve(
             b.destroy_event(e);
             (Answer::Unit, none)
         }
+        Request::StreamWaitEvent(s, e) => (unit(b.stream_wait_event(s, e)), none),
         Request::Synchronize { stream, .. } => {
             cancel.store(false, Ordering::SeqCst);
             (unit(b.synchronize(stream)), none)

@@ -101,6 +101,7 @@ pub enum Request {
     RecordEvent(Option<StreamId>),
     EventElapsed(EventId, EventId),
     DestroyEvent(EventId),
+    StreamWaitEvent(Option<StreamId>, EventId),
     Synchronize {
         stream: Option<StreamId>,
         cancellable: bool,

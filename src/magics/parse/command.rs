@@ -97,6 +97,33 @@ pub enum Command {
         name: Name,
         to_device: bool,
     },
+    /// `%timeline …`: record and show when device work runs.
+    Timeline(TimelineCmd),
+    /// `%event …`: events that order streams.
+    Event(EventCmd),
+}
+
+/// What follows `%timeline`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TimelineCmd {
+    /// `%timeline`: the chart and table of what was recorded.
+    Show,
+    On,
+    Off,
+    Clear,
+    /// `--save PATH.json`: Chrome's trace-event JSON.
+    Save(Name),
+    /// `--json`: the trace-event JSON as the line's text result (for `nb::exec`).
+    Json,
+}
+
+/// What follows `%event`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventCmd {
+    /// `%event record NAME [STREAM]`: `cudaEventRecord`.
+    Record { name: Name, stream: Option<Name> },
+    /// `%event wait NAME STREAM`: `cudaStreamWaitEvent`, STREAM waits for the event.
+    Wait { name: Name, stream: Name },
 }
 
 /// What follows `%graph`.

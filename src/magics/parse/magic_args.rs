@@ -289,7 +289,7 @@ impl<'a> Parser<'a> {
         time_args::parse_timings(&mut self.lx).map(|clear| Command::Timings { clear })
     }
 
-    fn path(&mut self, what: &str) -> Result<Name, ParseError> {
+    pub(super) fn path(&mut self, what: &str) -> Result<Name, ParseError> {
         let at = self.lx.pos;
         match self.lx.raw_word() {
             Some((text, span)) if !text.is_empty() => Ok(Name { text, span }),

@@ -127,6 +127,13 @@ impl Backend for FaultyGpu {
     fn destroy_event(&mut self, event: EventId) {
         self.inner.destroy_event(event)
     }
+    fn stream_wait_event(
+        &mut self,
+        stream: Option<StreamId>,
+        event: EventId,
+    ) -> Result<(), GpuError> {
+        self.inner.stream_wait_event(stream, event)
+    }
     fn synchronize(&mut self, stream: Option<StreamId>) -> Result<(), GpuError> {
         self.check()?;
         self.inner.synchronize(stream)
