@@ -10,13 +10,11 @@ On a GPU the same cells run measured; the modelled figures are asserted only on 
 from __future__ import annotations
 
 import base64
-import io
 import json
 
 import pytest
-from PIL import Image
-
 from nbkernel import error, ok
+from pngio import decode_png
 from trace_events import complete_events, thread_names, validate
 
 BUSY = """%%cuda
@@ -106,23 +104,27 @@ def test_the_chart_table_and_nb_timeline(session):
     shown = ex.of_type("display_data")
     pngs = [m for m in shown if "image/png" in m["content"]["data"]]
     assert len(pngs) == 1, ex.describe()
-    img = Image.open(io.BytesIO(base64.b64decode(pngs[0]["content"]["data"]["image/png"])))
-    assert img.width > 600 and img.height > 100
+    img = decode_png(base64.b64decode(pngs[0]["content"]["data"]["image/png"]))
+    assert img.shape[1] > 600 and img.shape[0] > 100, img.shape
     text = ex.text()
     assert "modelled on H200 (ptxsim)" in text and "device copy" in text, text
     assert "<table" in text
     ex = ok(
         kc,
-        """let t = nb::timeline()?;
-let k: Vec<&nb::TimelineEntry> = t.entries.iter().filter(|e| e.kind == "kernel").collect();
-println!("{} | {} | {} {} | {:.3}", t.source, k.len(), k[0].lane, k[1].stream, t.span_us(Some("kernel")) / k[0].dur_us);""",
+        """{
+    let t = nb::timeline()?;
+    let k: Vec<&nb::TimelineEntry> = t.entries.iter().filter(|e| e.kind == "kernel").collect();
+    println!("{} | {} | {} {} | {:.3}", t.source, k.len(), k[0].lane, k[1].stream,
+             t.span_us(Some("kernel")) / k[0].dur_us);
+}""",
         timeout=300,
     )
     out = ex.stream().strip()
     source, n, lanes, ratio = out.split(" | ")
     assert source == "modelled on H200 (ptxsim)" and n == "2"
     assert lanes == "stream a b"
-    assert 1.0 < float(ratio) < 1.6, out
+    # Side by side: less than the two launches one after another.
+    assert 1.0 < float(ratio) < 2.0, out
 
 
 def test_bad_lines_name_the_problem(session):
