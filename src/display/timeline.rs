@@ -245,10 +245,17 @@ pub fn chart(v: &TimelineView) -> Result<Rendered, String> {
             continue;
         }
         let xb = xb.max(xa + 1);
-        fill(&mut img, xa, xb, y + 5, y + ROW - 5, c);
+        // A pixel of white between boxes that touch (back-to-back copies on one engine).
+        let xb_drawn = if xb - xa > 3 { xb - 1 } else { xb };
+        fill(&mut img, xa, xb_drawn, y + 5, y + ROW - 5, c);
         let room = xb - xa;
         if room > 24 {
-            let label = ellipsize(&r.name, LABEL_SIZE, room - 6);
+            let name = if r.kind == "sync" {
+                format!("waits for {}", r.name)
+            } else {
+                r.name.clone()
+            };
+            let label = ellipsize(&name, LABEL_SIZE, room - 6);
             let ink = if r.kind == "sync" {
                 INK
             } else {
@@ -279,7 +286,11 @@ pub fn chart(v: &TimelineView) -> Result<Rendered, String> {
             axis_y + 5,
             INK,
         );
-        let label = us_text(t);
+        let label = if t == 0.0 {
+            "0".to_string()
+        } else {
+            us_text(t)
+        };
         let w = text_width(&label, LABEL_SIZE);
         let lx = (x as i32 - w as i32 / 2).clamp(0, (width - w) as i32);
         draw_text(&mut img, lx, (axis_y + 7) as i32, LABEL_SIZE, INK, &label);

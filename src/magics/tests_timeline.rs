@@ -81,10 +81,7 @@ fn four_small_launches_on_four_streams_take_about_one() {
     let e = entries(&mut s);
     assert_eq!(e.len(), 5, "{e:?}");
     let d = e[0].5;
-    assert!(
-        d > 10.0,
-        "a 2000-iteration launch lasts more than 10 µs: {d}"
-    );
+    assert!(d > 4.0, "longer than its launch overhead: {d}");
     for (i, k) in e[..4].iter().enumerate() {
         assert_eq!((k.0.as_str(), k.1.as_str()), ("busy", "kernel"));
         assert_eq!(k.2, format!("s{i}"));
@@ -101,7 +98,7 @@ fn four_small_launches_on_four_streams_take_about_one() {
     for (b, a) in before.iter().zip(&after) {
         let mut v = *b as f32;
         for _ in 0..2000 {
-            v = v * 0.999 + 0.001;
+            v = v.mul_add(0.999, 0.001); // NVRTC contracts to an FMA
         }
         assert!((v - *a as f32).abs() < 1e-5);
     }
@@ -156,8 +153,8 @@ fn copies_overlap_launches_and_events_order_streams() {
     );
     let first_end = e[0].4 + e[0].5;
     assert!(close(e[3].4, first_end, 1e-6), "{e:?}");
-    // Without the wait it would have started when issued (3.5 µs).
-    assert!(e[3].4 > 10.0);
+    // Without the wait it would have started when issued (3.5 µs), before s2's launch ended.
+    assert!(first_end > 4.5, "{e:?}");
 }
 
 #[test]

@@ -13,7 +13,7 @@ import base64
 import json
 
 import pytest
-from nbkernel import error, ok
+from nbkernel import error, has_cuda_device, ok
 from pngio import decode_png
 from trace_events import complete_events, thread_names, validate
 
@@ -137,3 +137,29 @@ def test_bad_lines_name_the_problem(session):
     assert "cannot write /nonexistent-dir/trace.json" in ex.text()
     # The Jupyter kernel is still there.
     ok(kc, "%timeline off")
+
+
+@pytest.mark.skipif(not has_cuda_device(), reason="no CUDA GPU here: the measured timeline needs one")
+def test_the_measured_timeline_on_a_gpu(kc, tmp_path):
+    ok(kc, "%backend gpu")
+    try:
+        ok(kc, BUSY)
+        ok(kc, "\n".join(f"%array g{c} = rand(2048, f32, seed={c})" for c in range(4)))
+        ok(kc, "%timeline clear\n%timeline on")
+        ok(kc, "\n".join(f"%launch busy[8, 256](g{c}, 2048, 200000)" for c in range(4)) + "\n%sync")
+        ok(kc, "\n".join(f"%launch busy[8, 256, 0, q{c}](g{c}, 2048, 200000)" for c in range(4)))
+        ok(kc, "%sync")
+        obj = saved(kc, tmp_path)
+        assert obj["otherData"]["modelled_on"] is None
+        assert obj["otherData"]["source"].startswith("measured on")
+        ks = [e for e in complete_events(obj) if e["cat"] == "kernel"]
+        assert len(ks) == 8
+
+        def span(es):
+            return max(e["ts"] + e["dur"] for e in es) - min(e["ts"] for e in es)
+
+        serial, streamed = span(ks[:4]), span(ks[4:])
+        # Measured with CUDA events: four streams side by side, the default stream in turn.
+        assert streamed < 0.6 * serial, (serial, streamed)
+    finally:
+        ok(kc, "%timeline off\n%timeline clear\n%backend sim")
