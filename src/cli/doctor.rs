@@ -202,7 +202,14 @@ fn rust_checks() -> Vec<Check> {
     }
     match first_line(Path::new("rustc"), &["--print", "sysroot"]) {
         Ok(sysroot) => {
-            out.push(shared_libstd_check(Path::new(&sysroot)));
+            // Where rustc puts the standard library's shared object: the target libdir
+            // (rustup: SYSROOT/lib/rustlib/<host>/lib), or SYSROOT/lib on older layouts.
+            let mut libdirs = Vec::new();
+            if let Ok(dir) = first_line(Path::new("rustc"), &["--print", "target-libdir"]) {
+                libdirs.push(PathBuf::from(dir));
+            }
+            libdirs.push(PathBuf::from(&sysroot).join("lib"));
+            out.push(shared_libstd_check(&libdirs));
             let src = PathBuf::from(sysroot).join("lib/rustlib/src/rust");
             if src.is_dir() {
                 out.push(Check::ok("rust-src", src.display().to_string()));
@@ -225,14 +232,14 @@ fn rust_checks() -> Vec<Check> {
 }
 
 /// evcxr builds each Rust cell as a dylib linked with `-C prefer-dynamic`, so the toolchain must
-/// ship a shared `libstd-*.so` where rustc looks for it, `SYSROOT/lib`. rustup's toolchains do;
-/// some distributions' do not (Debian's `rustc-web` has only the static libstd), and there every
-/// Rust cell fails to link while cargo and rustc look fine.
-fn shared_libstd_check(sysroot: &Path) -> Check {
+/// ship the standard library as a shared `libstd-*.so` where rustc looks for it (`libdirs`: its
+/// target libdir, then `SYSROOT/lib`). rustup's toolchains do; some distributions' do not
+/// (Debian's `rustc-web` has only the static libstd), and there every Rust cell fails to link
+/// while cargo and rustc look fine.
+fn shared_libstd_check(libdirs: &[PathBuf]) -> Check {
     const THING: &str = "shared libstd";
-    let lib = sysroot.join("lib");
-    let found = std::fs::read_dir(&lib).ok().and_then(|entries| {
-        entries.flatten().map(|e| e.path()).find(|p| {
+    let found = libdirs.iter().find_map(|dir| {
+        std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).find(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
                 .is_some_and(|n| n.starts_with("libstd-") && n.ends_with(".so"))
@@ -243,13 +250,16 @@ fn shared_libstd_check(sysroot: &Path) -> Check {
         None => Check::fix(
             THING,
             format!(
-                "no libstd-*.so in {} (rustc's sysroot): this toolchain cannot build Rust \
-                 cells (evcxr links them against the shared libstd; a distribution's rustc such \
-                 as Debian's rustc-web ships only the static one). Install Rust with rustup: \
-                 `{}`, put ~/.cargo/bin before {} on PATH, then restart the Jupyter kernel",
-                lib.display(),
+                "no libstd-*.so in {} (where rustc looks for it): this toolchain cannot build \
+                 Rust cells (evcxr links them against the shared libstd; a distribution's rustc \
+                 such as Debian's rustc-web ships only the static one). Install Rust with \
+                 rustup: `{}`, put ~/.cargo/bin first on PATH, then restart the Jupyter kernel",
+                libdirs
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
                 crate::rust::toolchain::RUSTUP_COMMAND,
-                sysroot.join("bin").display()
             ),
         ),
     }
@@ -427,37 +437,31 @@ mod tests {
     }
 
     #[test]
-    fn a_sysroot_without_a_shared_libstd_is_a_fix_line() {
-        // A sysroot laid out as Debian's rustc-web lays it out: the static libstd only.
+    fn a_toolchain_without_a_shared_libstd_is_a_fix_line() {
+        // Laid out as Debian's rustc-web lays it out: the static libstd only.
         let sysroot = tempfile::tempdir().expect("tempdir");
-        let rlibs = sysroot
-            .path()
-            .join("lib/rustlib/x86_64-unknown-linux-gnu/lib");
-        std::fs::create_dir_all(&rlibs).expect("mkdir");
-        std::fs::write(rlibs.join("libstd-0123abcd.rlib"), b"").expect("write");
+        let target_lib = sysroot.path().join("lib/rustlib/x86_64-unknown-linux-gnu/lib");
+        std::fs::create_dir_all(&target_lib).expect("mkdir");
+        std::fs::write(target_lib.join("libstd-0123abcd.rlib"), b"").expect("write");
         std::fs::write(sysroot.path().join("lib/libstd-0123abcd.so.old"), b"").expect("write");
-        let c = shared_libstd_check(sysroot.path());
+        let libdirs = [target_lib.clone(), sysroot.path().join("lib")];
+        let c = shared_libstd_check(&libdirs);
         assert!(!c.ok, "{c}");
         let line = c.to_string();
-        assert!(
-            line.starts_with("FIX  shared libstd: no libstd-*.so in "),
-            "{line}"
-        );
-        assert!(line.contains("rustup"), "the fix names rustup: {line}");
-        assert!(
-            line.contains(&sysroot.path().join("lib").display().to_string()),
-            "{line}"
-        );
+        assert!(line.starts_with("FIX  shared libstd: no libstd-*.so in "), "{line}");
+        assert!(line.contains("rustup") && line.contains("restart"), "{line}");
+        assert!(line.contains(&target_lib.display().to_string()), "{line}");
 
-        std::fs::write(sysroot.path().join("lib/libstd-0123abcd.so"), b"").expect("write");
-        let c = shared_libstd_check(sysroot.path());
+        // rustup's layout: the shared object in the target libdir.
+        std::fs::write(target_lib.join("libstd-0123abcd.so"), b"").expect("write");
+        let c = shared_libstd_check(&libdirs);
         assert!(c.ok, "{c}");
-        assert!(c.detail.ends_with("lib/libstd-0123abcd.so"), "{c}");
+        assert!(c.detail.ends_with("x86_64-unknown-linux-gnu/lib/libstd-0123abcd.so"), "{c}");
     }
 
     #[test]
-    fn a_missing_sysroot_is_a_fix_line() {
-        let c = shared_libstd_check(Path::new("/nonexistent/nbcuda-doctor-sysroot"));
+    fn missing_folders_are_a_fix_line() {
+        let c = shared_libstd_check(&[PathBuf::from("/nonexistent/nbcuda-doctor-lib")]);
         assert!(!c.ok, "{c}");
     }
 
