@@ -14,7 +14,8 @@
 #
 # Settings (environment): NBCUDA_IMAGE (default nbcuda-workshop:<version>), NBCUDA_BASE_IMAGE
 # (a runtime base to use as is), NBCUDA_SUITE (Debian suite of the stand-in, default bookworm),
-# NBCUDA_BIN (the binary wheel.sh packs, default target/release/nbcuda).
+# NBCUDA_BIN (the binary wheel.sh packs, default target/release/nbcuda), NBCUDA_REBUILD=1
+# (build the image's own layers again, not from Docker's cache; the bases stay).
 # Needs: a running Docker daemon; mmdebstrap only when a stand-in base must be made.
 # Prints the time of each step and the image's size.
 set -euo pipefail
@@ -102,8 +103,10 @@ build() {
     runtime_base
     wheel
     say "docker build -t $IMAGE (BASE_IMAGE=$BASE)"
-    timed "image $IMAGE" "${NICE[@]}" docker build -t "$IMAGE" \
-        --build-arg "BASE_IMAGE=$BASE" --build-arg "NBCUDA_VERSION=$VERSION" \
+    local rebuild=()
+    [ "${NBCUDA_REBUILD:-0}" = 1 ] && rebuild=(--no-cache)
+    timed "image $IMAGE" "${NICE[@]}" docker build "${rebuild[@]}" -t "$IMAGE" \
+        --build-arg "BASE_IMAGE=$BASE" \
         -f install/Dockerfile .
     [ -n "${NBCUDA_IMAGE:-}" ] || docker tag "$IMAGE" nbcuda-workshop:latest
     printf 'image.sh: %-44s %5d s\n' "build, all steps" $((SECONDS - t0))

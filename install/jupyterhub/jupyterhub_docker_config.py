@@ -61,9 +61,12 @@ def _docker_bridge_ip() -> str:
     """The host's address on Docker's default bridge: where the containers reach the hub."""
     import docker  # dockerspawner's dependency
 
+    import ipaddress
+
     try:
-        network = docker.from_env().networks.get("bridge")
-        return network.attrs["IPAM"]["Config"][0]["Gateway"]
+        ipam = docker.from_env().networks.get("bridge").attrs["IPAM"]["Config"][0]
+        # Docker gives the bridge the subnet's first address unless told another.
+        return ipam.get("Gateway") or str(next(ipaddress.ip_network(ipam["Subnet"]).hosts()))
     except Exception as e:  # noqa: BLE001 (any failure: say what to set)
         sys.exit(f"jupyterhub_docker_config.py: cannot ask Docker for its bridge's address ({e}); "
                  "is the Docker daemon running and may this user use it?")
