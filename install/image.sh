@@ -85,7 +85,7 @@ runtime_base() {
     has_image "$LOCAL_DEBIAN" || timed "base $LOCAL_DEBIAN (mmdebstrap)" debian_base
     timed "base $LOCAL_BASE" "${NICE[@]}" docker build -q -t "$LOCAL_BASE" \
         --build-arg "DEBIAN_IMAGE=$LOCAL_DEBIAN" \
-        -f install/base/minimal-notebook.Dockerfile install/base >/dev/null
+        -f install/base/minimal-notebook.Dockerfile install/base
 }
 
 # The wheel of this checkout's binary, in dist/ (the build context takes it from there).
