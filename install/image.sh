@@ -88,9 +88,14 @@ runtime_base() {
         -f install/base/minimal-notebook.Dockerfile install/base
 }
 
-# The wheel of this checkout's binary, in dist/ (the build context takes it from there).
+# The wheel of this checkout's binary, in dist/ (the build context takes every dist/*.whl, so
+# wheels of other versions go).
 wheel() {
-    local whl
+    local whl old
+    for old in dist/nbcuda-*.whl; do
+        [ -e "$old" ] || continue
+        case "$old" in dist/nbcuda-"$VERSION"-*) ;; *) echo "image.sh: removing $old (another version)"; rm -f "$old" ;; esac
+    done
     whl="$(ls -t dist/nbcuda-"$VERSION"-*.whl 2>/dev/null | head -1 || true)"
     if [ -z "$whl" ] || [ "$whl" -ot "$BIN" ]; then
         rm -f dist/nbcuda-"$VERSION"-*.whl

@@ -29,8 +29,8 @@
 #   NBCUDA_TEACHER             the admin user name (default "teacher")
 #
 # Isolation: a container per student (own PID namespace: no other student's processes; own
-# file system: the image, read-only to the student but for /tmp, the caches under /opt and the
-# home folder), the home folder a Docker volume of that student's alone (nbcuda-room-<name>,
+# file system: a copy of the image that goes with the container, but for the home folder), the
+# home folder a Docker volume of that student's alone (nbcuda-room-<name>,
 # which starts as a copy of the image's home, notebooks included, and outlives the container),
 # all capabilities dropped, no new privileges, limits on CPU, memory and processes. Students
 # share the machine's CPUs and GPUs within those limits, and the network (containers can reach
