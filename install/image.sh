@@ -16,7 +16,8 @@
 # (a runtime base to use as is), NBCUDA_SUITE (Debian suite of the stand-in, default bookworm),
 # NBCUDA_BIN (the binary wheel.sh packs, default target/release/nbcuda), NBCUDA_REBUILD=1
 # (build the image's own layers again, not from Docker's cache; the bases stay).
-# Needs: a running Docker daemon; mmdebstrap only when a stand-in base must be made.
+# Needs: a running Docker daemon; mmdebstrap only when a stand-in base must be made. The
+# stand-ins are kept by tag (nbcuda-local/*): `docker rmi` them to make them again.
 # Prints the time of each step and the image's size.
 set -euo pipefail
 

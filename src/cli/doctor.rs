@@ -239,11 +239,15 @@ fn rust_checks() -> Vec<Check> {
 fn shared_libstd_check(libdirs: &[PathBuf]) -> Check {
     const THING: &str = "shared libstd";
     let found = libdirs.iter().find_map(|dir| {
-        std::fs::read_dir(dir).ok()?.flatten().map(|e| e.path()).find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("libstd-") && n.ends_with(".so"))
-        })
+        std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("libstd-") && n.ends_with(".so"))
+            })
     });
     match found {
         Some(path) => Check::ok(THING, path.display().to_string()),
@@ -440,7 +444,9 @@ mod tests {
     fn a_toolchain_without_a_shared_libstd_is_a_fix_line() {
         // Laid out as Debian's rustc-web lays it out: the static libstd only.
         let sysroot = tempfile::tempdir().expect("tempdir");
-        let target_lib = sysroot.path().join("lib/rustlib/x86_64-unknown-linux-gnu/lib");
+        let target_lib = sysroot
+            .path()
+            .join("lib/rustlib/x86_64-unknown-linux-gnu/lib");
         std::fs::create_dir_all(&target_lib).expect("mkdir");
         std::fs::write(target_lib.join("libstd-0123abcd.rlib"), b"").expect("write");
         std::fs::write(sysroot.path().join("lib/libstd-0123abcd.so.old"), b"").expect("write");
@@ -448,15 +454,25 @@ mod tests {
         let c = shared_libstd_check(&libdirs);
         assert!(!c.ok, "{c}");
         let line = c.to_string();
-        assert!(line.starts_with("FIX  shared libstd: no libstd-*.so in "), "{line}");
-        assert!(line.contains("rustup") && line.contains("restart"), "{line}");
+        assert!(
+            line.starts_with("FIX  shared libstd: no libstd-*.so in "),
+            "{line}"
+        );
+        assert!(
+            line.contains("rustup") && line.contains("restart"),
+            "{line}"
+        );
         assert!(line.contains(&target_lib.display().to_string()), "{line}");
 
         // rustup's layout: the shared object in the target libdir.
         std::fs::write(target_lib.join("libstd-0123abcd.so"), b"").expect("write");
         let c = shared_libstd_check(&libdirs);
         assert!(c.ok, "{c}");
-        assert!(c.detail.ends_with("x86_64-unknown-linux-gnu/lib/libstd-0123abcd.so"), "{c}");
+        assert!(
+            c.detail
+                .ends_with("x86_64-unknown-linux-gnu/lib/libstd-0123abcd.so"),
+            "{c}"
+        );
     }
 
     #[test]
