@@ -24,9 +24,10 @@
 #
 # The spawner is JupyterHub's SimpleLocalProcessSpawner: every student's server is a process of
 # the user that runs `jupyterhub`, with its own home folder. That suits a workshop room whose
-# students trust each other (they could read each other's folders); for strangers use
-# LocalProcessSpawner with system accounts, systemdspawner (which also enforces CPU and memory
-# limits with cgroups), or the Kubernetes set-up of values.yaml.
+# students trust each other (they can read each other's folders and signal each other's
+# Jupyter kernels, and share the machine without limits); for strangers use
+# jupyterhub_docker_config.py beside this file (a container per student, with limits) or the
+# Kubernetes set-up of values.yaml.
 import os
 import shutil
 import sys

@@ -2,7 +2,8 @@
 //! `OK   <thing>: <detail>` or `FIX  <thing>: <one-line fix>`.
 //!
 //! Checks: the NVIDIA driver and its devices, NVRTC (path, version, discovery rule) and the CUDA
-//! headers, cargo/rustc/rust-src (needed by Rust cells), Jupyter and the installed kernelspec.
+//! headers, cargo/rustc/rust-src and the shared libstd that evcxr links Rust cells against (needed
+//! by Rust cells), Jupyter and the installed kernelspec.
 //! It only inspects; it changes nothing, and it always exits 0 so scripts can parse its output.
 
 use crate::compile::library;
@@ -201,6 +202,14 @@ fn rust_checks() -> Vec<Check> {
     }
     match first_line(Path::new("rustc"), &["--print", "sysroot"]) {
         Ok(sysroot) => {
+            // Where rustc puts the standard library's shared object: the target libdir
+            // (rustup: SYSROOT/lib/rustlib/<host>/lib), or SYSROOT/lib on older layouts.
+            let mut libdirs = Vec::new();
+            if let Ok(dir) = first_line(Path::new("rustc"), &["--print", "target-libdir"]) {
+                libdirs.push(PathBuf::from(dir));
+            }
+            libdirs.push(PathBuf::from(&sysroot).join("lib"));
+            out.push(shared_libstd_check(&libdirs));
             let src = PathBuf::from(sysroot).join("lib/rustlib/src/rust");
             if src.is_dir() {
                 out.push(Check::ok("rust-src", src.display().to_string()));
@@ -220,6 +229,44 @@ fn rust_checks() -> Vec<Check> {
         )),
     }
     out
+}
+
+/// evcxr builds each Rust cell as a dylib linked with `-C prefer-dynamic`, so the toolchain must
+/// ship the standard library as a shared `libstd-*.so` where rustc looks for it (`libdirs`: its
+/// target libdir, then `SYSROOT/lib`). rustup's toolchains do; some distributions' do not
+/// (Debian's `rustc-web` has only the static libstd), and there every Rust cell fails to link
+/// while cargo and rustc look fine.
+fn shared_libstd_check(libdirs: &[PathBuf]) -> Check {
+    const THING: &str = "shared libstd";
+    let found = libdirs.iter().find_map(|dir| {
+        std::fs::read_dir(dir)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("libstd-") && n.ends_with(".so"))
+            })
+    });
+    match found {
+        Some(path) => Check::ok(THING, path.display().to_string()),
+        None => Check::fix(
+            THING,
+            format!(
+                "no libstd-*.so in {} (where rustc looks for it): this toolchain cannot build \
+                 Rust cells (evcxr links them against the shared libstd; a distribution's rustc \
+                 such as Debian's rustc-web ships only the static one). Install Rust with \
+                 rustup: `{}`, put ~/.cargo/bin first on PATH, then restart the Jupyter kernel",
+                libdirs
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+                crate::rust::toolchain::RUSTUP_COMMAND,
+            ),
+        ),
+    }
 }
 
 /// The `jupyter` to ask: the active venv's, then that of the binary's Python environment, then
@@ -376,6 +423,62 @@ mod tests {
             assert!(c.ok, "{c}");
             assert!(c.detail.starts_with(tool), "{c}");
         }
+    }
+
+    #[test]
+    fn this_toolchain_has_a_shared_libstd() {
+        // The tests are built by rustup's toolchain (CI and setup.sh install it), which has one.
+        let all = rust_checks();
+        let c = all
+            .iter()
+            .find(|c| c.thing == "shared libstd")
+            .expect("line");
+        assert!(c.ok, "{c}");
+        assert!(
+            c.detail.contains("libstd-") && c.detail.ends_with(".so"),
+            "{c}"
+        );
+    }
+
+    #[test]
+    fn a_toolchain_without_a_shared_libstd_is_a_fix_line() {
+        // Laid out as Debian's rustc-web lays it out: the static libstd only.
+        let sysroot = tempfile::tempdir().expect("tempdir");
+        let target_lib = sysroot
+            .path()
+            .join("lib/rustlib/x86_64-unknown-linux-gnu/lib");
+        std::fs::create_dir_all(&target_lib).expect("mkdir");
+        std::fs::write(target_lib.join("libstd-0123abcd.rlib"), b"").expect("write");
+        std::fs::write(sysroot.path().join("lib/libstd-0123abcd.so.old"), b"").expect("write");
+        let libdirs = [target_lib.clone(), sysroot.path().join("lib")];
+        let c = shared_libstd_check(&libdirs);
+        assert!(!c.ok, "{c}");
+        let line = c.to_string();
+        assert!(
+            line.starts_with("FIX  shared libstd: no libstd-*.so in "),
+            "{line}"
+        );
+        assert!(
+            line.contains("rustup") && line.contains("restart"),
+            "{line}"
+        );
+        assert!(line.contains(&target_lib.display().to_string()), "{line}");
+
+        // rustup's layout: the shared object in the target libdir.
+        std::fs::write(target_lib.join("libstd-0123abcd.so"), b"").expect("write");
+        let c = shared_libstd_check(&libdirs);
+        assert!(c.ok, "{c}");
+        assert!(
+            c.detail
+                .ends_with("x86_64-unknown-linux-gnu/lib/libstd-0123abcd.so"),
+            "{c}"
+        );
+    }
+
+    #[test]
+    fn missing_folders_are_a_fix_line() {
+        let c = shared_libstd_check(&[PathBuf::from("/nonexistent/nbcuda-doctor-lib")]);
+        assert!(!c.ok, "{c}");
     }
 
     #[test]

@@ -580,8 +580,14 @@ impl Worker {
                         message: format!("{panic}\n({RESTART_NOTE})"),
                     })
                 } else {
+                    let message = text::strip_ansi(&message);
+                    let hint = if text::killed_by_sigkill(&message) {
+                        format!("\n{}", text::SIGKILL_HINT)
+                    } else {
+                        String::new()
+                    };
                     Err(RustCellError::ChildDied {
-                        message: format!("{}\n{RESTART_NOTE}", text::strip_ansi(&message).trim()),
+                        message: format!("{}{hint}\n{RESTART_NOTE}", message.trim()),
                     })
                 }
             }

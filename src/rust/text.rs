@@ -269,9 +269,31 @@ pub(crate) fn names_bound_before(code: &str, cursor: usize, prefix: &str) -> Vec
     out
 }
 
+/// What a cell's process killed by SIGKILL (not by the interrupt button) most likely met.
+pub(crate) const SIGKILL_HINT: &str = "It was killed with SIGKILL from outside: most often \
+that is the system's out-of-memory killer, because the cell used more memory than this Jupyter \
+kernel may use (a container's memory limit, or the machine's memory). Use less memory in one \
+cell (smaller arrays, fewer copies).";
+
+/// Whether evcxr's message says its child process ended by SIGKILL (`signal: 9 (SIGKILL)`).
+pub(crate) fn killed_by_sigkill(message: &str) -> bool {
+    message.contains("SIGKILL") || message.contains("signal: 9")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_killed_by_sigkill_is_told_apart() {
+        assert!(killed_by_sigkill(
+            "Subprocess terminated with status: signal: 9 (SIGKILL)"
+        ));
+        assert!(!killed_by_sigkill(
+            "Subprocess terminated with status: exit status: 101"
+        ));
+        assert!(SIGKILL_HINT.contains("memory"));
+    }
 
     #[test]
     fn names_bound_earlier_in_the_cell() {

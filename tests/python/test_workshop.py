@@ -284,26 +284,34 @@ def test_each_jupyter_kernel_keeps_to_its_cpu_share():
     assert 'NBCUDA_PTXSIM_WORKERS="lots" is not a whole number' in row, row
 
 
-def test_the_image_and_the_chart_run_the_tested_steps():
-    """No container engine or cluster here: the Dockerfile must stay a thin wrapper around the
-    steps the tests above run, and values.yaml must say what the README promises."""
+def test_the_image_takes_the_wheel_and_the_chart_the_rooms_settings():
+    """The image is built and run by tests/python/test_container.py where Docker runs; here, on
+    every machine: the Dockerfile installs the wheel (no second compile) and makes Rust cells
+    work offline, and values.yaml (no cluster here) gives the isolated room's image and limits."""
     import yaml
 
     docker = (ROOT / "install" / "Dockerfile").read_text()
     runs = " ".join(line.strip() for line in docker.splitlines() if not line.lstrip().startswith("#"))
-    for step in ("cargo build --release", "bash install/wheel.sh", "pip install --no-cache-dir /tmp/dist/nbcuda-*.whl",
-                 "nbcuda install --sys-prefix", "nbcuda doctor"):
-        assert step in runs, f"install/Dockerfile no longer runs {step!r}"
-    stages = re.findall(r"^FROM\s+(\S+)", docker, re.M)
-    assert len(stages) == 2 and "bullseye" in stages[0], stages
-    assert RUSTUP_COMMAND in runs, "the image's Rust is not the one the kernel tells students to install"
+    assert "cargo build" not in runs and "COPY dist/*.whl" in runs, "the image must take wheel.sh's wheel"
+    for step in ("pip install --no-cache-dir /tmp/dist/nbcuda-*.whl", "nbcuda install --sys-prefix",
+                 "nbcuda warm-up", "nbcuda doctor", "CARGO_NET_OFFLINE=true", "--chown=${NB_UID}:${NB_GID} /dist/"):
+        assert step in runs, f"install/Dockerfile no longer has {step!r}"
+    assert re.search(r"^ARG BASE_IMAGE=quay\.io/jupyter/minimal-notebook:\S+", docker, re.M), docker
+    ignore = [line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
+              if line.strip() and not line.startswith("#")]
+    assert ignore[0] == "*" and "!dist/*.whl" in ignore and "!notebooks/" in ignore, ignore
 
     values = yaml.safe_load((ROOT / "install" / "jupyterhub" / "values.yaml").read_text())
     single = values["singleuser"]
-    assert single["cpu"]["guarantee"] > 0 and single["memory"]["guarantee"], single
-    assert single["extraEnv"]["NBCUDA_SCRATCH_DIR"], single["extraEnv"]
-    profiles = {p["slug"]: p["kubespawner_override"] for p in single["profileList"]}
+    room = (ROOT / "install" / "jupyterhub" / "jupyterhub_docker_config.py").read_text()
+    cpus = re.search(r'"NBCUDA_ROOM_CPUS", "(\d+)"', room).group(1)
+    memory = re.search(r'"NBCUDA_ROOM_MEMORY", "(\w+)"', room).group(1)
+    assert single["image"]["name"].endswith("/nbcuda-workshop"), single["image"]
+    assert single["cmd"] == "jupyterhub-singleuser" and '["jupyterhub-singleuser"]' in room
+    assert single["cpu"]["limit"] == int(cpus) and single["memory"]["limit"] == memory, (single, cpus, memory)
+    assert single["storage"]["homeMountPath"] == "/home/jovyan" and '"/home/jovyan"}' in room
+    assert "/opt/nbcuda/notebooks" in json.dumps(single["lifecycleHooks"]) and "/opt/nbcuda/notebooks/" in docker
+    profiles = {p["slug"]: p.get("kubespawner_override", {}) for p in single["profileList"]}
     assert set(profiles) == {"cpu", "gpu"}, profiles
     assert profiles["gpu"]["extra_resource_limits"] == {"nvidia.com/gpu": "1"}, profiles["gpu"]
-    assert int(profiles["cpu"]["environment"]["NBCUDA_PTXSIM_WORKERS"]) <= profiles["cpu"]["cpu_limit"], profiles["cpu"]
     assert values["cull"]["enabled"] and values["cull"]["timeout"] > 0, values["cull"]

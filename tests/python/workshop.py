@@ -153,18 +153,29 @@ class Hub:
     """A JupyterHub started from `env` with install/jupyterhub/jupyterhub_config.py, on
     loopback, with a service token that may manage users and use their servers."""
 
-    def __init__(self, env: StudentEnv, workdir: Path, workers: int, chp: str):
+    def __init__(
+        self,
+        env: StudentEnv,
+        workdir: Path,
+        workers: int,
+        chp: str,
+        config: Path = HUB_CONFIG,
+        hub_ip: str = "127.0.0.1",
+        environ: dict[str, str] | None = None,
+    ):
         self.env = env
         self.workdir = workdir
         self.port = free_port()
         self.token = secrets.token_hex(16)
         self.url = f"http://127.0.0.1:{self.port}"
-        config = workdir / "test_config.py"
-        config.write_text(
+        hub_url = f"http://{hub_ip}:{free_port()}"
+        test_config = workdir / "test_config.py"
+        test_config.write_text(
             "c = get_config()\n"
-            f"load_subconfig({str(HUB_CONFIG)!r})\n"
+            f"load_subconfig({str(config)!r})\n"
             f"c.JupyterHub.bind_url = {self.url!r}\n"
-            f"c.JupyterHub.hub_bind_url = 'http://127.0.0.1:{free_port()}'\n"
+            f"c.JupyterHub.hub_bind_url = {hub_url!r}\n"
+            f"c.JupyterHub.hub_connect_url = {hub_url!r}\n"
             f"c.ConfigurableHTTPProxy.api_url = 'http://127.0.0.1:{free_port()}'\n"
             f"c.ConfigurableHTTPProxy.command = [{chp!r}]\n"
             f"c.JupyterHub.pid_file = {str(workdir / 'jupyterhub.pid')!r}\n"
@@ -180,10 +191,11 @@ class Hub:
             NBCUDA_WORKERS_PER_STUDENT=str(workers),
             # Each student's kernelspec is the env's own (sys.prefix); no user-level ones.
             JUPYTER_DATA_DIR=str(workdir / "no-user-jupyter"),
+            **(environ or {}),
         )
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
-            [str(env.bin / "jupyterhub"), "-f", str(config)],
+            [str(env.bin / "jupyterhub"), "-f", str(test_config)],
             cwd=workdir,
             env=environ,
             stdout=self.log,
