@@ -14,6 +14,7 @@
 //! Device printf and checker reports are shown for the first run only.
 
 use super::eval;
+use crate::gpu::LaunchArg;
 use super::lex::ParseError;
 use super::parse::time_args::{TimeArgs, TimeTarget};
 use super::parse::{self, Expr};
@@ -105,12 +106,10 @@ impl Magics {
         let bytes = given_bytes.or_else(|| {
             let mut seen: Vec<&str> = Vec::new();
             let mut sum = 0usize;
-            for arg in &request.args {
-                if let Some(n) = arg.array_name() {
-                    if !seen.contains(&n) {
-                        seen.push(n);
-                        sum += self.dev.array(n).map_or(0, |i| i.bytes);
-                    }
+            for n in request.args.iter().flat_map(LaunchArg::array_names) {
+                if !seen.contains(&n) {
+                    seen.push(n);
+                    sum += self.dev.array(n).map_or(0, |i| i.bytes);
                 }
             }
             (sum > 0).then_some(sum as f64)
