@@ -87,12 +87,25 @@ pub fn parse_alias(words: &[&str]) -> Option<TypeAlias> {
         matches!(c.next(), Some(ch) if ch == '_' || ch.is_ascii_alphabetic())
             && c.all(|ch| ch == '_' || ch.is_ascii_alphanumeric())
     };
+    // A comma outside `<…>` separates declarators (`typedef int a, b;`): not one alias.
+    let mut depth = 0i32;
+    let mut several = false;
+    for w in ty {
+        match *w {
+            "<" => depth += 1,
+            ">" => depth -= 1,
+            ">>" => depth -= 2,
+            "," if depth <= 0 => several = true,
+            _ => {}
+        }
+    }
     if ty.is_empty()
+        || several
         || !ident(name)
         || ty.contains(&name)
         || ty
             .iter()
-            .any(|w| matches!(*w, "(" | ")" | "[" | "]" | "{" | "}" | "," | ";" | "="))
+            .any(|w| matches!(*w, "(" | ")" | "[" | "]" | "{" | "}" | ";" | "="))
     {
         return None;
     }
@@ -133,6 +146,11 @@ mod tests {
         // `const fptr` is a const pointer to float, not a pointer to const float.
         assert_eq!(t.expand(&toks("const fptr")), toks("float * const"));
         assert_eq!(t.expand(&toks("Mat")), toks("Matrix"));
+        let m = types(&["using m2 = mdspan < float , dextents < int , 2 >>"]);
+        assert_eq!(
+            m.expand(&toks("const m2")),
+            toks("const mdspan < float , dextents < int , 2 >>")
+        );
         // A qualified name is not an alias of the cell.
         assert_eq!(t.expand(&toks("ns :: ft")), toks("ns :: ft"));
     }
@@ -145,8 +163,13 @@ mod tests {
             "typedef float arr [ 4 ]",
             "using namespace cuda",
             "typedef struct S S",
+            "typedef int a , b",
         ] {
-            assert_eq!(parse_alias(&bad.split(' ').collect::<Vec<_>>()), None, "{bad}");
+            assert_eq!(
+                parse_alias(&bad.split(' ').collect::<Vec<_>>()),
+                None,
+                "{bad}"
+            );
         }
         // Two aliases naming each other stop after a bounded number of rounds.
         let t = types(&["typedef B A", "typedef A B"]);

@@ -66,7 +66,12 @@ pub(crate) fn pointee(ty: &[String]) -> Option<crate::types::Pointee> {
     let base: Vec<&str> = ty[..first_star]
         .iter()
         .map(String::as_str)
-        .filter(|w| !matches!(*w, "const" | "volatile" | "struct" | "class" | "__restrict__"))
+        .filter(|w| {
+            !matches!(
+                *w,
+                "const" | "volatile" | "struct" | "class" | "__restrict__"
+            )
+        })
         .collect();
     Some(crate::types::Pointee {
         elem: if stars == 1 { base_dtype(&base) } else { None },

@@ -102,7 +102,10 @@ pub fn scan(source: &str) -> ScanResult {
         match t {
             ";" => {
                 parse_variables(&toks[stmt_start..i], &ns, &mut result.variables);
-                let words: Vec<&str> = toks[stmt_start..i].iter().map(|t| t.text.as_str()).collect();
+                let words: Vec<&str> = toks[stmt_start..i]
+                    .iter()
+                    .map(|t| t.text.as_str())
+                    .collect();
                 types.aliases.extend(aliases::parse_alias(&words));
                 i += 1;
                 stmt_start = i;
@@ -158,7 +161,7 @@ pub fn scan(source: &str) -> ScanResult {
                 let end = statement_end(&toks, i);
                 if let Some(found) = parse_declaration(&toks[stmt_start..end], &ns) {
                     match found {
-                        Found::Kernel(k) => add_kernel(&mut result, k),
+                        Found::Kernel(k) => add_kernel(&mut result, k, &types),
                         Found::Instantiation(name) => {
                             if !result.instantiations.contains(&name) {
                                 result.instantiations.push(name)
@@ -334,7 +337,9 @@ fn parse_struct(head: &[Tok], body: &[Tok], after: &[Tok]) -> Option<StructDef> 
             }
             continue; // a member function or constructor
         }
-        if d.iter().any(|w| matches!(*w, "{" | "}" | ":" | "union" | "enum")) {
+        if d.iter()
+            .any(|w| matches!(*w, "{" | "}" | ":" | "union" | "enum"))
+        {
             return None;
         }
         let d = without_initializers(d);
@@ -448,7 +453,7 @@ fn without_initializers<'a>(d: &[&'a str]) -> Vec<&'a str> {
 /// kernel (the same parameter types, up to parameter names and top-level `const`) are one
 /// kernel, which keeps the named parameters; different parameter lists under one name are
 /// overloads, each listed in `overloads`.
-fn add_kernel(result: &mut ScanResult, mut k: KernelDecl) {
+fn add_kernel(result: &mut ScanResult, mut k: KernelDecl, types: &CellTypes) {
     let written = written_signature(&k);
     if let Some(prev) = result
         .kernels
@@ -456,11 +461,10 @@ fn add_kernel(result: &mut ScanResult, mut k: KernelDecl) {
         .find(|p| p.qualified == k.qualified)
     {
         let same = prev.params.len() == k.params.len()
-            && prev
-                .params
-                .iter()
-                .zip(&k.params)
-                .all(|(a, b)| signature_type(&a.type_tokens) == signature_type(&b.type_tokens))
+            && prev.params.iter().zip(&k.params).all(|(a, b)| {
+                let (a, b) = (types.expand(&a.type_tokens), types.expand(&b.type_tokens));
+                signature_type(&a) == signature_type(&b)
+            })
             && prev.template_params.is_some() == k.template_params.is_some();
         if !same {
             prev.overloaded = true;
@@ -480,8 +484,8 @@ fn add_kernel(result: &mut ScanResult, mut k: KernelDecl) {
     result.kernels.push(k);
 }
 
-/// A parameter's type as it counts for overloading: without top-level cv-qualifiers (a
-/// by-value `const Matrix` is a `Matrix`, `float* const` is `float*`).
+/// A parameter's type (aliases expanded) as it counts for overloading: without top-level
+/// cv-qualifiers (a by-value `const Matrix` is a `Matrix`, `float* const` is `float*`).
 fn signature_type(ty: &[String]) -> Vec<&str> {
     let words: Vec<&str> = ty.iter().map(String::as_str).collect();
     match words.iter().rposition(|w| matches!(*w, "*" | "&" | "&&")) {
@@ -928,7 +932,12 @@ pub fn classify(ty: &[String], types: &CellTypes) -> ParamKind {
     let base: Vec<&str> = ty
         .iter()
         .map(String::as_str)
-        .filter(|w| !matches!(*w, "const" | "volatile" | "struct" | "class" | "__restrict__"))
+        .filter(|w| {
+            !matches!(
+                *w,
+                "const" | "volatile" | "struct" | "class" | "__restrict__"
+            )
+        })
         .collect();
     if let Some(d) = ctype::base_dtype(&base) {
         return ParamKind::Scalar(d);

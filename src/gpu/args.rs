@@ -204,7 +204,10 @@ fn pack_one(
                 };
                 let end = f.offset + b.len();
                 if end > bytes.len() {
-                    return Err(format!("{what} lies outside the parameter's {} bytes", layout.size));
+                    return Err(format!(
+                        "{what} lies outside the parameter's {} bytes",
+                        layout.size
+                    ));
                 }
                 bytes[f.offset..end].copy_from_slice(&b);
             }
@@ -314,7 +317,11 @@ fn view(
             return Err(format!(
                 "{which} is a `{}`: pass an array{}, not {}",
                 v.what,
-                if rank == 1 { " or `array + offset`" } else { "" },
+                if rank == 1 {
+                    " or `array + offset`"
+                } else {
+                    ""
+                },
                 describe_arg(other)
             ))
         }
@@ -331,7 +338,10 @@ fn view(
     let put = |bytes: &mut Vec<u8>, at: usize, b: &[u8]| -> Result<(), String> {
         let end = at + b.len();
         if end > bytes.len() {
-            return Err(format!("{which}: its layout is larger than {} bytes", v.size));
+            return Err(format!(
+                "{which}: its layout is larger than {} bytes",
+                v.size
+            ));
         }
         bytes[at..end].copy_from_slice(b);
         Ok(())
@@ -676,26 +686,46 @@ mod tests {
         let e = err(LaunchArg::ArrayAt("A".into(), 13));
         assert!(e.contains("points past the end"), "{e}");
         let e = err(LaunchArg::Int(1));
-        assert!(e.contains("member `elements`") && e.contains("array name"), "{e}");
+        assert!(
+            e.contains("member `elements`") && e.contains("array name"),
+            "{e}"
+        );
         let e = run(vec![LaunchArg::Array("A".into())])
             .err()
             .map(|e| e.message)
             .unwrap_or_default();
-        assert!(e.contains("4 values (width, height, stride, elements)") && e.contains("Matrix(member="), "{e}");
+        assert!(
+            e.contains("4 values (width, height, stride, elements)")
+                && e.contains("Matrix(member="),
+            "{e}"
+        );
     }
 
     #[test]
     fn spans_and_mdspans_pass_the_pointer_and_the_arrays_extents() {
         let view = |ty: &str| {
             let toks: Vec<String> = ty.split(' ').map(String::from).collect();
-            p("x", ty, crate::compile::scan::classify(&toks, &Default::default()))
+            p(
+                "x",
+                ty,
+                crate::compile::scan::classify(&toks, &Default::default()),
+            )
         };
         let span = view("cuda :: std :: span < float >");
-        let md = view("cuda :: std :: mdspan < const float , cuda :: std :: dextents < int , 2 > >");
-        let fixed = view("cuda :: std :: mdspan < float , cuda :: std :: extents < int , 2 , 4 > >");
+        let md =
+            view("cuda :: std :: mdspan < const float , cuda :: std :: dextents < int , 2 > >");
+        let fixed =
+            view("cuda :: std :: mdspan < float , cuda :: std :: extents < int , 2 , 4 > >");
         let run = |p: &KernelParam, a: LaunchArg| {
-            pack("k", "%launch", std::slice::from_ref(p), &[a], &arrays, &names)
-                .map_err(|e| e.message)
+            pack(
+                "k",
+                "%launch",
+                std::slice::from_ref(p),
+                &[a],
+                &arrays,
+                &names,
+            )
+            .map_err(|e| e.message)
         };
         let ok = run(&span, LaunchArg::ArrayAt("A".into(), 2)).expect("span");
         assert_eq!(ok.params[0][..8], (0x1000u64 + 8).to_le_bytes());
@@ -710,11 +740,17 @@ mod tests {
         let e = run(&md, LaunchArg::ArrayAt("A".into(), 1)).unwrap_err();
         assert!(e.contains("pass a whole array"), "{e}");
         let e = run(&fixed, LaunchArg::Array("A".into())).unwrap_err();
-        assert!(e.contains("fixed extent 2 in dimension 0") && e.contains("(3, 4)"), "{e}");
+        assert!(
+            e.contains("fixed extent 2 in dimension 0") && e.contains("(3, 4)"),
+            "{e}"
+        );
         let e = run(&md, LaunchArg::Float(1.0)).unwrap_err();
         assert!(e.contains("mdspan") && e.contains("pass an array"), "{e}");
         let one_d = view("mdspan < double , dextents < int , 2 > >");
         let e = run(&one_d, LaunchArg::Array("D".into())).unwrap_err();
-        assert!(e.contains("2-dimensional mdspan but array 'D' has shape (5,)"), "{e}");
+        assert!(
+            e.contains("2-dimensional mdspan but array 'D' has shape (5,)"),
+            "{e}"
+        );
     }
 }

@@ -23,7 +23,8 @@ mod state;
 pub mod worker;
 
 pub use crate::types::{
-    dtype, Aggregate, AggregateField, ArrayView, CudaOptions, Dtype, GpuError, KernelParam, ParamKind, Pointee, ViewExtent,
+    dtype, Aggregate, AggregateField, ArrayView, CudaOptions, Dtype, GpuError, KernelParam,
+    ParamKind, Pointee, ViewExtent,
 };
 pub use state::{DeviceState, GraphStep, NcuOutcome, ProfileLine, ProfileOutcome};
 

@@ -112,6 +112,13 @@ impl Magics {
                         .find(|w| !w.is_empty())
                         .unwrap_or("");
                     let type_names = [layout.name.as_str(), alias];
+                    // An array for a struct of several members: gpu::args says what it takes.
+                    if let ExprKind::Name(n) = &a.kind {
+                        if layout.fields.len() > 1 && self.dev.array(n).is_some() {
+                            launch_args.push(LaunchArg::Array(n.clone()));
+                            continue;
+                        }
+                    }
                     let mut leaves = Vec::new();
                     struct_leaves(a, &names, Some(&type_names[..]), &which, &mut leaves)
                         .map_err(argerr)?;
@@ -238,7 +245,10 @@ fn struct_leaves<'a>(
     let check_name = |name: &str| match type_names {
         Some(t) if !t.contains(&name) => Err(ParseError::at(
             e.span,
-            format!("{which} is a `{}`, not a `{name}`", t.first().unwrap_or(&"struct")),
+            format!(
+                "{which} is a `{}`, not a `{name}`",
+                t.first().unwrap_or(&"struct")
+            ),
         )),
         _ => Ok(()),
     };
@@ -270,7 +280,11 @@ fn struct_leaves<'a>(
                         .unwrap_or_default();
                     return Err(ParseError::at(
                         k.span,
-                        format!("{which} has no member `{}`{hint} (its members: {})", k.text, all()),
+                        format!(
+                            "{which} has no member `{}`{hint} (its members: {})",
+                            k.text,
+                            all()
+                        ),
                     ));
                 }
                 if members[..i].iter().any(|(o, _)| o.text == k.text) {
@@ -284,14 +298,35 @@ fn struct_leaves<'a>(
                 let Some((_, v)) = members.iter().find(|(k, _)| k.text == *g) else {
                     return Err(ParseError::at(
                         e.span,
-                        format!("member `{g}` of {which} is missing (give every member: {})", all()),
+                        format!(
+                            "member `{g}` of {which} is missing (give every member: {})",
+                            all()
+                        ),
                     ));
                 };
                 if let [""] = sub.as_slice() {
                     out.push(v);
                 } else {
                     let what = format!("member `{g}` of {which}");
+                    let before = out.len();
                     struct_leaves(v, sub, None, &what, out)?;
+                    let got = out.len() - before;
+                    if got != sub.len() {
+                        return Err(ParseError::at(
+                            v.span,
+                            format!(
+                                "{what} takes {} values ({}), got {got}",
+                                sub.len(),
+                                sub.iter()
+                                    .map(|s| format!(
+                                        "{g}{}{s}",
+                                        if s.starts_with('[') { "" } else { "." }
+                                    ))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        ));
+                    }
                 }
             }
             Ok(())

@@ -14,7 +14,6 @@
 //! Device printf and checker reports are shown for the first run only.
 
 use super::eval;
-use crate::gpu::LaunchArg;
 use super::lex::ParseError;
 use super::parse::time_args::{TimeArgs, TimeTarget};
 use super::parse::{self, Expr};
@@ -24,6 +23,7 @@ use crate::display::timing::{
     timing_table, timings_chart, timings_table, TimeEstimate, Timing, TimingStats,
 };
 use crate::display::{png_display, timing};
+use crate::gpu::LaunchArg;
 use nb::ErrorKind;
 use protocol::output::{CellOutput, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
