@@ -273,7 +273,8 @@ fn parse_variables(decl: &[Tok], ns: &[Option<String>], out: &mut Vec<DeviceVari
 }
 
 /// A struct or class definition: `head` is what comes before `{` (`struct NAME`, `class NAME`,
-/// `typedef struct`, with an optional `__align__(N)`/`alignas(N)`), `body` the members, `after`
+/// `typedef struct`, with an optional `__align__(N)`/`alignas(N)` of at most 4096), `body` the
+/// members, `after`
 /// what follows `}` (a typedef's name). Access specifiers, static members, member functions
 /// (not virtual ones) and default member initializers do not change the layout and are skipped.
 /// None for anything else (a union, a base class, a bit-field, a nested definition, a function
@@ -292,7 +293,9 @@ fn parse_struct(head: &[Tok], body: &[Tok], after: &[Tok]) -> Option<StructDef> 
         match rest[j] {
             "__align__" | "alignas" if rest.get(j + 1) == Some(&"(") => {
                 align = rest.get(j + 2).and_then(|n| n.parse::<usize>().ok());
-                if rest.get(j + 3) != Some(&")") || align.is_none_or(|a| !a.is_power_of_two()) {
+                if rest.get(j + 3) != Some(&")")
+                    || align.is_none_or(|a| !a.is_power_of_two() || a > 4096)
+                {
                     return None;
                 }
                 j += 4;

@@ -392,3 +392,31 @@ fn spans_and_mdspans_classify_as_views() {
         "cuda::std::mdspan<float, cuda::std::dextents<int, 2>>"
     );
 }
+
+#[test]
+fn hostile_struct_and_view_text_never_panics() {
+    for src in [
+        "struct __align__(9223372036854775808) A { char c; }; __global__ void k(A a) {}",
+        "struct B { float w[18446744073709551615]; }; __global__ void k(B b) {}",
+        "struct C { float w[4294967296]; float* p[4294967296]; }; __global__ void k(C c) {}",
+        "class D { public: public: private: }; __global__ void k(D d) {}",
+        "class E { E() : { } int a; }; __global__ void k(E e) {}",
+        "struct F { int a = ; int b = (1, ; }; __global__ void k(F f) {}",
+        "struct G { int *, *; }; __global__ void k(G g) {}",
+        "typedef G G2; using G3 = G2 ; __global__ void k(G3 g, G3* h) {}",
+        "__global__ void k(cuda::std::span<float, 18446744073709551615> s) {}",
+        "__global__ void k(cuda::std::mdspan<float, cuda::std::extents<int, 99999999999999999999>> m) {}",
+        "__global__ void k(cuda::std::mdspan<float, cuda::std::dextents<int, 2>>>> m) {}",
+        "__global__ void k(cuda::std::mdspan<<<float>> m) {}",
+        "__global__ void k(span<> s, mdspan<,> m, span s2) {}",
+    ] {
+        let r = scan(src);
+        for k in &r.kernels {
+            let _ = k.params_for(&[]);
+            let _ = k.display();
+        }
+    }
+    // A huge alignment or array is not laid out.
+    let r = scan("struct __align__(8192) A { char c; }; __global__ void k(A a) {}");
+    assert_eq!(r.kernels[0].params_for(&[])[0].kind, ParamKind::Other);
+}

@@ -145,7 +145,8 @@ fn extents(ty: &[&str]) -> Option<(Dtype, Vec<Option<usize>>)> {
 fn extent_value(t: &[&str]) -> Option<Option<usize>> {
     match unqualified(t).as_slice() {
         ["dynamic_extent"] => Some(None),
-        [n] => integer(n).map(Some),
+        // `dynamic_extent` is `size_t(-1)`.
+        [n] => integer(n).map(|v| (v != usize::MAX).then_some(v)),
         _ => None,
     }
 }
@@ -171,7 +172,7 @@ fn unqualified<'a>(t: &[&'a str]) -> Vec<&'a str> {
 
 /// `NAME < A , B >` (namespace prefix removed) → (NAME, [A, B]), the arguments split at
 /// top-level commas; None unless the closing `>` ends the tokens.
-fn template<'a, 'b>(t: &'b [&'a str]) -> Option<(&'a str, Vec<Vec<&'a str>>)> {
+fn template<'a>(t: &[&'a str]) -> Option<(&'a str, Vec<Vec<&'a str>>)> {
     let t = unqualified(t);
     let [name, "<", inner @ .., ">"] = t.as_slice() else {
         return None;
