@@ -56,3 +56,25 @@ pub(crate) fn base_dtype(words: &[&str]) -> Option<Dtype> {
     }
     None
 }
+
+/// What a pointer type (tokens, without the name) points to; None where it is not a pointer.
+/// `const float*` → (f32, const); `float**`, `void*` and pointers to structs have no element
+/// type.
+pub(crate) fn pointee(ty: &[String]) -> Option<crate::types::Pointee> {
+    let stars = ty.iter().filter(|w| *w == "*").count();
+    let first_star = ty.iter().position(|w| w == "*")?;
+    let base: Vec<&str> = ty[..first_star]
+        .iter()
+        .map(String::as_str)
+        .filter(|w| {
+            !matches!(
+                *w,
+                "const" | "volatile" | "struct" | "class" | "__restrict__"
+            )
+        })
+        .collect();
+    Some(crate::types::Pointee {
+        elem: if stars == 1 { base_dtype(&base) } else { None },
+        is_const: stars == 1 && ty[..first_star].iter().any(|w| w == "const"),
+    })
+}

@@ -6,7 +6,9 @@
 //! on-disk cache), `diag` (diagnostics → messages), `ptx` (entry parameter lists), `library`
 //! (finds and loads NVRTC; another helper's file), `resources` (CUBIN for an architecture →
 //! registers, shared and local memory per kernel), `structs` (layouts of by-value struct
-//! parameters), `ctype` (C scalar type names → dtypes, used by `scan` and `structs`).
+//! parameters), `ctype` (C scalar type names → dtypes, used by `scan` and `structs`), `aliases`
+//! (`typedef`/`using` aliases of the cell), `views` (layouts of `cuda::std::span`/`mdspan`
+//! parameters).
 //!
 //! This module compiles; it must not load modules, touch device memory or know about arrays.
 //! The source is compiled after a small prelude (the fixed-width integer typedefs of CCCL's
@@ -14,6 +16,7 @@
 //! `#line 1` directive so NVRTC's line numbers and the PTX `.loc` lines are the cell source's.
 //! Host headers such as `<cstdio>` and `<cmath>` resolve to stand-ins ([`BUILTIN_HEADERS`]).
 
+pub mod aliases;
 pub mod cache;
 pub mod ctype;
 pub mod diag;
@@ -23,6 +26,7 @@ pub mod ptx;
 pub mod resources;
 pub mod scan;
 pub mod structs;
+pub mod views;
 
 use crate::types::{CudaOptions, GpuError};
 use std::path::PathBuf;

@@ -7,6 +7,7 @@
 //! token. Anything it cannot classify becomes [`ParamKind::Other`]. It must never panic on user
 //! text, and it never decides whether the code compiles (NVRTC does).
 
+use super::aliases::{self, CellTypes};
 use super::ctype;
 use super::structs::{Member, StructDef};
 use crate::types::{KernelParam, ParamKind};
@@ -48,8 +49,11 @@ pub struct KernelDecl {
     pub line: usize,
     /// Another `__global__` of the same name with a different parameter list exists.
     pub overloaded: bool,
-    /// The cell's struct definitions, for parameters passed by value.
-    pub structs: Vec<StructDef>,
+    /// Every distinct parameter list declared under this name (more than one: overloads), as
+    /// written: `MatMul(Matrix A, Matrix B)`.
+    pub overloads: Vec<String>,
+    /// The cell's struct definitions and type aliases, for parameters passed by value.
+    pub types: CellTypes,
 }
 
 /// Everything the scanner found.
@@ -89,7 +93,7 @@ impl ScanResult {
 pub fn scan(source: &str) -> ScanResult {
     let toks = tokenize(source);
     let mut result = ScanResult::default();
-    let mut structs: Vec<StructDef> = Vec::new();
+    let mut types = CellTypes::default();
     let mut ns: Vec<Option<String>> = Vec::new(); // None: transparent scope (extern "C" { })
     let mut stmt_start = 0usize;
     let mut i = 0usize;
@@ -98,6 +102,11 @@ pub fn scan(source: &str) -> ScanResult {
         match t {
             ";" => {
                 parse_variables(&toks[stmt_start..i], &ns, &mut result.variables);
+                let words: Vec<&str> = toks[stmt_start..i]
+                    .iter()
+                    .map(|t| t.text.as_str())
+                    .collect();
+                types.aliases.extend(aliases::parse_alias(&words));
                 i += 1;
                 stmt_start = i;
             }
@@ -142,7 +151,7 @@ pub fn scan(source: &str) -> ScanResult {
                     if let Some(def) =
                         parse_struct(&toks[stmt_start..i], &toks[i + 1..end - 1], &toks[end..])
                     {
-                        structs.push(def);
+                        types.structs.push(def);
                     }
                     i = end;
                 }
@@ -152,7 +161,7 @@ pub fn scan(source: &str) -> ScanResult {
                 let end = statement_end(&toks, i);
                 if let Some(found) = parse_declaration(&toks[stmt_start..end], &ns) {
                     match found {
-                        Found::Kernel(k) => add_kernel(&mut result, k),
+                        Found::Kernel(k) => add_kernel(&mut result, k, &types),
                         Found::Instantiation(name) => {
                             if !result.instantiations.contains(&name) {
                                 result.instantiations.push(name)
@@ -173,7 +182,7 @@ pub fn scan(source: &str) -> ScanResult {
         }
     }
     for k in &mut result.kernels {
-        k.structs = structs.clone();
+        k.types = types.clone();
     }
     result
 }
@@ -263,14 +272,18 @@ fn parse_variables(decl: &[Tok], ns: &[Option<String>], out: &mut Vec<DeviceVari
     }
 }
 
-/// A struct definition: `head` is what comes before `{` (`struct NAME`, `typedef struct`, with
-/// an optional `__align__(N)`/`alignas(N)`), `body` the members, `after` what follows `}` (a
-/// typedef's name). None for anything else (a class with methods, a union, a function body).
+/// A struct or class definition: `head` is what comes before `{` (`struct NAME`, `class NAME`,
+/// `typedef struct`, with an optional `__align__(N)`/`alignas(N)` of at most 4096), `body` the
+/// members, `after`
+/// what follows `}` (a typedef's name). Access specifiers, static members, member functions
+/// (not virtual ones) and default member initializers do not change the layout and are skipped.
+/// None for anything else (a union, a base class, a bit-field, a nested definition, a function
+/// body).
 fn parse_struct(head: &[Tok], body: &[Tok], after: &[Tok]) -> Option<StructDef> {
     let words: Vec<&str> = head.iter().map(|t| t.text.as_str()).collect();
     let typedef = words.first() == Some(&"typedef");
     let rest = if typedef { &words[1..] } else { &words[..] };
-    if rest.first() != Some(&"struct") {
+    if !matches!(rest.first(), Some(&"struct") | Some(&"class")) {
         return None;
     }
     let mut align = None;
@@ -280,7 +293,9 @@ fn parse_struct(head: &[Tok], body: &[Tok], after: &[Tok]) -> Option<StructDef> 
         match rest[j] {
             "__align__" | "alignas" if rest.get(j + 1) == Some(&"(") => {
                 align = rest.get(j + 2).and_then(|n| n.parse::<usize>().ok());
-                if rest.get(j + 3) != Some(&")") || align.is_none_or(|a| !a.is_power_of_two()) {
+                if rest.get(j + 3) != Some(&")")
+                    || align.is_none_or(|a| !a.is_power_of_two() || a > 4096)
+                {
                     return None;
                 }
                 j += 4;
@@ -302,17 +317,36 @@ fn parse_struct(head: &[Tok], body: &[Tok], after: &[Tok]) -> Option<StructDef> 
         }
     }
     let mut members = Vec::new();
-    for decl in body.split(|t| t.text == ";") {
-        if decl.is_empty() {
+    for d in member_declarations(body)? {
+        let mut d: &[&str] = &d;
+        while let [access, ":", tail @ ..] = d {
+            if !matches!(*access, "public" | "private" | "protected") {
+                break;
+            }
+            d = tail;
+        }
+        if d.is_empty()
+            || matches!(
+                d[0],
+                "static" | "using" | "typedef" | "friend" | "template" | "static_assert"
+            )
+        {
             continue;
         }
-        let d: Vec<&str> = decl.iter().map(|t| t.text.as_str()).collect();
+        let init = d.iter().position(|w| *w == "=").unwrap_or(d.len());
+        if d[..init].contains(&"(") {
+            if d.contains(&"virtual") {
+                return None; // a vtable pointer nbcuda does not lay out
+            }
+            continue; // a member function or constructor
+        }
         if d.iter()
-            .any(|w| matches!(*w, "(" | "{" | "}" | ":" | "static" | "=" | "union"))
+            .any(|w| matches!(*w, "{" | "}" | ":" | "union" | "enum"))
         {
             return None;
         }
-        // `TYPE a, b[3], c` → the type is what precedes the first declarator.
+        let d = without_initializers(d);
+        // `TYPE a, *p, b[3]` → the type is what precedes the first declarator.
         let parts: Vec<&[&str]> = d.split(|w| *w == ",").collect();
         let first = parts[0];
         let first_name = first
@@ -323,8 +357,23 @@ fn parse_struct(head: &[Tok], body: &[Tok], after: &[Tok]) -> Option<StructDef> 
         if ty.is_empty() {
             return None;
         }
-        let declarators = std::iter::once(first_dims).chain(parts[1..].iter().copied());
-        for dcl in declarators {
+        // Later declarators bring their own `*`s: the shared type is the first's without them.
+        let shared: Vec<String> = ty
+            .iter()
+            .rev()
+            .skip_while(|w| *w == "*" || *w == "const")
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .cloned()
+            .collect();
+        let declarators = std::iter::once((ty, first_dims)).chain(parts[1..].iter().map(|p| {
+            let stars = p.iter().take_while(|w| **w == "*").count();
+            let mut t = shared.clone();
+            t.extend(std::iter::repeat_n("*".to_string(), stars));
+            (t, &p[stars..])
+        }));
+        for (ty, dcl) in declarators {
             let (mname, count) = match dcl {
                 [n] => (*n, None),
                 [n, "[", len, "]"] => (*n, Some(len.parse::<usize>().ok().filter(|c| *c > 0)?)),
@@ -334,7 +383,7 @@ fn parse_struct(head: &[Tok], body: &[Tok], after: &[Tok]) -> Option<StructDef> 
                 return None;
             }
             members.push(Member {
-                type_tokens: ty.clone(),
+                type_tokens: ty,
                 name: mname.to_string(),
                 count,
             });
@@ -347,30 +396,129 @@ fn parse_struct(head: &[Tok], body: &[Tok], after: &[Tok]) -> Option<StructDef> 
     })
 }
 
-fn add_kernel(result: &mut ScanResult, k: KernelDecl) {
+/// The member declarations of a struct body: split at `;`, a member function's `{ … }` body
+/// ending its declaration. None when the braces do not balance.
+fn member_declarations(body: &[Tok]) -> Option<Vec<Vec<&str>>> {
+    let mut out = Vec::new();
+    let mut cur: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < body.len() {
+        let t = body[i].text.as_str();
+        match t {
+            ";" => out.push(std::mem::take(&mut cur)),
+            "{" if cur.contains(&"(") => {
+                // A function body (after a constructor's initializer list, too).
+                let end = skip_balanced(body, i);
+                if end > body.len() || body.get(end - 1).map(|t| t.text.as_str()) != Some("}") {
+                    return None;
+                }
+                out.push(std::mem::take(&mut cur));
+                i = end;
+                continue;
+            }
+            _ => cur.push(t),
+        }
+        i += 1;
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    Some(out)
+}
+
+/// A data member declaration without its default initializers: `int n = 4, m = 2` → `int n, m`.
+fn without_initializers<'a>(d: &[&'a str]) -> Vec<&'a str> {
+    let mut out = Vec::with_capacity(d.len());
+    let mut skipping = false;
+    let mut depth = 0i32;
+    for w in d {
+        match *w {
+            "(" | "[" | "{" | "<" if skipping => depth += 1,
+            ")" | "]" | "}" | ">" if skipping => depth -= 1,
+            "=" if depth == 0 => {
+                skipping = true;
+                continue;
+            }
+            "," if depth <= 0 => {
+                skipping = false;
+                depth = 0;
+            }
+            _ => {}
+        }
+        if !skipping {
+            out.push(*w);
+        }
+    }
+    out
+}
+
+/// Adds a declaration to the kernels found. A forward declaration and the definition of one
+/// kernel (the same parameter types, up to parameter names and top-level `const`) are one
+/// kernel, which keeps the named parameters; different parameter lists under one name are
+/// overloads, each listed in `overloads`.
+fn add_kernel(result: &mut ScanResult, mut k: KernelDecl, types: &CellTypes) {
+    let written = written_signature(&k);
     if let Some(prev) = result
         .kernels
         .iter_mut()
         .find(|p| p.qualified == k.qualified)
     {
-        let types = |d: &KernelDecl| {
-            d.params
-                .iter()
-                .map(|p| p.type_tokens.join(" "))
-                .collect::<Vec<_>>()
-        };
-        if types(prev) != types(&k) || prev.template_params.is_some() != k.template_params.is_some()
-        {
+        let same = prev.params.len() == k.params.len()
+            && prev.params.iter().zip(&k.params).all(|(a, b)| {
+                let (a, b) = (types.expand(&a.type_tokens), types.expand(&b.type_tokens));
+                signature_type(&a) == signature_type(&b)
+            })
+            && prev.template_params.is_some() == k.template_params.is_some();
+        if !same {
             prev.overloaded = true;
-        } else if prev.params.iter().any(|p| p.name.is_none()) {
+            prev.overloads.push(written);
+        } else if !k.params.iter().any(|p| p.name.is_none()) {
             // A forward declaration followed by the definition: keep the named parameters.
-            let overloaded = prev.overloaded;
+            k.overloaded = prev.overloaded;
+            k.overloads = std::mem::take(&mut prev.overloads);
+            if let Some(first) = k.overloads.first_mut() {
+                *first = written;
+            }
             *prev = k;
-            prev.overloaded = overloaded;
         }
         return;
     }
+    k.overloads = vec![written];
     result.kernels.push(k);
+}
+
+/// A parameter's type (aliases expanded) as it counts for overloading: without top-level
+/// cv-qualifiers (a by-value `const Matrix` is a `Matrix`, `float* const` is `float*`).
+fn signature_type(ty: &[String]) -> Vec<&str> {
+    let words: Vec<&str> = ty.iter().map(String::as_str).collect();
+    match words.iter().rposition(|w| matches!(*w, "*" | "&" | "&&")) {
+        Some(last) => words
+            .iter()
+            .enumerate()
+            .filter(|(i, w)| *i < last || !matches!(**w, "const" | "volatile"))
+            .map(|(_, w)| *w)
+            .collect(),
+        None => words
+            .into_iter()
+            .filter(|w| !matches!(*w, "const" | "volatile"))
+            .collect(),
+    }
+}
+
+/// `MatMul(const Matrix, Matrix C)`: a declaration as written, for the overload message.
+fn written_signature(k: &KernelDecl) -> String {
+    let params: Vec<String> = k
+        .params
+        .iter()
+        .map(|p| {
+            let ty = join_tokens(&p.type_tokens);
+            match &p.name {
+                Some(n) => format!("{ty} {n}"),
+                None => ty,
+            }
+        })
+        .collect();
+    format!("{}({})", k.name, params.join(", "))
 }
 
 enum Found {
@@ -527,7 +675,8 @@ fn parse_declaration(decl: &[Tok], ns: &[Option<String>]) -> Option<Found> {
         params,
         line: name_tok.line,
         overloaded: false,
-        structs: Vec::new(),
+        overloads: Vec::new(),
+        types: CellTypes::default(),
     }))
 }
 
@@ -635,9 +784,18 @@ fn parse_params(inner: &[Tok]) -> Vec<RawParam> {
                 words.extend(star);
                 words.extend(name);
             }
+            // The last word is the name unless what precedes it is no type on its own
+            // (`const Matrix` is an unnamed parameter).
+            let typed = words.len() >= 2
+                && words[..words.len() - 1].iter().any(|w| {
+                    !matches!(
+                        w.as_str(),
+                        "const" | "volatile" | "struct" | "class" | "enum" | "typename"
+                    )
+                });
             let name = match words.last() {
                 Some(w)
-                    if words.len() >= 2
+                    if typed
                         && is_identifier(w)
                         && !TYPE_WORDS.contains(&w.as_str())
                         && words[words.len() - 2] != "::" =>
@@ -733,7 +891,7 @@ impl KernelDecl {
                 KernelParam {
                     name: p.name.clone().unwrap_or_else(|| format!("arg{}", i + 1)),
                     c_type: join_tokens(&ty),
-                    kind: classify(&ty, &self.structs),
+                    kind: classify(&ty, &self.types),
                 }
             })
             .collect()
@@ -761,36 +919,38 @@ impl KernelDecl {
     }
 }
 
-/// What a parameter type (tokens, without the name) accepts; `structs` are the cell's struct
-/// definitions, for structs passed by value.
-pub fn classify(ty: &[String], structs: &[StructDef]) -> ParamKind {
+/// What a parameter type (tokens, without the name) accepts; `types` are the cell's struct
+/// definitions and aliases, for parameters passed by value and types named by an alias.
+pub fn classify(ty: &[String], types: &CellTypes) -> ParamKind {
+    let ty = types.expand(ty);
     if ty.iter().any(|w| w == "&" || w == "&&" || w == "(") {
         return ParamKind::Other;
     }
-    let stars = ty.iter().filter(|w| *w == "*").count();
-    let first_star = ty.iter().position(|w| w == "*").unwrap_or(ty.len());
-    let base: Vec<&str> = ty[..first_star]
+    if let Some(p) = ctype::pointee(&ty) {
+        return ParamKind::Pointer {
+            elem: p.elem,
+            is_const: p.is_const,
+        };
+    }
+    let base: Vec<&str> = ty
         .iter()
         .map(String::as_str)
-        .filter(|w| !matches!(*w, "const" | "volatile" | "struct" | "__restrict__"))
+        .filter(|w| {
+            !matches!(
+                *w,
+                "const" | "volatile" | "struct" | "class" | "__restrict__"
+            )
+        })
         .collect();
-    let elem = ctype::base_dtype(&base);
-    match stars {
-        0 => match elem {
-            Some(d) => ParamKind::Scalar(d),
-            None => match super::structs::layout(&base, structs) {
-                Some(a) => ParamKind::Aggregate(a),
-                None => ParamKind::Other,
-            },
-        },
-        1 => ParamKind::Pointer {
-            elem,
-            is_const: ty[..first_star].iter().any(|w| w == "const"),
-        },
-        _ => ParamKind::Pointer {
-            elem: None,
-            is_const: false,
-        },
+    if let Some(d) = ctype::base_dtype(&base) {
+        return ParamKind::Scalar(d);
+    }
+    if let Some(v) = super::views::layout(&ty) {
+        return ParamKind::View(v);
+    }
+    match super::structs::layout(&base, types) {
+        Some(a) => ParamKind::Aggregate(a),
+        None => ParamKind::Other,
     }
 }
 

@@ -100,16 +100,19 @@ __global__ void refs(const float& r, uint8_t u8, uint64_t u64) {}
             ParamKind::Scalar(Dtype::U64),
             // `float2` by value: a tuple of x, y.
             ParamKind::Aggregate(crate::gpu::Aggregate {
+                name: "float2".into(),
                 fields: vec![
                     crate::gpu::AggregateField {
                         name: "x".into(),
                         dtype: Dtype::F32,
-                        offset: 0
+                        offset: 0,
+                        pointer: None,
                     },
                     crate::gpu::AggregateField {
                         name: "y".into(),
                         dtype: Dtype::F32,
-                        offset: 4
+                        offset: 4,
+                        pointer: None,
                     },
                 ],
                 size: 8,
@@ -219,6 +222,7 @@ fn scan_names_and_overloads() {
     assert_eq!(r.kernels.len(), 2);
     assert!(!r.kernels[0].overloaded);
     assert!(r.kernels[1].overloaded);
+    assert_eq!(r.kernels[1].overloads, ["o(float* x)", "o(double* x)"]);
     // Garbage never panics.
     for src in [
         "__global__",
@@ -276,6 +280,143 @@ fn scan_finds_structs_and_module_variables() {
         "P: a, b[0], b[1], aligned to 16"
     );
     assert_eq!(layout(1), Some((16, 8, 2)), "Q: d, c");
-    assert_eq!(layout(2), None, "a struct with a pointer cannot be passed");
+    assert_eq!(layout(2), Some((8, 8, 1)), "a struct with a pointer member");
     assert_eq!(layout(3), Some((16, 16, 4)), "float4");
+}
+
+#[test]
+fn a_forward_declaration_and_the_definition_are_one_kernel() {
+    // The CUDA Programming Guide's shared-memory matmul declares its kernel with unnamed,
+    // `const` by-value parameters before defining it.
+    let src = "typedef struct { int width; int height; int stride; float* elements; } Matrix;\n\
+               __global__ void MatMulKernel(const Matrix, const Matrix, Matrix);\n\
+               void host(Matrix A) {}\n\
+               __global__ void MatMulKernel(Matrix A, Matrix B, Matrix C) {}\n\
+               __global__ void f(float* const p);\n\
+               __global__ void f(float* q) {}\n\
+               __global__ void g(const float* p);\n\
+               __global__ void g(float* p) {}\n";
+    let r = scan(src);
+    let names: Vec<(&str, bool)> = r
+        .kernels
+        .iter()
+        .map(|k| (k.name.as_str(), k.overloaded))
+        .collect();
+    assert_eq!(names, [("MatMulKernel", false), ("f", false), ("g", true)]);
+    let mm = &r.kernels[0];
+    let params = mm.params_for(&[]);
+    let named: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(named, ["A", "B", "C"]);
+    assert_eq!(mm.line, 4);
+    assert!(params
+        .iter()
+        .all(|p| matches!(&p.kind, ParamKind::Aggregate(a) if a.size == 24)));
+    assert_eq!(r.kernels[1].params_for(&[])[0].name, "q");
+    // True overloads: both signatures, as written.
+    assert_eq!(r.kernels[2].overloads, ["g(const float* p)", "g(float* p)"]);
+}
+
+#[test]
+fn aliases_classes_and_pointer_members_classify() {
+    let src = "typedef float ft;\n\
+               using real_ptr = float*;\n\
+               typedef const double* cdp;\n\
+               class Grid {\n\
+               public:\n\
+                 int nx, ny;\n\
+                 ft *data, scale;\n\
+                 static const int dims = 2;\n\
+                 __device__ ft at(int i, int j) const { return data[i * nx + j]; }\n\
+                 __host__ __device__ Grid() : nx(0), ny(0), data(nullptr), scale(1) {}\n\
+               private:\n\
+                 cdp lut = nullptr;\n\
+               };\n\
+               struct Virtual { virtual void f(); int a; };\n\
+               struct Bits { int a : 3; };\n\
+               using G = Grid;\n\
+               __global__ void k(const ft mean, ft* out, real_ptr p, const real_ptr q, G g,\n\
+                                 Virtual v, Bits b, cdp c) {}\n";
+    let r = scan(src);
+    let p = r.kernels[0].params_for(&[]);
+    assert_eq!(p[0].kind, ParamKind::Scalar(Dtype::F32));
+    assert_eq!(p[1].kind, ptr(Some(Dtype::F32), false));
+    assert_eq!(p[2].kind, ptr(Some(Dtype::F32), false));
+    // `const real_ptr` is a const pointer to (writable) float.
+    assert_eq!(p[3].kind, ptr(Some(Dtype::F32), false));
+    let ParamKind::Aggregate(g) = &p[4].kind else {
+        panic!("Grid: {:?}", p[4].kind);
+    };
+    let fields: Vec<(&str, usize, bool)> = g
+        .fields
+        .iter()
+        .map(|f| (f.name.as_str(), f.offset, f.pointer.is_some()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("nx", 0, false),
+            ("ny", 4, false),
+            ("data", 8, true),
+            ("scale", 16, false),
+            ("lut", 24, true)
+        ]
+    );
+    assert_eq!((g.name.as_str(), g.size), ("Grid", 32));
+    let lut = g.fields[4].pointer.expect("pointer");
+    assert_eq!((lut.elem, lut.is_const), (Some(Dtype::F64), true));
+    assert_eq!(p[5].kind, ParamKind::Other, "a virtual class");
+    assert_eq!(p[6].kind, ParamKind::Other, "a bit-field");
+    assert_eq!(p[7].kind, ptr(Some(Dtype::F64), true));
+}
+
+#[test]
+fn spans_and_mdspans_classify_as_views() {
+    let src = "#include <cuda/std/span>\n\
+               using fspan = cuda::std::span<float>;\n\
+               __global__ void k(cuda::std::span<float> x, cuda::std::span<const int, 4> y,\n\
+                 cuda::std::mdspan<float, cuda::std::dextents<int, 2>> m, fspan z,\n\
+                 cuda::std::mdspan<float, cuda::std::dextents<int, 2>, cuda::std::layout_left> l) {}\n";
+    let r = scan(src);
+    let p = r.kernels[0].params_for(&[]);
+    let view = |i: usize| match &p[i].kind {
+        ParamKind::View(v) => Some((v.what, v.elem, v.is_const, v.extents.len(), v.size)),
+        _ => None,
+    };
+    assert_eq!(view(0), Some(("span", Dtype::F32, false, 1, 16)));
+    assert_eq!(view(1), Some(("span", Dtype::I32, true, 1, 8)));
+    assert_eq!(view(2), Some(("mdspan", Dtype::F32, false, 2, 16)));
+    assert_eq!(view(3), Some(("span", Dtype::F32, false, 1, 16)));
+    assert_eq!(view(4), None, "layout_left is not C order");
+    assert_eq!(
+        p[2].c_type,
+        "cuda::std::mdspan<float, cuda::std::dextents<int, 2>>"
+    );
+}
+
+#[test]
+fn hostile_struct_and_view_text_never_panics() {
+    for src in [
+        "struct __align__(9223372036854775808) A { char c; }; __global__ void k(A a) {}",
+        "struct B { float w[18446744073709551615]; }; __global__ void k(B b) {}",
+        "struct C { float w[4294967296]; float* p[4294967296]; }; __global__ void k(C c) {}",
+        "class D { public: public: private: }; __global__ void k(D d) {}",
+        "class E { E() : { } int a; }; __global__ void k(E e) {}",
+        "struct F { int a = ; int b = (1, ; }; __global__ void k(F f) {}",
+        "struct G { int *, *; }; __global__ void k(G g) {}",
+        "typedef G G2; using G3 = G2 ; __global__ void k(G3 g, G3* h) {}",
+        "__global__ void k(cuda::std::span<float, 18446744073709551615> s) {}",
+        "__global__ void k(cuda::std::mdspan<float, cuda::std::extents<int, 99999999999999999999>> m) {}",
+        "__global__ void k(cuda::std::mdspan<float, cuda::std::dextents<int, 2>>>> m) {}",
+        "__global__ void k(cuda::std::mdspan<<<float>> m) {}",
+        "__global__ void k(span<> s, mdspan<,> m, span s2) {}",
+    ] {
+        let r = scan(src);
+        for k in &r.kernels {
+            let _ = k.params_for(&[]);
+            let _ = k.display();
+        }
+    }
+    // A huge alignment or array is not laid out.
+    let r = scan("struct __align__(8192) A { char c; }; __global__ void k(A a) {}");
+    assert_eq!(r.kernels[0].params_for(&[])[0].kind, ParamKind::Other);
 }

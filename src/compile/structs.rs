@@ -1,14 +1,17 @@
 //! By-value aggregate parameters of CUDA kernels: CUDA's vector types (`float2`, `int3`,
-//! `uint4`, …) and plain structs of numbers defined in the `%%cuda` cell, laid out by the C rules
-//! (each member at the next multiple of its alignment, the size a multiple of the largest
-//! alignment) so that `%launch` can pack a tuple `(1.0, 2.0)` into the parameter's bytes.
+//! `uint4`, …) and structs and classes of numbers and pointers defined in the `%%cuda` cell
+//! (nested structs and fixed arrays included, members named through the cell's aliases), laid
+//! out by the C rules (each member at the next multiple of its alignment, the size a multiple of
+//! the largest alignment) so that `%launch` can pack a tuple `(1.0, 2.0)` or
+//! `Matrix(width=4, elements=a)` into the parameter's bytes.
 //!
 //! The struct definitions come from the cell's scanner ([`super::scan`]); this module only
-//! computes layouts. It must never panic on user text: a member it does not know (a pointer, a
-//! union, a bit-field, a template) makes the whole struct unknown, and the parameter then
-//! cannot be passed from a magic. The compiled PTX parameter's size is the final check
-//! (`gpu::kernels`): a layout that disagrees with it is not used.
+//! computes layouts. It must never panic on user text: a member it does not know (a union, a
+//! bit-field, a template) makes the whole struct unknown, and the parameter then cannot be
+//! passed from a magic. The compiled PTX parameter's size is the final check (`gpu::kernels`):
+//! a layout that disagrees with it is not used.
 
+use super::aliases::CellTypes;
 use crate::types::{Aggregate, AggregateField, Dtype};
 
 /// A `struct NAME { … };` or `typedef struct { … } NAME;` of the cell.
@@ -79,13 +82,34 @@ fn vector_layout(d: Dtype, n: usize) -> Aggregate {
             name: f.to_string(),
             dtype: d,
             offset: i * s,
+            pointer: None,
         })
         .collect();
     Aggregate {
+        name: vector_name(d, n),
         fields,
         size: (n * s).div_ceil(align) * align,
         align,
     }
+}
+
+/// The name of a vector type, for the named syntax: (f32, 2) → `float2`.
+fn vector_name(d: Dtype, n: usize) -> String {
+    let base = match d {
+        Dtype::F16 => return "half2".into(),
+        Dtype::BF16 => return "nv_bfloat162".into(),
+        Dtype::I8 => "char",
+        Dtype::U8 => "uchar",
+        Dtype::I16 => "short",
+        Dtype::U16 => "ushort",
+        Dtype::I32 => "int",
+        Dtype::U32 => "uint",
+        Dtype::I64 => "longlong",
+        Dtype::U64 => "ulonglong",
+        Dtype::F32 => "float",
+        Dtype::F64 => "double",
+    };
+    format!("{base}{n}")
 }
 
 /// A type as written without its cv-qualifiers and `struct`: `const float` → `float`.
@@ -93,7 +117,7 @@ pub fn base_words(type_tokens: &[String]) -> Vec<&str> {
     type_tokens
         .iter()
         .map(String::as_str)
-        .filter(|w| !matches!(*w, "const" | "volatile" | "struct"))
+        .filter(|w| !matches!(*w, "const" | "volatile" | "struct" | "class"))
         .collect()
 }
 
@@ -113,23 +137,40 @@ pub fn element_type(type_tokens: &[String]) -> Option<(Dtype, usize)> {
 /// A number: one field with an empty name (a struct member's field takes the member's name).
 fn scalar_layout(d: Dtype) -> Aggregate {
     Aggregate {
+        name: d.c_names()[0].to_string(),
         fields: vec![AggregateField {
             name: String::new(),
             dtype: d,
             offset: 0,
+            pointer: None,
         }],
         size: d.size(),
         align: d.size(),
     }
 }
 
-/// The layout of a by-value parameter of base type `words` (cv-qualifiers and `struct` removed),
-/// or why it has none.
-pub fn layout(words: &[&str], structs: &[StructDef]) -> Option<Aggregate> {
-    layout_at(words, structs, 0)
+/// A pointer member: one field with an empty name, 8 bytes.
+fn pointer_layout(p: crate::types::Pointee) -> Aggregate {
+    Aggregate {
+        name: "pointer".into(),
+        fields: vec![AggregateField {
+            name: String::new(),
+            dtype: Dtype::U64,
+            offset: 0,
+            pointer: Some(p),
+        }],
+        size: 8,
+        align: 8,
+    }
 }
 
-fn layout_at(words: &[&str], structs: &[StructDef], depth: usize) -> Option<Aggregate> {
+/// The layout of a by-value parameter of base type `words` (aliases expanded, cv-qualifiers and
+/// `struct` removed), or None where nbcuda cannot lay it out.
+pub fn layout(words: &[&str], types: &CellTypes) -> Option<Aggregate> {
+    layout_at(words, types, 0)
+}
+
+fn layout_at(words: &[&str], types: &CellTypes, depth: usize) -> Option<Aggregate> {
     if depth > MAX_DEPTH {
         return None;
     }
@@ -142,15 +183,19 @@ fn layout_at(words: &[&str], structs: &[StructDef], depth: usize) -> Option<Aggr
     if let Some(d) = scalar(words) {
         return Some(scalar_layout(d));
     }
-    let def = structs.iter().rev().find(|s| s.name == *name)?;
+    let def = types.structs.iter().rev().find(|s| s.name == *name)?;
     let mut out = Aggregate {
+        name: def.name.clone(),
         fields: Vec::new(),
         size: 0,
         align: def.align.unwrap_or(1).max(1),
     };
     for m in &def.members {
-        let base = base_words(&m.type_tokens);
-        let inner = layout_at(&base, structs, depth + 1)?;
+        let ty = types.expand(&m.type_tokens);
+        let inner = match super::ctype::pointee(&ty) {
+            Some(p) => pointer_layout(p),
+            None => layout_at(&base_words(&ty), types, depth + 1)?,
+        };
         let count = m.count.unwrap_or(1);
         let off0 = out.size.div_ceil(inner.align) * inner.align;
         for k in 0..count {
@@ -166,6 +211,7 @@ fn layout_at(words: &[&str], structs: &[StructDef], depth: usize) -> Option<Aggr
                     name,
                     dtype: f.dtype,
                     offset: base_off + f.offset,
+                    pointer: f.pointer,
                 });
                 if out.fields.len() > MAX_FIELDS {
                     return None;
@@ -236,11 +282,12 @@ mod tests {
             ("uchar3", 3, 1),
             ("longlong2", 16, 16),
         ] {
-            let a = layout(&[name], &[]).unwrap_or_else(|| panic!("{name}"));
+            let a = layout(&[name], &CellTypes::default()).unwrap_or_else(|| panic!("{name}"));
             assert_eq!((a.size, a.align), (size, align), "{name}");
         }
-        assert!(layout(&["float5"], &[]).is_none());
-        assert!(layout(&["half3"], &[]).is_none());
+        let none = CellTypes::default();
+        assert!(layout(&["float5"], &none).is_none());
+        assert!(layout(&["half3"], &none).is_none());
     }
 
     #[test]
@@ -253,7 +300,7 @@ mod tests {
                 ("int", "n", None),
             ],
         );
-        let a = layout(&["Params"], std::slice::from_ref(&p)).expect("layout");
+        let a = layout(&["Params"], &with(std::slice::from_ref(&p))).expect("layout");
         assert_eq!(
             offsets(&a),
             [("a".into(), 0), ("b".into(), 8), ("n".into(), 16)]
@@ -269,7 +316,7 @@ mod tests {
             ],
         );
         let structs = [p, outer];
-        let b = layout(&["Body"], &structs).expect("layout");
+        let b = layout(&["Body"], &with(&structs)).expect("layout");
         assert_eq!(
             offsets(&b),
             [
@@ -285,11 +332,82 @@ mod tests {
             ]
         );
         assert_eq!((b.size, b.align), (48, 8));
-        // A member we cannot lay out (a pointer) makes the struct unknown.
-        let bad = def("Bad", &[("float", "a", None), ("float *", "p", None)]);
-        assert!(layout(&["Bad"], &[bad]).is_none());
+        // A member we cannot lay out (a union) makes the struct unknown.
+        let bad = def("Bad", &[("float", "a", None), ("union U", "u", None)]);
+        assert!(layout(&["Bad"], &with(&[bad])).is_none());
         // A struct that contains itself does not recurse forever.
         let selfish = def("S", &[("S", "s", None)]);
-        assert!(layout(&["S"], &[selfish]).is_none());
+        assert!(layout(&["S"], &with(&[selfish])).is_none());
+    }
+
+    fn with(structs: &[StructDef]) -> CellTypes {
+        CellTypes {
+            structs: structs.to_vec(),
+            aliases: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn pointer_members_are_8_byte_fields_with_their_pointee() {
+        // The CUDA Programming Guide's shared-memory matmul: `Matrix` by value.
+        let m = def(
+            "Matrix",
+            &[
+                ("int", "width", None),
+                ("int", "height", None),
+                ("int", "stride", None),
+                ("float *", "elements", None),
+            ],
+        );
+        let a = layout(&["Matrix"], &with(std::slice::from_ref(&m))).expect("layout");
+        assert_eq!(
+            offsets(&a),
+            [
+                ("width".into(), 0),
+                ("height".into(), 4),
+                ("stride".into(), 8),
+                ("elements".into(), 16),
+            ]
+        );
+        assert_eq!((a.size, a.align, a.name.as_str()), (24, 8, "Matrix"));
+        let p = a.fields[3].pointer.expect("a pointer field");
+        assert_eq!((p.elem, p.is_const), (Some(Dtype::F32), false));
+        // Nested, arrays of pointers, const and void pointers, members named through aliases.
+        let mut types = with(&[
+            m,
+            def(
+                "Pair",
+                &[
+                    ("Matrix", "a", None),
+                    ("const real *", "rows", Some(2)),
+                    ("void *", "scratch", None),
+                    ("char", "tag", None),
+                ],
+            ),
+        ]);
+        types.aliases.push(crate::compile::aliases::TypeAlias {
+            name: "real".into(),
+            type_tokens: vec!["double".into()],
+        });
+        let b = layout(&["Pair"], &types).expect("layout");
+        let names: Vec<String> = b.fields.iter().map(|f| f.name.clone()).collect();
+        assert_eq!(
+            names,
+            [
+                "a.width",
+                "a.height",
+                "a.stride",
+                "a.elements",
+                "rows[0]",
+                "rows[1]",
+                "scratch",
+                "tag"
+            ]
+        );
+        assert_eq!(b.fields[5].offset, 32);
+        let rows = b.fields[5].pointer.expect("pointer");
+        assert_eq!((rows.elem, rows.is_const), (Some(Dtype::F64), true));
+        assert_eq!(b.fields[6].pointer.map(|p| p.elem), Some(None));
+        assert_eq!((b.fields[7].offset, b.size), (48, 56));
     }
 }

@@ -9,17 +9,22 @@
 //! This module is pure: it reads arrays' metadata through a lookup and never touches a device.
 
 use super::backend::{DevPtr, KernelMeta};
-use super::{DeviceLimits, Dim3, Dtype, GpuError, KernelParam, LaunchArg, ParamKind};
+use super::{
+    Aggregate, AggregateField, ArrayView, DeviceLimits, Dim3, Dtype, GpuError, KernelParam,
+    LaunchArg, ParamKind, ViewExtent,
+};
 use crate::suggest::{did_you_mean, Quote};
 use crate::types::fmt_f64;
 
 /// What the packer needs to know about a named array.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ArrayRef {
     pub dtype: Dtype,
     pub ptr: DevPtr,
     /// Number of elements.
     pub len: usize,
+    /// Its shape, for `mdspan` parameters.
+    pub shape: Vec<usize>,
 }
 
 /// Packed parameters and which arrays the launch uses.
@@ -27,7 +32,8 @@ pub struct ArrayRef {
 pub struct Packed {
     /// One little-endian byte vector per parameter.
     pub params: Vec<Vec<u8>>,
-    /// `(array name, parameter index, written)` for every array argument.
+    /// `(array name, parameter index, written)` for every array argument (also those passed
+    /// as pointer members of a struct or as a span).
     pub arrays: Vec<(String, usize, bool)>,
 }
 
@@ -73,6 +79,16 @@ fn describe_arg(a: &LaunchArg) -> String {
     }
 }
 
+/// How messages name one number or pointer of an aggregate parameter: `field `y` of …` for a
+/// vector type, `member `elements` of …` for a struct.
+pub fn part_label(layout: &Aggregate, f: &AggregateField, which: &str) -> String {
+    if crate::compile::structs::vector_type(&layout.name).is_some() {
+        format!("field `{}` of {which}", f.name)
+    } else {
+        format!("member `{}` of {which}", f.name)
+    }
+}
+
 /// Checks `args` against `params` and packs them: the one check of launch arguments (count,
 /// array vs scalar, unknown arrays with a "did you mean", element type, offsets, tuples, integer
 /// and float ranges). `caller` names the call in messages (see [`label`]).
@@ -93,17 +109,17 @@ pub fn pack(
     let mut out = Packed::default();
     for (i, (p, a)) in params.iter().zip(args).enumerate() {
         let which = label(caller, i, p);
-        let bytes = pack_one(p, a, &which, lookup, array_names).map_err(|message| ArgError {
+        let mut used = Vec::new();
+        let ctx = Lookup {
+            lookup,
+            array_names,
+        };
+        let bytes = pack_one(p, a, &which, &ctx, &mut used).map_err(|message| ArgError {
             position: Some(i),
             message,
         })?;
-        if let (
-            ParamKind::Pointer { is_const, .. },
-            LaunchArg::Array(n) | LaunchArg::ArrayAt(n, _),
-        ) = (&p.kind, a)
-        {
-            out.arrays.push((n.clone(), i, !is_const));
-        }
+        out.arrays
+            .extend(used.into_iter().map(|(n, written)| (n, i, written)));
         out.params.push(bytes);
     }
     Ok(out)
@@ -120,63 +136,55 @@ pub fn wrong_count(kernel: &str, params: &[KernelParam], got: usize) -> String {
     )
 }
 
-/// The bytes of one argument, or why it does not fit its parameter (`which` names it).
+/// The session's arrays, as the packer reads them.
+struct Lookup<'a> {
+    lookup: &'a dyn Fn(&str) -> Option<ArrayRef>,
+    array_names: &'a dyn Fn() -> Vec<String>,
+}
+
+impl Lookup<'_> {
+    /// The array `name`, or "unknown array" with a "did you mean" (`which` names the argument).
+    fn array(&self, name: &str, which: &str) -> Result<ArrayRef, String> {
+        if let Some(arr) = (self.lookup)(name) {
+            return Ok(arr);
+        }
+        let names = (self.array_names)();
+        let hint = match did_you_mean(name, names.iter().map(String::as_str), Quote::Plain) {
+            Some(h) => format!("; {h}"),
+            None if names.is_empty() => "; no arrays exist yet: create one with %array".into(),
+            None => String::new(),
+        };
+        Err(format!("unknown array '{name}' in {which}{hint}"))
+    }
+}
+
+/// The bytes of one argument, or why it does not fit its parameter (`which` names it); the
+/// arrays it passes (name, written) go to `used`.
 fn pack_one(
     p: &KernelParam,
     a: &LaunchArg,
     which: &str,
-    lookup: &dyn Fn(&str) -> Option<ArrayRef>,
-    array_names: &dyn Fn() -> Vec<String>,
+    arrays: &Lookup,
+    used: &mut Vec<(String, bool)>,
 ) -> Result<Vec<u8>, String> {
     match (&p.kind, a) {
         (ParamKind::Other, _) => Err(format!(
             "{which}: the type `{}` cannot be passed from %launch (it passes arrays to \
-             pointers, numbers to integer or floating-point scalars and tuples to vector types \
-             and structs)",
+             pointers, `cuda::std::span` and `mdspan`, numbers to integer or floating-point \
+             scalars, and tuples or `Name(member=…)` to vector types and structs of numbers and \
+             pointers)",
             p.c_type
         )),
-        (ParamKind::Pointer { .. }, LaunchArg::Null) => Ok(vec![0u8; 8]),
-        (ParamKind::Pointer { elem, .. }, LaunchArg::Array(name) | LaunchArg::ArrayAt(name, _)) => {
-            let offset = match a {
-                LaunchArg::ArrayAt(_, off) => *off,
-                _ => 0,
-            };
-            let Some(arr) = lookup(name) else {
-                let names = array_names();
-                let hint = match did_you_mean(name, names.iter().map(String::as_str), Quote::Plain)
-                {
-                    Some(h) => format!("; {h}"),
-                    None if names.is_empty() => {
-                        "; no arrays exist yet: create one with %array".into()
-                    }
-                    None => String::new(),
-                };
-                return Err(format!("unknown array '{name}' in {which}{hint}"));
-            };
-            if let Some(e) = elem {
-                if *e != arr.dtype {
-                    return Err(format!(
-                        "array '{name}' is {} but {which} points to {e}",
-                        arr.dtype
-                    ));
-                }
-            }
-            if offset > arr.len {
-                return Err(format!(
-                    "`{name} + {offset}` in {which} points past the end of array '{name}' ({} \
-                     elements)",
-                    arr.len
-                ));
-            }
-            let ptr = arr.ptr + (offset * arr.dtype.size()) as u64;
+        (ParamKind::Pointer { elem, is_const }, a) => {
+            let ptr = pointer(*elem, a, which, arrays, used, !is_const)?;
             Ok(ptr.to_le_bytes().to_vec())
         }
+        (ParamKind::View(v), a) => view(v, a, which, arrays, used),
         (ParamKind::Aggregate(layout), LaunchArg::Fields(values)) => {
             if values.len() != layout.fields.len() {
                 return Err(format!(
-                    "{which} is passed by value: a tuple of {} number{} ({}), got {}",
-                    layout.fields.len(),
-                    if layout.fields.len() == 1 { "" } else { "s" },
+                    "{which} is passed by value: a tuple of {} ({}), got {}",
+                    count_of(layout),
                     field_names(layout),
                     if values.len() == 1 {
                         "one value".to_string()
@@ -187,24 +195,197 @@ fn pack_one(
             }
             let mut bytes = vec![0u8; layout.size];
             for (f, v) in layout.fields.iter().zip(values) {
-                let what = format!("field `{}` of {which}", f.name);
-                let b = scalar(f.dtype, f.dtype.c_names()[0], v, &what)?;
-                bytes[f.offset..f.offset + b.len()].copy_from_slice(&b);
+                let what = part_label(layout, f, which);
+                let b = match f.pointer {
+                    Some(pt) => pointer(pt.elem, v, &what, arrays, used, !pt.is_const)?
+                        .to_le_bytes()
+                        .to_vec(),
+                    None => scalar(f.dtype, f.dtype.c_names()[0], v, &what)?,
+                };
+                let end = f.offset + b.len();
+                if end > bytes.len() {
+                    return Err(format!(
+                        "{what} lies outside the parameter's {} bytes",
+                        layout.size
+                    ));
+                }
+                bytes[f.offset..end].copy_from_slice(&b);
             }
             Ok(bytes)
         }
         (ParamKind::Aggregate(layout), other) => Err(format!(
-            "{which} is passed by value: pass a tuple of {} number{} ({}), not {}",
-            layout.fields.len(),
-            if layout.fields.len() == 1 { "" } else { "s" },
+            "{which} is passed by value: pass a tuple of {} ({}) or `{}(member=…, …)`, not {}",
+            count_of(layout),
             field_names(layout),
-            describe_arg(other)
-        )),
-        (ParamKind::Pointer { .. }, other) => Err(format!(
-            "{which} must be an array name, `array + offset` or null, not {}",
+            layout.name,
             describe_arg(other)
         )),
         (ParamKind::Scalar(d), v) => scalar(*d, &p.c_type, v, which),
+    }
+}
+
+/// `4 numbers` or `4 values` (where some are pointers).
+fn count_of(layout: &Aggregate) -> String {
+    let n = layout.fields.len();
+    let noun = if layout.fields.iter().any(|f| f.pointer.is_some()) {
+        "value"
+    } else {
+        "number"
+    };
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The device address a pointer argument passes (an array, `array + offset` or null), checked
+/// against the element type `elem`; the array goes to `used`.
+fn pointer(
+    elem: Option<Dtype>,
+    a: &LaunchArg,
+    which: &str,
+    arrays: &Lookup,
+    used: &mut Vec<(String, bool)>,
+    written: bool,
+) -> Result<DevPtr, String> {
+    let (name, offset) = match a {
+        LaunchArg::Null => return Ok(0),
+        LaunchArg::Array(n) => (n, 0),
+        LaunchArg::ArrayAt(n, off) => (n, *off),
+        other => {
+            return Err(format!(
+                "{which} must be an array name, `array + offset` or null, not {}",
+                describe_arg(other)
+            ))
+        }
+    };
+    let arr = arrays.array(name, which)?;
+    if let Some(e) = elem {
+        if e != arr.dtype {
+            return Err(format!(
+                "array '{name}' is {} but {which} points to {e}",
+                arr.dtype
+            ));
+        }
+    }
+    if offset > arr.len {
+        return Err(format!(
+            "`{name} + {offset}` in {which} points past the end of array '{name}' ({} elements)",
+            arr.len
+        ));
+    }
+    used.push((name.clone(), written));
+    Ok(arr.ptr + (offset * arr.dtype.size()) as u64)
+}
+
+/// The bytes of a `span`/`mdspan` parameter: the array's address and its extents, checked
+/// against the view's element type, rank and fixed extents.
+fn view(
+    v: &ArrayView,
+    a: &LaunchArg,
+    which: &str,
+    arrays: &Lookup,
+    used: &mut Vec<(String, bool)>,
+) -> Result<Vec<u8>, String> {
+    let rank = v.extents.len();
+    let (ptr, shape): (DevPtr, Vec<usize>) = match a {
+        LaunchArg::Null if v.extents.iter().all(|e| matches!(e, ViewExtent::Stored(_))) => {
+            (0, vec![0; rank])
+        }
+        LaunchArg::Array(_) | LaunchArg::ArrayAt(..) => {
+            let Some(name) = a.array_name() else {
+                return Err(format!("{which} must be an array"));
+            };
+            let arr = arrays.array(name, which)?;
+            let offset = match a {
+                LaunchArg::ArrayAt(_, off) => *off,
+                _ => 0,
+            };
+            if rank > 1 && offset > 0 {
+                return Err(format!(
+                    "{which} is a {rank}-dimensional {}: pass a whole array, not `{name} + \
+                     {offset}`",
+                    v.what
+                ));
+            }
+            let ptr = pointer(Some(v.elem), a, which, arrays, used, !v.is_const)?;
+            let shape = if rank == 1 {
+                vec![arr.len - offset.min(arr.len)]
+            } else {
+                arr.shape.clone()
+            };
+            (ptr, shape)
+        }
+        other => {
+            return Err(format!(
+                "{which} is a `{}`: pass an array{}, not {}",
+                v.what,
+                if rank == 1 {
+                    " or `array + offset`"
+                } else {
+                    ""
+                },
+                describe_arg(other)
+            ))
+        }
+    };
+    if shape.len() != rank {
+        let name = a.array_name().unwrap_or("null");
+        return Err(format!(
+            "{which} is a {rank}-dimensional {} but array '{name}' has shape {}",
+            v.what,
+            shape_text(&shape)
+        ));
+    }
+    let mut bytes = vec![0u8; v.size];
+    let put = |bytes: &mut Vec<u8>, at: usize, b: &[u8]| -> Result<(), String> {
+        let end = at + b.len();
+        if end > bytes.len() {
+            return Err(format!(
+                "{which}: its layout is larger than {} bytes",
+                v.size
+            ));
+        }
+        bytes[at..end].copy_from_slice(b);
+        Ok(())
+    };
+    put(&mut bytes, v.ptr_offset, &ptr.to_le_bytes())?;
+    for (k, (e, n)) in v.extents.iter().zip(&shape).enumerate() {
+        match e {
+            ViewExtent::Fixed(f) if f != n => {
+                let name = a.array_name().unwrap_or("null");
+                return Err(format!(
+                    "{which} has a fixed extent {f} in dimension {k}, but array '{name}' has {n} \
+                     there (shape {})",
+                    shape_text(&shape)
+                ));
+            }
+            ViewExtent::Fixed(_) => {}
+            ViewExtent::Stored(at) => {
+                let b = scalar_from_int(v.index, i64::try_from(*n).unwrap_or(i64::MAX), "")
+                    .map_err(|range| {
+                        format!(
+                            "{which}: extent {n} of dimension {k} does not fit its index type \
+                             {} ({range})",
+                            v.index
+                        )
+                    })?;
+                put(&mut bytes, *at, &b)?;
+            }
+        }
+    }
+    Ok(bytes)
+}
+
+/// `(4, 8)` or `(16,)`, as numpy writes a shape.
+fn shape_text(shape: &[usize]) -> String {
+    match shape {
+        [n] => format!("({n},)"),
+        _ => format!(
+            "({})",
+            shape
+                .iter()
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 
@@ -220,7 +401,7 @@ fn scalar(d: Dtype, c_type: &str, v: &LaunchArg, which: &str) -> Result<Vec<u8>,
 }
 
 /// `x, y` or `a, b, n` (the first few, for messages).
-fn field_names(layout: &crate::gpu::Aggregate) -> String {
+fn field_names(layout: &Aggregate) -> String {
     let names: Vec<&str> = layout
         .fields
         .iter()
@@ -432,5 +613,144 @@ mod tests {
         assert!(bad(2, LaunchArg::Int(-1)).contains("0 to 255"));
         assert!(bad(3, LaunchArg::Int(2)).contains("0 or 1"));
         assert!(bad(1, LaunchArg::Float(1e300)).contains("range of float"));
+    }
+
+    fn arrays(name: &str) -> Option<ArrayRef> {
+        match name {
+            "A" => Some(ArrayRef {
+                dtype: Dtype::F32,
+                ptr: 0x1000,
+                len: 12,
+                shape: vec![3, 4],
+            }),
+            "D" => Some(ArrayRef {
+                dtype: Dtype::F64,
+                ptr: 0x2000,
+                len: 5,
+                shape: vec![5],
+            }),
+            _ => None,
+        }
+    }
+
+    fn names() -> Vec<String> {
+        vec!["A".into(), "D".into()]
+    }
+
+    /// The CUDA Programming Guide's `Matrix`, by value.
+    fn matrix() -> KernelParam {
+        crate::compile::scan::scan(
+            "struct Matrix { int width; int height; int stride; float* elements; };\n\
+             __global__ void k(Matrix B) {}",
+        )
+        .kernels
+        .first()
+        .map(|k| k.params_for(&[]).remove(0))
+        .unwrap_or_else(|| p("B", "Matrix", ParamKind::Other))
+    }
+
+    #[test]
+    fn struct_pointer_members_take_arrays_offsets_and_null() {
+        let params = vec![matrix()];
+        let ParamKind::Aggregate(_) = &params[0].kind else {
+            panic!("{:?}", params[0].kind);
+        };
+        let fields = |last: LaunchArg| {
+            vec![LaunchArg::Fields(vec![
+                LaunchArg::Int(4),
+                LaunchArg::Int(3),
+                LaunchArg::Int(4),
+                last,
+            ])]
+        };
+        let run = |args: Vec<LaunchArg>| pack("k", "%launch", &params, &args, &arrays, &names);
+        let ok = run(fields(LaunchArg::ArrayAt("A".into(), 2))).expect("packs");
+        let b = &ok.params[0];
+        assert_eq!(b.len(), 24);
+        assert_eq!(b[..4], 4i32.to_le_bytes());
+        assert_eq!(b[16..], (0x1000u64 + 8).to_le_bytes());
+        assert_eq!(ok.arrays, [("A".to_string(), 0, true)]);
+        let null = run(fields(LaunchArg::Null)).expect("packs");
+        assert_eq!(null.params[0][16..], [0u8; 8]);
+        assert!(null.arrays.is_empty());
+        let err = |a: LaunchArg| run(fields(a)).err().map(|e| e.message).unwrap_or_default();
+        let e = err(LaunchArg::Array("D".into()));
+        assert!(
+            e.contains("member `elements` of argument 1 of %launch (Matrix B)")
+                && e.contains("is f64")
+                && e.contains("points to f32"),
+            "{e}"
+        );
+        let e = err(LaunchArg::Array("Q".into()));
+        assert!(e.contains("unknown array 'Q' in member `elements`"), "{e}");
+        let e = err(LaunchArg::ArrayAt("A".into(), 13));
+        assert!(e.contains("points past the end"), "{e}");
+        let e = err(LaunchArg::Int(1));
+        assert!(
+            e.contains("member `elements`") && e.contains("array name"),
+            "{e}"
+        );
+        let e = run(vec![LaunchArg::Array("A".into())])
+            .err()
+            .map(|e| e.message)
+            .unwrap_or_default();
+        assert!(
+            e.contains("4 values (width, height, stride, elements)")
+                && e.contains("Matrix(member="),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn spans_and_mdspans_pass_the_pointer_and_the_arrays_extents() {
+        let view = |ty: &str| {
+            let toks: Vec<String> = ty.split(' ').map(String::from).collect();
+            p(
+                "x",
+                ty,
+                crate::compile::scan::classify(&toks, &Default::default()),
+            )
+        };
+        let span = view("cuda :: std :: span < float >");
+        let md =
+            view("cuda :: std :: mdspan < const float , cuda :: std :: dextents < int , 2 > >");
+        let fixed =
+            view("cuda :: std :: mdspan < float , cuda :: std :: extents < int , 2 , 4 > >");
+        let run = |p: &KernelParam, a: LaunchArg| {
+            pack(
+                "k",
+                "%launch",
+                std::slice::from_ref(p),
+                &[a],
+                &arrays,
+                &names,
+            )
+            .map_err(|e| e.message)
+        };
+        let ok = run(&span, LaunchArg::ArrayAt("A".into(), 2)).expect("span");
+        assert_eq!(ok.params[0][..8], (0x1000u64 + 8).to_le_bytes());
+        assert_eq!(ok.params[0][8..], 10u64.to_le_bytes());
+        assert_eq!(ok.arrays, [("A".to_string(), 0, true)]);
+        let ok = run(&md, LaunchArg::Array("A".into())).expect("mdspan");
+        assert_eq!(ok.params[0][8..12], 3i32.to_le_bytes());
+        assert_eq!(ok.params[0][12..16], 4i32.to_le_bytes());
+        assert_eq!(ok.arrays, [("A".to_string(), 0, false)]);
+        let e = run(&span, LaunchArg::Array("D".into())).unwrap_err();
+        assert!(e.contains("is f64") && e.contains("points to f32"), "{e}");
+        let e = run(&md, LaunchArg::ArrayAt("A".into(), 1)).unwrap_err();
+        assert!(e.contains("pass a whole array"), "{e}");
+        let e = run(&fixed, LaunchArg::Array("A".into())).unwrap_err();
+        assert!(
+            e.contains("fixed extent 2 in dimension 0") && e.contains("(3, 4)"),
+            "{e}"
+        );
+        let e = run(&md, LaunchArg::Float(1.0)).unwrap_err();
+        assert!(e.contains("mdspan") && e.contains("pass an array"), "{e}");
+        let one_d = view("mdspan < double , dextents < int , 2 > >");
+        let e = run(&one_d, LaunchArg::Array("D".into())).unwrap_err();
+        assert!(
+            e.contains("2-dimensional mdspan but array 'D' has shape (5,)"),
+            "{e}"
+        );
     }
 }

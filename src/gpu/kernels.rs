@@ -133,7 +133,7 @@ fn expected_size(kind: &ParamKind) -> Option<usize> {
         ParamKind::Pointer { .. } => Some(8),
         ParamKind::Scalar(d) => Some(d.size()),
         // Checked below: a layout that disagrees with the PTX is not used.
-        ParamKind::Aggregate(_) | ParamKind::Other => None,
+        ParamKind::Aggregate(_) | ParamKind::View(_) | ParamKind::Other => None,
     }
 }
 
@@ -157,9 +157,10 @@ pub fn build_cell(
     for (i, d) in scanned.kernels.iter().enumerate() {
         if d.overloaded {
             notes.push(format!(
-                "note: `{}` is overloaded; %launch cannot choose between overloads, so give each \
-                 its own name",
-                d.name
+                "note: `{}` is overloaded ({}); %launch cannot choose between overloads, so give \
+                 each its own name",
+                d.name,
+                d.overloads.join(", ")
             ));
             continue;
         }
@@ -257,10 +258,15 @@ pub fn build_cell(
                 ptx_params.iter().map(|p| p.size).collect::<Vec<_>>()
             )));
         }
-        // A vector or struct whose C layout (as nbcuda computes it) is not the PTX parameter's
-        // size cannot be packed: %launch refuses it instead of passing wrong bytes.
+        // A vector, struct or span whose layout (as nbcuda computes it) is not the PTX
+        // parameter's size cannot be packed: %launch refuses it instead of passing wrong bytes.
         for (p, q) in params.iter_mut().zip(&ptx_params) {
-            if matches!(&p.kind, ParamKind::Aggregate(a) if a.size != q.size) {
+            let size = match &p.kind {
+                ParamKind::Aggregate(a) => a.size,
+                ParamKind::View(v) => v.size,
+                _ => continue,
+            };
+            if size != q.size {
                 p.kind = ParamKind::Other;
             }
         }

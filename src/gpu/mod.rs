@@ -23,7 +23,8 @@ mod state;
 pub mod worker;
 
 pub use crate::types::{
-    dtype, Aggregate, AggregateField, CudaOptions, Dtype, GpuError, KernelParam, ParamKind,
+    dtype, Aggregate, AggregateField, ArrayView, CudaOptions, Dtype, GpuError, KernelParam,
+    ParamKind, Pointee, ViewExtent,
 };
 pub use state::{
     DeviceState, GraphStep, NcuOutcome, ProfileLine, ProfileOutcome, TimelineRow, TimelineView,
@@ -99,7 +100,8 @@ pub enum LaunchArg {
     Null,
     Int(i64),
     Float(f64),
-    /// A vector or struct by value: one number (`Int`/`Float`) per field.
+    /// A vector or struct by value: one number (`Int`/`Float`) or pointer (`Array`, `ArrayAt`,
+    /// `Null`) per field.
     Fields(Vec<LaunchArg>),
 }
 
@@ -126,6 +128,14 @@ impl LaunchArg {
         match self {
             LaunchArg::Array(n) | LaunchArg::ArrayAt(n, _) => Some(n),
             _ => None,
+        }
+    }
+
+    /// Every array this argument passes: itself, or the pointer members of a struct.
+    pub fn array_names(&self) -> Vec<&str> {
+        match self {
+            LaunchArg::Fields(f) => f.iter().filter_map(LaunchArg::array_name).collect(),
+            a => a.array_name().into_iter().collect(),
         }
     }
 }

@@ -670,9 +670,16 @@ impl DeviceState {
                 "`{base}` is not a template CUDA kernel"
             ))),
             (None, None) => {
-                let overloaded = cell.scan.kernel(&base).is_some_and(|k| k.overloaded);
-                Err(GpuError::launch(if overloaded {
-                    format!("`{base}` is overloaded; give each overload its own name")
+                let overloads = cell
+                    .scan
+                    .kernel(&base)
+                    .filter(|k| k.overloaded)
+                    .map(|k| k.overloads.join("\n  "));
+                Err(GpuError::launch(if let Some(list) = overloads {
+                    format!(
+                        "`{base}` is overloaded; give each overload its own name. Its \
+                         declarations:\n  {list}"
+                    )
                 } else {
                     format!("`{base}` was not compiled (is it inside #if?)")
                 }))
@@ -865,6 +872,7 @@ impl DeviceState {
                 dtype: a.dtype,
                 ptr: copies.get(n).copied().unwrap_or(a.ptr),
                 len: a.shape.iter().product(),
+                shape: a.shape.clone(),
             })
         };
         let names = || arrays.keys().cloned().collect::<Vec<_>>();
@@ -919,8 +927,7 @@ impl DeviceState {
                 }
             }
         }
-        for a in &request.args {
-            let Some(n) = a.array_name() else { continue };
+        for n in request.args.iter().flat_map(LaunchArg::array_names) {
             let Some(arr) = self.arrays.get(n) else {
                 continue;
             };

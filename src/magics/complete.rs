@@ -178,7 +178,15 @@ fn inspect_session(m: &mut Magics, line: &str, word: &str, end: usize) -> Option
                             ParamKind::Pointer { elem: Some(d), .. } => format!("array of {d}"),
                             ParamKind::Pointer { elem: None, .. } => "pointer".into(),
                             ParamKind::Scalar(d) => format!("{d} scalar"),
-                            ParamKind::Aggregate(a) => format!("tuple of {}", a.fields.len()),
+                            ParamKind::Aggregate(a) => {
+                                format!("tuple of {} or {}(member=…)", a.fields.len(), a.name)
+                            }
+                            ParamKind::View(v) => format!(
+                                "array of {}, {} dimension{}",
+                                v.elem,
+                                v.extents.len(),
+                                if v.extents.len() == 1 { "" } else { "s" }
+                            ),
                             ParamKind::Other => "not passable from %launch".into(),
                         };
                         format!("    {} {}    ({kind})", p.c_type, p.name)

@@ -109,7 +109,20 @@ pub fn eval(e: &Expr, env: &dyn Env) -> R<Value> {
             e.span,
             "a tuple is not a number (tuples are for shapes, grids and blocks)",
         )),
+        ExprKind::Record(name, _) => Err(ParseError::at(
+            e.span,
+            format!(
+                "`{name}(…)` is a struct value, not a number (it is a launch argument of a \
+                 struct parameter)"
+            ),
+        )),
     }
+}
+
+/// Whether `name(…)` is one of the functions of expressions (not a struct written
+/// positionally, `Matrix(4, 4, 4, a)`).
+pub fn is_function(name: &str) -> bool {
+    FUNCTIONS.contains(&name)
 }
 
 /// `first op1 x1 op2 x2 …`, left to right.

@@ -1,6 +1,7 @@
 //! `%launch`: evaluates the grid, block, shared memory and stream, matches every argument against
-//! the CUDA kernel's C parameters (arrays for pointers, numbers converted to the scalar type) and
-//! hands one `LaunchRequest` to the device state. Device printf goes to stdout, checker reports
+//! the CUDA kernel's C parameters (arrays for pointers, spans and mdspans, numbers converted to
+//! the scalar type, tuples or `Name(member=…)` for structs, their pointer members taking arrays)
+//! and hands one `LaunchRequest` to the device state. Device printf goes to stdout, checker reports
 //! to stderr.
 //!
 //! [`Magics::launch_request`] builds the `LaunchRequest` of every launch path of the command
@@ -20,6 +21,7 @@ use super::{LineCtx, MagicError, Magics};
 use crate::display::values::fmt_f64;
 use crate::gpu::args;
 use crate::gpu::{Dim3, Dtype, LaunchArg, LaunchRequest, ParamKind};
+use crate::suggest::{did_you_mean, Quote};
 use nb::ErrorKind;
 use protocol::output::{CellOutput, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -99,39 +101,39 @@ impl Magics {
         for (i, (a, p)) in l.args.iter().zip(&params).enumerate() {
             let which = args::label(LAUNCH, i, p);
             launch_args.push(match &p.kind {
-                ParamKind::Pointer { .. } => match self.pointer_arg(a, &which).map_err(argerr)? {
-                    None => LaunchArg::Null,
-                    Some((n, offset)) => {
-                        if self.dev.array(&n).is_none() {
-                            let msg = if let Some(lost) = self.dev.lost_array(&n) {
-                                Some(lost)
-                            } else if self.scalars.contains_key(&n) {
-                                Some(format!("'{n}' is a scalar, but {which} must be an array"))
-                            } else {
-                                None
-                            };
-                            if let Some(msg) = msg {
-                                return Err(argerr(ParseError::at(a.span, msg)));
-                            }
-                        }
-                        if offset == 0 {
-                            LaunchArg::Array(n)
-                        } else {
-                            LaunchArg::ArrayAt(n, offset)
+                ParamKind::Pointer { .. } | ParamKind::View(_) => {
+                    self.pointer_launch_arg(a, &which).map_err(argerr)?
+                }
+                ParamKind::Aggregate(layout) => {
+                    let names: Vec<&str> = layout.fields.iter().map(|f| f.name.as_str()).collect();
+                    let alias = p
+                        .c_type
+                        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .find(|w| !w.is_empty())
+                        .unwrap_or("");
+                    let type_names = [layout.name.as_str(), alias];
+                    // An array for a struct of several members: gpu::args says what it takes.
+                    if let ExprKind::Name(n) = &a.kind {
+                        if layout.fields.len() > 1 && self.dev.array(n).is_some() {
+                            launch_args.push(LaunchArg::Array(n.clone()));
+                            continue;
                         }
                     }
-                },
-                ParamKind::Aggregate(layout) => {
                     let mut leaves = Vec::new();
-                    flatten_tuple(a, &mut leaves);
+                    struct_leaves(a, &names, Some(&type_names[..]), &which, &mut leaves)
+                        .map_err(argerr)?;
                     let mut fields = Vec::with_capacity(leaves.len());
                     for (j, e) in leaves.iter().enumerate() {
-                        let what = match layout.fields.get(j) {
-                            Some(f) => format!("field `{}` of {which}", f.name),
-                            None => which.clone(),
-                        };
-                        let dtype = layout.fields.get(j).map(|f| f.dtype);
-                        fields.push(self.number_arg(e, dtype, &what).map_err(argerr)?);
+                        let f = layout.fields.get(j);
+                        let what = f.map_or(which.clone(), |f| args::part_label(layout, f, &which));
+                        fields.push(match f {
+                            Some(f) if f.pointer.is_some() => {
+                                self.pointer_launch_arg(e, &what).map_err(argerr)?
+                            }
+                            _ => self
+                                .number_arg(e, f.map(|f| f.dtype), &what)
+                                .map_err(argerr)?,
+                        });
                     }
                     LaunchArg::Fields(fields)
                 }
@@ -228,7 +230,122 @@ impl Magics {
     }
 }
 
-/// The numbers of a tuple argument, nested tuples flattened: `((1.0, 2.0), 3)` → 1.0, 2.0, 3.
+/// The expressions of a struct argument, one per field of `names` (its flattened member names:
+/// `width`, `pos.x`, `taps[2]`) in order: a tuple (nested tuples flattened), a bare value for a
+/// one-field struct, `Name(v, …)` positionally, or `Name(member=v, …)` by member names, whose
+/// values are again any of these. `type_names` are the names the struct may be written with
+/// (None inside another struct: any).
+fn struct_leaves<'a>(
+    e: &'a Expr,
+    names: &[&str],
+    type_names: Option<&[&str]>,
+    which: &str,
+    out: &mut Vec<&'a Expr>,
+) -> Result<(), ParseError> {
+    let check_name = |name: &str| match type_names {
+        Some(t) if !t.contains(&name) => Err(ParseError::at(
+            e.span,
+            format!(
+                "{which} is a `{}`, not a `{name}`",
+                t.first().unwrap_or(&"struct")
+            ),
+        )),
+        _ => Ok(()),
+    };
+    match &e.kind {
+        ExprKind::Record(name, members) => {
+            check_name(name)?;
+            // The members in declaration order, each with the names below it.
+            let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+            for n in names {
+                let cut = n.find(['.', '[']).unwrap_or(n.len());
+                let (m, rest) = n.split_at(cut);
+                let rest = rest.strip_prefix('.').unwrap_or(rest);
+                match groups.last_mut() {
+                    Some((g, sub)) if *g == m => sub.push(rest),
+                    _ => groups.push((m, vec![rest])),
+                }
+            }
+            let all = || {
+                groups
+                    .iter()
+                    .map(|(g, _)| *g)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            for (i, (k, _)) in members.iter().enumerate() {
+                if !groups.iter().any(|(g, _)| *g == k.text) {
+                    let hint = did_you_mean(&k.text, groups.iter().map(|(g, _)| *g), Quote::Code)
+                        .map(|h| format!("; {h}"))
+                        .unwrap_or_default();
+                    return Err(ParseError::at(
+                        k.span,
+                        format!(
+                            "{which} has no member `{}`{hint} (its members: {})",
+                            k.text,
+                            all()
+                        ),
+                    ));
+                }
+                if members[..i].iter().any(|(o, _)| o.text == k.text) {
+                    return Err(ParseError::at(
+                        k.span,
+                        format!("member `{}` of {which} is given twice", k.text),
+                    ));
+                }
+            }
+            for (g, sub) in &groups {
+                let Some((_, v)) = members.iter().find(|(k, _)| k.text == *g) else {
+                    return Err(ParseError::at(
+                        e.span,
+                        format!(
+                            "member `{g}` of {which} is missing (give every member: {})",
+                            all()
+                        ),
+                    ));
+                };
+                if let [""] = sub.as_slice() {
+                    out.push(v);
+                } else {
+                    let what = format!("member `{g}` of {which}");
+                    let before = out.len();
+                    struct_leaves(v, sub, None, &what, out)?;
+                    let got = out.len() - before;
+                    if got != sub.len() {
+                        return Err(ParseError::at(
+                            v.span,
+                            format!(
+                                "{what} takes {} values ({}), got {got}",
+                                sub.len(),
+                                sub.iter()
+                                    .map(|s| format!(
+                                        "{g}{}{s}",
+                                        if s.starts_with('[') { "" } else { "." }
+                                    ))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        }
+        ExprKind::Call(name, items) if !eval::is_function(name) => {
+            check_name(name)?;
+            for it in items {
+                flatten_tuple(it, out);
+            }
+            Ok(())
+        }
+        _ => {
+            flatten_tuple(e, out);
+            Ok(())
+        }
+    }
+}
+
+/// The values of a tuple argument, nested tuples flattened: `((1.0, 2.0), 3)` → 1.0, 2.0, 3.
 fn flatten_tuple<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
     // An iterative walk: a deeply nested tuple must not overflow the stack.
     let mut stack = vec![e];
@@ -237,6 +354,33 @@ fn flatten_tuple<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
             ExprKind::Tuple(items) => stack.extend(items.iter().rev()),
             _ => out.push(e),
         }
+    }
+}
+
+impl Magics {
+    /// A pointer argument (of a pointer parameter, a pointer member or a span) as a launch
+    /// argument: `null`, `a` or `a + N`, refusing names that are scalars or lost arrays.
+    fn pointer_launch_arg(&self, a: &Expr, which: &str) -> Result<LaunchArg, ParseError> {
+        let Some((n, offset)) = self.pointer_arg(a, which)? else {
+            return Ok(LaunchArg::Null);
+        };
+        if self.dev.array(&n).is_none() {
+            let msg = if let Some(lost) = self.dev.lost_array(&n) {
+                Some(lost)
+            } else if self.scalars.contains_key(&n) {
+                Some(format!("'{n}' is a scalar, but {which} must be an array"))
+            } else {
+                None
+            };
+            if let Some(msg) = msg {
+                return Err(ParseError::at(a.span, msg));
+            }
+        }
+        Ok(if offset == 0 {
+            LaunchArg::Array(n)
+        } else {
+            LaunchArg::ArrayAt(n, offset)
+        })
     }
 }
 

@@ -23,6 +23,7 @@ use crate::display::timing::{
     timing_table, timings_chart, timings_table, TimeEstimate, Timing, TimingStats,
 };
 use crate::display::{png_display, timing};
+use crate::gpu::LaunchArg;
 use nb::ErrorKind;
 use protocol::output::{CellOutput, OutputSink};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -105,12 +106,10 @@ impl Magics {
         let bytes = given_bytes.or_else(|| {
             let mut seen: Vec<&str> = Vec::new();
             let mut sum = 0usize;
-            for arg in &request.args {
-                if let Some(n) = arg.array_name() {
-                    if !seen.contains(&n) {
-                        seen.push(n);
-                        sum += self.dev.array(n).map_or(0, |i| i.bytes);
-                    }
+            for n in request.args.iter().flat_map(LaunchArg::array_names) {
+                if !seen.contains(&n) {
+                    seen.push(n);
+                    sum += self.dev.array(n).map_or(0, |i| i.bytes);
                 }
             }
             (sum > 0).then_some(sum as f64)

@@ -79,28 +79,71 @@ pub enum ParamKind {
         is_const: bool,
     },
     Scalar(Dtype),
-    /// A vector type (`float2`) or a struct of numbers by value, passed as a tuple.
+    /// A vector type (`float2`) or a struct of numbers and pointers by value, passed as a tuple
+    /// or by member names.
     Aggregate(Aggregate),
+    /// A `cuda::std::span` or `cuda::std::mdspan` by value: an array passes its pointer and
+    /// extents.
+    View(ArrayView),
     /// Anything else (a reference, a struct nbcuda cannot lay out): cannot be passed from a
     /// magic.
     Other,
 }
 
+/// The layout of a `cuda::std::span<T[, N]>` or `cuda::std::mdspan<T, extents<I, E...>>`
+/// parameter as libcu++ stores it (`compile::views`): the data pointer and the extents that are
+/// not fixed by the type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayView {
+    /// `"span"` or `"mdspan"`, for messages.
+    pub what: &'static str,
+    pub elem: Dtype,
+    pub is_const: bool,
+    /// Byte offset of the data pointer.
+    pub ptr_offset: usize,
+    /// One per dimension, outermost first.
+    pub extents: Vec<ViewExtent>,
+    /// The type the stored extents have (`size_t` for a span, the `extents`' index type).
+    pub index: Dtype,
+    pub size: usize,
+}
+
+/// One extent of an [`ArrayView`]: fixed by the type, or stored in the parameter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ViewExtent {
+    Fixed(usize),
+    /// Stored at this byte offset, as [`ArrayView::index`].
+    Stored(usize),
+}
+
 /// The C layout of a by-value vector or struct parameter (`compile::structs`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Aggregate {
-    /// Every number of it in declaration order (nested members flattened).
+    /// The type's name (`float2`, `Matrix`), which the named syntax `Matrix(width=4, …)` may
+    /// repeat.
+    pub name: String,
+    /// Every number and pointer of it in declaration order (nested members flattened).
     pub fields: Vec<AggregateField>,
     pub size: usize,
     pub align: usize,
 }
 
-/// One number of an aggregate: `x`, `pos.y`, `taps[2]`.
+/// One number or pointer of an aggregate: `x`, `pos.y`, `taps[2]`, `elements`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AggregateField {
     pub name: String,
+    /// The number's type; `u64` for a pointer.
     pub dtype: Dtype,
     pub offset: usize,
+    /// `Some` for a pointer member, which takes an array, `array + offset` or null.
+    pub pointer: Option<Pointee>,
+}
+
+/// What a pointer points to: `elem` is `None` for `void*` or a pointer to a struct.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pointee {
+    pub elem: Option<Dtype>,
+    pub is_const: bool,
 }
 
 /// A float like numpy prints it: `1.0`, `0.25`, `1e-05`, `nan`, `inf`.

@@ -15,7 +15,7 @@
 
 use super::DeviceState;
 use crate::gpu::backend::{BackendLaunchError, GraphId, GraphNode};
-use crate::gpu::{GpuError, LaunchRequest};
+use crate::gpu::{GpuError, LaunchArg, LaunchRequest};
 use crate::suggest::{did_you_mean, Quote};
 use nb::ErrorKind;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -61,7 +61,7 @@ impl GraphStep {
 
     fn arrays(&self) -> Vec<&str> {
         match self {
-            GraphStep::Launch(r) => r.args.iter().filter_map(|a| a.array_name()).collect(),
+            GraphStep::Launch(r) => r.args.iter().flat_map(LaunchArg::array_names).collect(),
             GraphStep::Copy { dst, src } => vec![dst.as_str(), src.as_str()],
         }
     }

@@ -252,8 +252,7 @@ impl DeviceState {
             }
         }
         let mut copies: BTreeMap<String, DevPtr> = BTreeMap::new();
-        for a in &request.args {
-            let Some(n) = a.array_name() else { continue };
+        for n in request.args.iter().flat_map(LaunchArg::array_names) {
             let Some(arr) = self.arrays.get(n) else {
                 continue;
             };

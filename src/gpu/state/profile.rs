@@ -233,8 +233,7 @@ impl DeviceState {
     ) -> Result<Option<f64>, GpuError> {
         let mut copies: BTreeMap<String, DevPtr> = BTreeMap::new();
         let mut result = Ok(None);
-        for a in &request.args {
-            let Some(n) = a.array_name() else { continue };
+        for n in request.args.iter().flat_map(LaunchArg::array_names) {
             let Some(arr) = self.arrays.get(n) else {
                 continue;
             };

@@ -37,8 +37,10 @@ pub enum ExprKind {
     Call(String, Vec<Expr>),
     /// `x.shape[i]`
     Shape(Name, Box<Expr>),
-    /// `(a, b)` or `(a,)`: shapes, grids, blocks.
+    /// `(a, b)` or `(a,)`: shapes, grids, blocks, structs passed by value.
     Tuple(Vec<Expr>),
+    /// `Matrix(width=4, elements=a)`: a struct passed by value, by member names.
+    Record(String, Vec<(Name, Expr)>),
 }
 
 #[derive(Debug, Clone, PartialEq)]

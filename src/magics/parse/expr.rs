@@ -1,5 +1,5 @@
 //! The expression grammar: sums, products, signs, `x.shape[i]`, calls such as `len(x)`, tuples,
-//! and the argument lists `(a, b, name=c)` of calls, constructors and launches. Operator runs are
+//! struct values by member names (`Matrix(width=4, elements=a)`), and the argument lists `(a, b, name=c)` of calls, constructors and launches. Operator runs are
 //! kept flat and nesting is bounded by [`MAX_NESTING`], so neither this parser nor the evaluator
 //! recurses without limit.
 //!
@@ -197,16 +197,26 @@ impl<'a> Parser<'a> {
                 if self.is_sym("(") {
                     self.next()?;
                     let (args, named) = self.call_args()?;
-                    if let Some((k, _)) = named.first() {
-                        return Err(ParseError::at(
-                            k.span,
-                            format!("{name}() takes no named arguments"),
-                        ));
-                    }
                     let end = self.lx.pos;
+                    let span = t.span.to(Span::new(end, end));
+                    if let Some((k, _)) = named.first() {
+                        if !args.is_empty() {
+                            return Err(ParseError::at(
+                                k.span,
+                                format!(
+                                    "{name}(…) mixes positional and named values: name every \
+                                     member of a struct, or none"
+                                ),
+                            ));
+                        }
+                        return Ok(Expr {
+                            kind: ExprKind::Record(name, named),
+                            span,
+                        });
+                    }
                     Ok(Expr {
                         kind: ExprKind::Call(name, args),
-                        span: t.span.to(Span::new(end, end)),
+                        span,
                     })
                 } else {
                     Ok(Expr {
