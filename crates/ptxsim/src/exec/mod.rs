@@ -554,7 +554,7 @@ impl<'a> Worker<'a> {
         let line = prog
             .code
             .get(pc as usize)
-            .and_then(|i| crate::SourceLine::of(prog, &self.ctx.files, i.loc));
+            .and_then(|i| crate::SourceLine::of(prog, self.ctx.files, i.loc));
         CheckReport {
             kind,
             kernel: prog.name.clone(),
