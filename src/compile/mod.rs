@@ -8,18 +8,24 @@
 //! registers, shared and local memory per kernel), `structs` (layouts of by-value struct
 //! parameters), `ctype` (C scalar type names → dtypes, used by `scan` and `structs`), `aliases`
 //! (`typedef`/`using` aliases of the cell), `views` (layouts of `cuda::std::span`/`mdspan`
-//! parameters).
+//! parameters), `headers` (the prelude and the shims of host headers).
 //!
 //! This module compiles; it must not load modules, touch device memory or know about arrays.
 //! The source is compiled after a small prelude (the fixed-width integer typedefs of CCCL's
-//! NVRTC `<cuda/std/cstdint>`, so `int32_t`/`uint64_t` work without an include), followed by a
-//! `#line 1` directive so NVRTC's line numbers and the PTX `.loc` lines are the cell source's.
-//! Host headers such as `<cstdio>` and `<cmath>` resolve to stand-ins ([`BUILTIN_HEADERS`]).
+//! NVRTC `<cuda/std/cstdint>`, and `uint`/`ushort`/`ulong`), followed by a `#line 1` directive
+//! so NVRTC's line numbers and the PTX `.loc` lines are the cell source's. Host headers
+//! (`<cassert>`, `<cstdio>`, `<cstdint>`, `<climits>`, `<cmath>`, `<cstring>`, `<algorithm>`,
+//! `<type_traits>`, `<utility>`, ...) resolve to the shims of `headers` ([`BUILTIN_HEADERS`]):
+//! libcu++'s equivalents where it has them, our own text where NVRTC has the functions already
+//! (docs/headers.md). NVRTC always gets `-lineinfo`, so PTX `.loc` maps faults, asserts and
+//! profiles back to cell lines (and to a shim's or a CUDA header's line, inlined into a cell
+//! line).
 
 pub mod aliases;
 pub mod cache;
 pub mod ctype;
 pub mod diag;
+pub mod headers;
 pub mod library;
 pub mod nvrtc;
 pub mod ptx;
@@ -28,37 +34,12 @@ pub mod scan;
 pub mod structs;
 pub mod views;
 
+pub use headers::{BUILTIN_HEADERS, PRELUDE};
+
 use crate::types::{CudaOptions, GpuError};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Instant;
-
-/// Typedefs identical to CCCL's NVRTC `<cuda/std/cstdint>` (so including it too is harmless).
-pub const PRELUDE: &str = "typedef signed char int8_t; typedef unsigned char uint8_t; \
-typedef signed short int16_t; typedef unsigned short uint16_t; typedef signed int int32_t; \
-typedef unsigned int uint32_t; typedef signed long long int64_t; \
-typedef unsigned long long uint64_t; typedef int64_t intptr_t; typedef uint64_t uintptr_t;\n";
-
-/// Host headers that CUDA code habitually includes but NVRTC does not ship: their device parts
-/// (printf, math functions, fixed-width integers) are built into NVRTC or the prelude, so these
-/// stand-ins make `#include <cstdio>` and friends compile instead of failing.
-pub const BUILTIN_HEADERS: &[(&str, &str)] = &[
-    ("cstdio", ""),
-    ("stdio.h", ""),
-    ("cmath", ""),
-    ("math.h", ""),
-    ("cstdlib", ""),
-    ("stdlib.h", ""),
-    ("stdint.h", ""),
-    (
-        "cstdint",
-        "namespace std { using ::int8_t; using ::uint8_t; using ::int16_t; using ::uint16_t; \
-         using ::int32_t; using ::uint32_t; using ::int64_t; using ::uint64_t; \
-         using ::intptr_t; using ::uintptr_t; using ::size_t; }\n",
-    ),
-    ("cstddef", "namespace std { using ::size_t; }\n"),
-    ("stddef.h", ""),
-];
 
 /// What NVRTC should produce.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -157,6 +138,7 @@ impl Compiler {
             &input.name_expressions.join("\u{0}"),
             &format!("nvrtc {major}.{minor}"),
             &input.target.describe(),
+            &headers::fingerprint(),
         ]);
         if let Some(entry) = self.cache.as_ref().and_then(|c| c.get(&key)) {
             let cubin = match &entry.cubin {
@@ -369,6 +351,8 @@ fn decode_b64(s: &str) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD.decode(s).ok()
 }
 
+#[cfg(test)]
+mod headers_tests;
 #[cfg(test)]
 pub(crate) mod tests;
 #[cfg(test)]

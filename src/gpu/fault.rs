@@ -81,21 +81,40 @@ pub fn name_address(address: u64, size: u32, allocs: &[NamedAlloc]) -> Option<St
     best.map(|(_, t)| t)
 }
 
-/// "%%cuda cell line 4: `c[i] = a[i] + b[i];`" for the report's source position.
+/// A header's path from its include folder on: `cooperative_groups/details/sync.h` for
+/// `/…/site-packages/nvidia/cuda_runtime/include/cooperative_groups/details/sync.h`.
+fn short_path(file: &str) -> &str {
+    file.rsplit_once("/include/").map_or(file, |(_, p)| p)
+}
+
+/// "%%cuda cell line 4: `c[i] = a[i] + b[i];`" for the report's source position. A position in
+/// a header (a shim's or CCCL's helper, cooperative groups' grid sync) inlined into cell code is
+/// reported at the innermost cell line of its call sites, with the header's line as context:
+/// "%%cuda cell line 7: grid.sync(); (at cooperative_groups/details/sync.h:94, inlined here)".
 pub fn cell_location(report: &CheckReport, cell: Option<CellText<'_>>) -> Option<String> {
     let line = report.line.as_ref()?;
     if let Some(c) = cell {
-        let file_is_cell =
-            line.file == c.program || line.file.ends_with(&format!("/{}", c.program));
-        if file_is_cell && line.line >= 1 {
-            let cell_line = c.first_line + line.line as usize - 1;
+        let is_cell = |l: &ptxsim::SourceLine| {
+            l.file == c.program || l.file.ends_with(&format!("/{}", c.program))
+        };
+        let frames = std::iter::once(line).chain(line.inlined_at.iter());
+        if let Some(at) = frames.into_iter().find(|l| is_cell(l) && l.line >= 1) {
+            let cell_line = c.first_line + at.line as usize - 1;
             let text = c
                 .source
                 .lines()
-                .nth(line.line as usize - 1)
+                .nth(at.line as usize - 1)
                 .map(str::trim)
                 .unwrap_or("");
-            return Some(format!("%%cuda cell line {cell_line}: {text}"));
+            let mut out = format!("%%cuda cell line {cell_line}: {text}");
+            if !is_cell(line) {
+                out.push_str(&format!(
+                    " (at {}:{}, inlined here)",
+                    short_path(&line.file),
+                    line.line
+                ));
+            }
+            return Some(out);
         }
     }
     Some(format!("{}:{}", line.file, line.line))
@@ -243,6 +262,7 @@ mod tests {
                 file: "/tmp/cell.cu".into(),
                 line: 2,
                 column: 5,
+                inlined_at: Vec::new(),
             }),
             message: "out-of-bounds global store of 4 bytes at 0x20fa0: 4 bytes past the end"
                 .into(),
@@ -265,5 +285,51 @@ mod tests {
             "{m}"
         );
         assert!(m.ends_with("printf output before the fault:\nhello"), "{m}");
+    }
+
+    #[test]
+    fn a_fault_in_a_header_is_reported_at_the_cell_line_that_called_it() {
+        let at = |file: &str, line: u32| ptxsim::SourceLine {
+            file: file.into(),
+            line,
+            column: 1,
+            inlined_at: Vec::new(),
+        };
+        let sync = "/v/site-packages/nvidia/cuda_runtime/include/cooperative_groups/details/sync.h";
+        let mut line = at(sync, 94);
+        // sync.h:94 inlined into grid.h:40 (another header), inlined into the cell's line 3.
+        line.inlined_at = vec![
+            at("/x/include/cooperative_groups/details/grid.h", 40),
+            at("cell.cu", 3),
+        ];
+        let report = CheckReport {
+            kind: CheckKind::Trap,
+            kernel: "k".into(),
+            block: (0, 0, 0),
+            thread: (0, 0, 0),
+            address: 0,
+            size: 0,
+            space: "",
+            allocation: None,
+            line: Some(line.clone()),
+            message: "trap instruction executed".into(),
+        };
+        let src = "__global__ void k() {\n    auto g = cg::this_grid();\n    g.sync();\n}\n";
+        let cell = CellText {
+            source: src,
+            first_line: 2,
+            program: "cell.cu",
+        };
+        assert_eq!(
+            cell_location(&report, Some(cell)).as_deref(),
+            Some("%%cuda cell line 4: g.sync(); (at cooperative_groups/details/sync.h:94, inlined here)")
+        );
+        // Without a cell frame: the header's own position.
+        let mut alone = report.clone();
+        alone.line = Some(at(sync, 94));
+        assert_eq!(
+            cell_location(&alone, Some(cell)).as_deref(),
+            Some(&format!("{sync}:94")[..])
+        );
     }
 }

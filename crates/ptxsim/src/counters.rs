@@ -1635,15 +1635,7 @@ pub(crate) fn finish(
         let inst = &prog.code[pc];
         let kind = InstKind::of(&inst.op);
         mix.add(kind, c.inst_executed);
-        let line = prog
-            .locs
-            .get(inst.loc as usize)
-            .filter(|l| l.line != 0)
-            .map(|l| SourceLine {
-                file: files.get(l.file as usize).cloned().unwrap_or_default(),
-                line: l.line,
-                column: l.column,
-            });
+        let line = SourceLine::of(prog, files, inst.loc);
         table.push(PcCounters {
             pc: pc as u32,
             kind,

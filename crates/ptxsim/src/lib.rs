@@ -231,6 +231,38 @@ pub struct SourceLine {
     pub file: String,
     pub line: u32,
     pub column: u32,
+    /// For a line of an inlined function (a header's helper, `this_grid().sync()`), the call
+    /// sites it was inlined at, innermost first (from `.loc ..., inlined_at F L C`); empty
+    /// otherwise.
+    pub inlined_at: Vec<SourceLine>,
+}
+
+impl SourceLine {
+    /// The position of `prog.locs[loc]` with its chain of call sites; `None` without line
+    /// information.
+    pub(crate) fn of(prog: &ir::Program, files: &[String], loc: u32) -> Option<SourceLine> {
+        let at = |i: u32| {
+            prog.locs.get(i as usize).filter(|l| l.line != 0).map(|l| {
+                let line = SourceLine {
+                    file: files.get(l.file as usize).cloned().unwrap_or_default(),
+                    line: l.line,
+                    column: l.column,
+                    inlined_at: Vec::new(),
+                };
+                (line, l.inlined_at)
+            })
+        };
+        let (mut first, mut next) = at(loc)?;
+        // Each call site's index is below its callee's line's, so this ends; the cap is a guard.
+        while next != 0 && first.inlined_at.len() < 64 {
+            let Some((site, up)) = at(next).filter(|_| next < loc) else {
+                break;
+            };
+            first.inlined_at.push(site);
+            next = up;
+        }
+        Some(first)
+    }
 }
 
 /// One finding of the checker.

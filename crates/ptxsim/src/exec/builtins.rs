@@ -128,7 +128,7 @@ impl Worker<'_> {
             "",
             None,
             format!(
-                "{file}:{line}: {func}: block [{bx},{by},{bz}], thread [{x},{y},{z}] Assertion `{msg}` failed."
+                "{file}:{line}: {func}: block: [{bx},{by},{bz}], thread: [{x},{y},{z}] Assertion `{msg}` failed."
             ),
         ))
     }

@@ -554,18 +554,7 @@ impl<'a> Worker<'a> {
         let line = prog
             .code
             .get(pc as usize)
-            .and_then(|i| prog.locs.get(i.loc as usize))
-            .filter(|l| l.line != 0)
-            .map(|l| crate::SourceLine {
-                file: self
-                    .ctx
-                    .files
-                    .get(l.file as usize)
-                    .cloned()
-                    .unwrap_or_default(),
-                line: l.line,
-                column: l.column,
-            });
+            .and_then(|i| crate::SourceLine::of(prog, self.ctx.files, i.loc));
         CheckReport {
             kind,
             kernel: prog.name.clone(),

@@ -780,12 +780,16 @@ pub struct Inst {
     pub loc: u32,
 }
 
-/// A CUDA source position: file index into `Program::files`, line, column.
+/// A CUDA source position: file index into `Program::files`, line, column, and for a line of an
+/// inlined function, where it was called from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Loc {
     pub file: u32,
     pub line: u32,
     pub column: u32,
+    /// Index into `Program::locs` of the call site this line was inlined at (0: none). Always
+    /// smaller than the loc's own index, so following it ends.
+    pub inlined_at: u32,
 }
 
 /// What a call site calls.

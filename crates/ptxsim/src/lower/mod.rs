@@ -311,6 +311,8 @@ pub struct KB<'a> {
     edges: Vec<(usize, usize)>,
     locs: Vec<Loc>,
     loc_idx: HashMap<Loc, u32>,
+    /// The latest loc index at each (file, line, column): how `inlined_at` finds its chain.
+    last_at: HashMap<(u32, u32, u32), u32>,
     declared_regs: usize,
     /// The kernel calls through function pointers.
     pub indirect: bool,
@@ -328,6 +330,19 @@ pub struct KB<'a> {
 }
 
 impl<'a> KB<'a> {
+    /// The index of `loc` in `locs`, added when new.
+    fn intern_loc(&mut self, loc: Loc) -> u32 {
+        match self.loc_idx.get(&loc) {
+            Some(&i) => i,
+            None => {
+                let i = self.locs.len() as u32;
+                self.locs.push(loc);
+                self.loc_idx.insert(loc, i);
+                i
+            }
+        }
+    }
+
     fn new(m: &'a ModCtx<'a>) -> Self {
         let mut kb = KB {
             m,
@@ -351,8 +366,10 @@ impl<'a> KB<'a> {
                 file: u32::MAX,
                 line: 0,
                 column: 0,
+                inlined_at: 0,
             }],
             loc_idx: HashMap::new(),
+            last_at: HashMap::new(),
             declared_regs: 0,
             indirect: false,
             reads_grid_workspace: false,
@@ -587,22 +604,39 @@ impl<'a> KB<'a> {
                 Stmt::Label(l, _) => {
                     self.labels.insert(l.clone(), self.code.len() as u32);
                 }
-                Stmt::Loc { file, line, column } => {
-                    let file = self.m.file_index.get(file).copied().unwrap_or(u32::MAX);
+                Stmt::Loc {
+                    file,
+                    line,
+                    column,
+                    inlined_at,
+                } => {
+                    let file_of = |f: &u32| self.m.file_index.get(f).copied().unwrap_or(u32::MAX);
+                    // The call site: the latest `.loc` at that position (which carries its own
+                    // call site when it is itself inlined), or a new one.
+                    let at = match inlined_at {
+                        Some((f, l, c)) => {
+                            let key = (file_of(f), *l, *c);
+                            match self.last_at.get(&key) {
+                                Some(&i) => i,
+                                None => self.intern_loc(Loc {
+                                    file: key.0,
+                                    line: key.1,
+                                    column: key.2,
+                                    inlined_at: 0,
+                                }),
+                            }
+                        }
+                        None => 0,
+                    };
                     let loc = Loc {
-                        file,
+                        file: file_of(file),
                         line: *line,
                         column: *column,
+                        inlined_at: at,
                     };
-                    self.cur_loc = match self.loc_idx.get(&loc) {
-                        Some(&i) => i,
-                        None => {
-                            let i = self.locs.len() as u32;
-                            self.locs.push(loc);
-                            self.loc_idx.insert(loc, i);
-                            i
-                        }
-                    };
+                    self.cur_loc = self.intern_loc(loc);
+                    self.last_at
+                        .insert((loc.file, loc.line, loc.column), self.cur_loc);
                 }
                 Stmt::Open => self.scopes.push(HashMap::new()),
                 Stmt::Close => {

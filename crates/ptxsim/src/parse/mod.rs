@@ -114,11 +114,13 @@ pub enum Stmt {
     Var(VarDecl),
     Label(String, usize),
     Inst(Instr),
-    /// `.loc file line column`.
+    /// `.loc file line column[, function_name label, inlined_at file line column]`.
     Loc {
         file: u32,
         line: u32,
         column: u32,
+        /// The call site of the inlined function this line belongs to.
+        inlined_at: Option<(u32, u32, u32)>,
     },
     /// `{` and `}` of a nested scope.
     Open,

@@ -528,11 +528,30 @@ impl P {
                             }
                             _ => 0,
                         };
-                        self.skip_line(line);
+                        // `, function_name LABEL, inlined_at FILE LINE COLUMN`: where the
+                        // inlined function's body was called from.
+                        let mut inlined_at = None;
+                        while self.i < self.t.len() && self.t[self.i].line == line {
+                            let at =
+                                matches!(self.peek(), Some(Tok::Ident(w)) if w == "inlined_at");
+                            self.i += 1;
+                            if !at {
+                                continue;
+                            }
+                            let mut n = [0u32; 3];
+                            for v in n.iter_mut() {
+                                if let Some(Tok::Int(x)) = self.peek() {
+                                    *v = *x as u32;
+                                    self.i += 1;
+                                }
+                            }
+                            inlined_at = Some((n[0], n[1], n[2]));
+                        }
                         out.push(Stmt::Loc {
                             file,
                             line: l,
                             column,
+                            inlined_at,
                         });
                     }
                     "pragma" | "callprototype" => self.skip_statement(),

@@ -406,3 +406,64 @@ fn plain_writes_race_with_atomic_updates_and_reads_do_not() {
         }
     }
 }
+
+/// A trap in a header's function inlined into another header's, inlined into cell line 7, as
+/// NVRTC writes it with `-lineinfo` (`.loc ..., function_name ..., inlined_at ...`).
+const INLINED_TRAP_PTX: &str = r#"
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry inlined_trap(.param .u64 out, .param .u32 bad)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<3>;
+$L__func_begin0:
+    .loc 1 5 0
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [bad];
+    .loc 1 7 5
+    mov.u32 %r2, %tid.x;
+    .loc 2 40 3, function_name $L__info_string0, inlined_at 1 7 5
+    setp.eq.u32 %p1, %r2, %r1;
+    .loc 3 94 9, function_name $L__info_string1, inlined_at 2 40 3
+    @%p1 trap;
+    .loc 1 8 5
+    cvta.to.global.u64 %rd2, %rd1;
+    st.global.u32 [%rd2], %r2;
+    ret;
+}
+	.file	1 "cell.cu"
+	.file	2 "/x/include/cooperative_groups/details/grid.h"
+	.file	3 "/x/include/cooperative_groups/details/sync.h"
+"#;
+
+#[test]
+fn a_trap_inlined_from_headers_carries_its_chain_of_call_sites() {
+    let dev = Device::new();
+    let m = dev.load_module(INLINED_TRAP_PTX).unwrap();
+    let out = dev.alloc(4).unwrap();
+    let r = fault(dev.launch(&m, "inlined_trap", &cfg(1, 32), &[&p64(out), &i32b(5)]));
+    assert_eq!(r.kind, CheckKind::Trap);
+    assert_eq!(r.thread, (5, 0, 0));
+    let line = r.line.expect("line information");
+    assert_eq!(
+        (line.file.as_str(), line.line),
+        ("/x/include/cooperative_groups/details/sync.h", 94)
+    );
+    let chain: Vec<(&str, u32, u32)> = line
+        .inlined_at
+        .iter()
+        .map(|l| (l.file.as_str(), l.line, l.column))
+        .collect();
+    assert_eq!(
+        chain,
+        [
+            ("/x/include/cooperative_groups/details/grid.h", 40, 3),
+            ("cell.cu", 7, 5)
+        ]
+    );
+    // A line of the cell itself has no call sites.
+    let r = dev.launch(&m, "inlined_trap", &cfg(1, 32), &[&p64(out), &i32b(99)]);
+    assert!(r.is_ok(), "{r:?}");
+}
