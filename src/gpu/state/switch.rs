@@ -119,6 +119,19 @@ impl DeviceState {
         (held.saturating_add(data.len()) <= shadow_limit()).then(|| Arc::new(data.to_vec()))
     }
 
+    /// [`DeviceState::host_copy_of`] for `len` zero bytes: zeroed pages from the allocator,
+    /// untouched until written, so a zero-filled array of a GPU's size costs neither the copy
+    /// nor the memory.
+    pub(super) fn host_zeros(&self, len: usize, replacing: Option<&str>) -> Option<Arc<Vec<u8>>> {
+        let held: usize = self
+            .arrays
+            .iter()
+            .filter(|(n, _)| Some(n.as_str()) != replacing)
+            .filter_map(|(_, a)| a.host.as_ref().map(|h| h.len()))
+            .sum();
+        (held.saturating_add(len) <= shadow_limit()).then(|| Arc::new(vec![0u8; len]))
+    }
+
     /// The recovery copy of an array whose device contents equal `host`: on backends that can
     /// lose memory (a GPU) the same bytes; none on ptxsim.
     pub(super) fn shadow_from(&self, host: &Option<Arc<Vec<u8>>>) -> Option<Arc<Vec<u8>>> {
