@@ -170,13 +170,12 @@ def test_estimated_times_keep_the_lessons_order(gpu):
             and estimate_ns(kc, "busy[ceil(4 * CHUNK / 256), 256](c_all, 4 * CHUNK, 20000)", gpu)
             < 1.5 * estimate_ns(kc, "busy[ceil(CHUNK / 256), 256](c0, CHUNK, 20000)", gpu)
         ),
-        # Privatised (shared-memory) counts under contention: faster where the global version
-        # is bound by its atomics (H200), equal where DRAM bounds both (T4).
+        # Privatised (shared-memory) counts under contention: faster, the global version being
+        # bound by its atomics on H200 and T4 alike (about 5.6x at MP and at the GPU's 16 M: the
+        # same blocks, more of them; not rechecked at 16 M here).
         "06-particles": lambda kc: (
-            (lambda g, s: s < g if gpu == "H200" else s <= g)(
-                estimate_ns(kc, "coarse_global[ceil(MP / 256), 256](bx, by, hist_global, MP)", gpu),
-                estimate_ns(kc, "coarse_shared[ceil(MP / 256), 256](bx, by, hist_shared, MP)", gpu),
-            )
+            estimate_ns(kc, "coarse_shared[ceil(MP / 256), 256](bx, by, hist_shared, MP)", gpu)
+            < estimate_ns(kc, "coarse_global[ceil(MP / 256), 256](bx, by, hist_global, MP)", gpu)
         ),
     }
     for name, check in checks.items():
