@@ -16,8 +16,9 @@
 //! 2. **Groups.** A group is `g` consecutive blocks: a whole wave of resident blocks
 //!    (`wave_blocks`), fewer when four waves would cost more than the budget
 //!    (`g = budget / (4p)`, at least 1), and at most a sixteenth of the grid (so that a grid
-//!    of few long blocks, such as a grid-stride loop over a large array, is sampled too). Consecutive blocks are what a GPU runs at once, so
-//!    the L2 model sees their reuse of each other's data as the GPU's L2 does. Four groups are
+//!    of few long blocks, such as a grid-stride loop over a large array, is sampled too).
+//!    Consecutive blocks are what a GPU runs at once, so the L2 model sees their reuse of
+//!    each other's data as the GPU's L2 does. Four groups are
 //!    spread evenly over the grid, the first group at block 0 and the last ending at the last
 //!    block.
 //! 3. **Settle.** The groups run counted in one launch. Each group's mean warp instructions
