@@ -249,9 +249,10 @@ fn sampled_counts_match_full_counts_within_3_percent() {
             estimate(&s, &shape, h200).ns,
             estimate(&full, &shape, h200).ns,
         );
+        let label = format!("{name} ({}/{})", info.blocks, info.of);
         table.push(format!(
             "{:<37} {:>13} {:>+7.2} {:>10} {:>+7.2} {:>11} {:>+7.2} {:>9.2} {:>9.2} {:>+7.2}",
-            format!("{name} ({}/{})", info.blocks, info.of),
+            label,
             full.total.inst_executed,
             pct(f(s.total.inst_executed), f(full.total.inst_executed)),
             sectors(&full),
