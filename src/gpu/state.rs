@@ -362,14 +362,19 @@ impl DeviceState {
         })?;
         // A zero-filled array on a backend whose allocations read as zeros needs no copy: its
         // pages stay untouched until a kernel writes them (arrays of a GPU's size on ptxsim).
-        let skip = self.backend.alloc_is_zeroed() && all_zero(data);
+        let zeros = all_zero(data);
+        let skip = zeros && self.backend.alloc_is_zeroed();
         if !skip {
             if let Err(e) = self.backend.htod(ptr, data) {
                 let _ = self.backend.free(ptr);
                 return Err(e);
             }
         }
-        let host = self.host_copy_of(data, Some(name));
+        let host = if zeros {
+            self.host_zeros(data.len(), Some(name))
+        } else {
+            self.host_copy_of(data, Some(name))
+        };
         let shadow = self.shadow_from(&host);
         let new = Array {
             dtype,

@@ -140,7 +140,9 @@ SHAPES = {(bx, by): f"affine2d[(ceil(W / {bx}), ceil(H / {by})), ({bx}, {by})](i
 
 @pytest.mark.parametrize("gpu", ["H200", "T4"])
 def test_estimated_times_keep_the_lessons_order(gpu):
-    """The model's estimates (issue 35) order the notebooks' comparisons as a GPU does."""
+    """The model's estimates (issue 35) order the notebooks' comparisons as a GPU does, at the
+    notebooks' ptxsim sizes and, where the lesson shows only there (02, 03, 04, 05, 07), at the
+    GPU's sizes on zero-filled arrays (issue 54: %profile counts a sample of the blocks)."""
     checks = {
         # At a GPU's size (2048 x 2048, zero-filled: %profile counts a sample, arrays stay
         # untouched); at the notebook's 256 x 256 both take a few µs.
@@ -153,9 +155,14 @@ def test_estimated_times_keep_the_lessons_order(gpu):
             max(estimate_ns(kc, "sum_tree[BLOCKS, 256, 256 * 4](x, s_tree, N)", gpu),
                 estimate_ns(kc, "sum_shuffle[BLOCKS, 256](x, s_shuffle, N)", gpu))
             < estimate_ns(kc, "sum_atomic[ceil(N / 256), 256](x, s_atomic, N)", gpu)
+            and reduction_at_gpu_size(kc, gpu)
         ),
-        "07-launch-configuration": lambda kc: shapes_in_order(kc, gpu),
-        # A heat step: launch overhead, then latency; the time per cell falls as the grid grows.
+        "04-gaussian-blur": lambda kc: blur_at_gpu_size(kc, gpu),
+        "07-launch-configuration": lambda kc: (
+            shapes_in_order(kc, gpu) and shapes_at_gpu_size(kc, gpu)
+        ),
+        # A heat step: launch overhead, then the L2; the time per cell falls as the grid grows
+        # (1024 x 1024 is the notebook's GPU size; 4096 x 4096 zero-filled, sampled).
         "05-heat-diffusion": lambda kc: heat_per_cell_falls(kc, gpu),
         # Four 8-block launches on streams overlap into about one 32-block launch.
         "09-streams-and-events": lambda kc: (
@@ -163,13 +170,12 @@ def test_estimated_times_keep_the_lessons_order(gpu):
             and estimate_ns(kc, "busy[ceil(4 * CHUNK / 256), 256](c_all, 4 * CHUNK, 20000)", gpu)
             < 1.5 * estimate_ns(kc, "busy[ceil(CHUNK / 256), 256](c0, CHUNK, 20000)", gpu)
         ),
-        # Privatised (shared-memory) counts under contention: faster where the global version
-        # is bound by its atomics (H200), equal where DRAM bounds both (T4).
+        # Privatised (shared-memory) counts under contention: faster, the global version being
+        # bound by its atomics on H200 and T4 alike (about 5.6x at MP and at the GPU's 16 M: the
+        # same blocks, more of them; not rechecked at 16 M here).
         "06-particles": lambda kc: (
-            (lambda g, s: s < g if gpu == "H200" else s <= g)(
-                estimate_ns(kc, "coarse_global[ceil(MP / 256), 256](bx, by, hist_global, MP)", gpu),
-                estimate_ns(kc, "coarse_shared[ceil(MP / 256), 256](bx, by, hist_shared, MP)", gpu),
-            )
+            estimate_ns(kc, "coarse_shared[ceil(MP / 256), 256](bx, by, hist_shared, MP)", gpu)
+            < estimate_ns(kc, "coarse_global[ceil(MP / 256), 256](bx, by, hist_global, MP)", gpu)
         ),
     }
     for name, check in checks.items():
@@ -183,13 +189,52 @@ def test_estimated_times_keep_the_lessons_order(gpu):
             stop_kernel(km, kc)
 
 
+def reduction_at_gpu_size(kc, gpu: str) -> bool:
+    """Notebook 3 at its GPU size (2^26 zeros, 1024 blocks): atomics over 10x slower, the tree
+    and the shuffles tied within 5% (both bound by reading x)."""
+    ok(kc, "%array x_gpu = zeros(67_108_864, f32)")
+    atomic = estimate_ns(kc, "sum_atomic[67_108_864 / 256, 256](x_gpu, s_atomic, 67_108_864)", gpu)
+    tree = estimate_ns(kc, "sum_tree[1024, 256, 256 * 4](x_gpu, s_tree, 67_108_864)", gpu)
+    shuffle = estimate_ns(kc, "sum_shuffle[1024, 256](x_gpu, s_shuffle, 67_108_864)", gpu)
+    print(f"03 at 2^26 on {gpu}: atomic {atomic:.0f} ns, tree {tree:.0f} ns, shuffle {shuffle:.0f} ns")
+    return atomic > 10 * max(tree, shuffle) and abs(tree - shuffle) < 0.05 * min(tree, shuffle)
+
+
+def blur_at_gpu_size(kc, gpu: str) -> bool:
+    """Notebook 4 at a GPU's size (a 4096 x 4096 zero image): the tiles win by 1.3x or more."""
+    ok(kc, "%array big = zeros((4096, 4096, 3), f32)\n%array big_out = zeros((4096, 4096, 3), f32)")
+    naive = estimate_ns(kc, "blur_naive[(256, 256), (16, 16)](big, big_out, w, 4096, 4096)", gpu)
+    tiled = estimate_ns(kc, "blur_tiled[(256, 256), (16, 16)](big, big_out, w, 4096, 4096)", gpu)
+    print(f"04 at 4096 x 4096 on {gpu}: naive {naive:.0f} ns, tiled {tiled:.0f} ns")
+    return naive > 1.3 * tiled
+
+
+def shapes_at_gpu_size(kc, gpu: str) -> bool:
+    """Notebook 7 at its GPU size (8192 x 8192 zeros): (1, 128) the slowest (over 2x on H200,
+    where L2 traffic bounds it; on T4 DRAM bounds every shape), the five shapes that read whole
+    sectors within 10% of each other."""
+    ok(kc, "%array g_in = zeros((8192, 8192), f32)\n%array g_out = zeros((8192, 8192), f32)")
+    t = {
+        (bx, by): estimate_ns(
+            kc,
+            f"affine2d[(ceil(8192 / {bx}), ceil(8192 / {by})), ({bx}, {by})](g_in, g_out, 8192, 8192)",
+            gpu,
+        )
+        for bx, by in [(128, 1), (32, 8), (16, 8), (8, 8), (32, 32), (1, 128)]
+    }
+    print(f"07 at 8192 x 8192 on {gpu}: " + ", ".join(f"{s}: {v:.0f} ns" for s, v in t.items()))
+    others = [v for s, v in t.items() if s != (1, 128)]
+    factor = 2.0 if gpu == "H200" else 1.0
+    return t[(1, 128)] > factor * max(others) and max(others) < 1.1 * min(others)
+
+
 def heat_per_cell_falls(kc, gpu: str) -> bool:
     per_cell = []
-    for n in (128, 512, 1024):
+    for n in (128, 512, 1024, 4096):
         ok(kc, f"%array hp_{n} = zeros(({n}, {n}), f32)\n%array hq_{n} = zeros(({n}, {n}), f32)")
         ns = estimate_ns(kc, f"heat_step[(ceil({n} / 16), ceil({n} / 16)), (16, 16)](hp_{n}, hq_{n}, {n}, {n}, A)", gpu)
         per_cell.append(ns / (n * n))
-    return per_cell[0] > per_cell[1] > per_cell[2]
+    return all(a > b for a, b in zip(per_cell, per_cell[1:]))
 
 
 def shapes_in_order(kc, gpu: str) -> bool:

@@ -15,8 +15,10 @@
 //!    every block is counted (no sample).
 //! 2. **Groups.** A group is `g` consecutive blocks: a whole wave of resident blocks
 //!    (`wave_blocks`), fewer when four waves would cost more than the budget
-//!    (`g = budget / (4p)`, at least 1). Consecutive blocks are what a GPU runs at once, so
-//!    the L2 model sees their reuse of each other's data as the GPU's L2 does. Four groups are
+//!    (`g = budget / (4p)`, at least 1), and at most a sixteenth of the grid (so that a grid
+//!    of few long blocks, such as a grid-stride loop over a large array, is sampled too).
+//!    Consecutive blocks are what a GPU runs at once, so the L2 model sees their reuse of
+//!    each other's data as the GPU's L2 does. Four groups are
 //!    spread evenly over the grid, the first group at block 0 and the last ending at the last
 //!    block.
 //! 3. **Settle.** The groups run counted in one launch. Each group's mean warp instructions
@@ -145,7 +147,12 @@ pub(crate) fn launch(
     if blocks.saturating_mul(per_block) <= budget {
         return full();
     }
-    let g = (budget / (FIRST_GROUPS * per_block)).clamp(1, wave);
+    // At most a sixteenth of the grid per group, so that the first sample (a quarter of the
+    // grid at most) can double once before it reaches half: a grid of few, long blocks (a
+    // grid-stride loop over a GPU-size array) is sampled too, not counted in full.
+    let g = (budget / (FIRST_GROUPS * per_block))
+        .clamp(1, wave)
+        .min((blocks / (4 * FIRST_GROUPS)).max(1));
     // A warm L2 holds what the previous launch left only when the launch's data fits in it;
     // a sample's much smaller footprint would fit where the launch's does not.
     let l2_bytes = config.counters.as_ref().map_or(0, |c| c.l2_bytes);

@@ -3,6 +3,8 @@
 //! histograms, reduction) at sizes where both run: instructions, global sectors and DRAM
 //! bytes within 3%, the estimate on three GPUs within 5%. The budget is set low so that every
 //! case is sampled; a case whose blocks differ must grow its sample or count every block.
+//! `sampled_counts_match_full_counts_within_3_percent` prints its figures per kernel (run it with
+//! `--nocapture`).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -161,8 +163,31 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// Relative error of `sampled` against `full`, in percent (signed).
+fn pct(sampled: f64, full: f64) -> f64 {
+    if full == 0.0 {
+        0.0
+    } else {
+        100.0 * (sampled - full) / full
+    }
+}
+
 #[test]
 fn sampled_counts_match_full_counts_within_3_percent() {
+    // One row per kernel: sampled vs full and the error, printed at the end (`--nocapture`).
+    let mut table = vec![format!(
+        "{:<37} {:>13} {:>7} {:>10} {:>7} {:>11} {:>7} {:>9} {:>9} {:>7}",
+        "kernel (blocks counted/of)",
+        "inst (full)",
+        "err %",
+        "sectors",
+        "err %",
+        "DRAM bytes",
+        "err %",
+        "H200 us",
+        "sampled",
+        "err %"
+    )];
     for case in cases() {
         let name = format!("{}::{}", case.fixture, case.kernel);
         let mut c = Ctx::new(case.fixture, &name);
@@ -218,6 +243,26 @@ fn sampled_counts_match_full_counts_within_3_percent() {
             registers: 32,
             shared_bytes: 4096,
         };
+        let dram = |k: &Counters| f(k.dram_read_bytes + k.dram_write_bytes);
+        let h200 = gpus::find("H200").expect("model");
+        let (hs, hf) = (
+            estimate(&s, &shape, h200).ns,
+            estimate(&full, &shape, h200).ns,
+        );
+        let label = format!("{name} ({}/{})", info.blocks, info.of);
+        table.push(format!(
+            "{:<37} {:>13} {:>+7.2} {:>10} {:>+7.2} {:>11} {:>+7.2} {:>9.2} {:>9.2} {:>+7.2}",
+            label,
+            full.total.inst_executed,
+            pct(f(s.total.inst_executed), f(full.total.inst_executed)),
+            sectors(&full),
+            pct(sectors(&s), sectors(&full)),
+            dram(&full),
+            pct(dram(&s), dram(&full)),
+            hf / 1e3,
+            hs / 1e3,
+            pct(hs, hf)
+        ));
         for g in ["H200", "A100", "RTX 4090"] {
             let g = gpus::find(g).expect("model");
             let (es, ef) = (estimate(&s, &shape, g), estimate(&full, &shape, g));
@@ -229,6 +274,12 @@ fn sampled_counts_match_full_counts_within_3_percent() {
                 0.05,
             );
         }
+    }
+    println!(
+        "sampled vs full counts (sampled - full, % of full); estimate on H200, us: full, sampled"
+    );
+    for row in table {
+        println!("{row}");
     }
 }
 

@@ -24,9 +24,10 @@ pub(super) struct CounterSetup {
 
 /// What a sampled `%profile` counts, about (warp instructions plus twice the global sector
 /// accesses, `ptxsim::sampling`): what decides when a launch is sampled and how big the sample
-/// is. Counting and the L2 model run through about 10 to 20 million of these a second here, so
-/// a sample takes a few seconds at most.
-pub const SAMPLE_BUDGET: u64 = 40_000_000;
+/// is. Counting and the L2 model run through about 6 to 20 million of these a second on one
+/// core (fewer for kernels heavy in shared memory, whose accesses the price leaves out), so a
+/// sample takes a few seconds at most: the notebooks' GPU-size launches profile within 5 s.
+pub const SAMPLE_BUDGET: u64 = 25_000_000;
 
 /// The counts of one source line of a profiled launch.
 #[derive(Debug, Clone, PartialEq)]

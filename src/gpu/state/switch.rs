@@ -110,13 +110,28 @@ impl DeviceState {
         data: &[u8],
         replacing: Option<&str>,
     ) -> Option<Arc<Vec<u8>>> {
+        self.host_room(data.len(), replacing)
+            .then(|| Arc::new(data.to_vec()))
+    }
+
+    /// [`DeviceState::host_copy_of`] for `len` zero bytes: zeroed pages from the allocator,
+    /// untouched until written, so a zero-filled array of a GPU's size costs neither the copy
+    /// nor the memory.
+    pub(super) fn host_zeros(&self, len: usize, replacing: Option<&str>) -> Option<Arc<Vec<u8>>> {
+        self.host_room(len, replacing)
+            .then(|| Arc::new(vec![0u8; len]))
+    }
+
+    /// Whether the cap on host copies leaves room for `len` more bytes (the array `replacing`
+    /// gives its copy back).
+    fn host_room(&self, len: usize, replacing: Option<&str>) -> bool {
         let held: usize = self
             .arrays
             .iter()
             .filter(|(n, _)| Some(n.as_str()) != replacing)
             .filter_map(|(_, a)| a.host.as_ref().map(|h| h.len()))
             .sum();
-        (held.saturating_add(data.len()) <= shadow_limit()).then(|| Arc::new(data.to_vec()))
+        held.saturating_add(len) <= shadow_limit()
     }
 
     /// The recovery copy of an array whose device contents equal `host`: on backends that can
