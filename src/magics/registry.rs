@@ -135,8 +135,8 @@ pub static MAGICS: &[Magic] = &[
     },
     Magic {
         name: "%launch",
-        syntax: "%launch [--check] KERNEL[GRID, BLOCK(, SHMEM(, STREAM))](ARGS) | KERNEL<<<GRID, BLOCK(, SHMEM(, STREAM))>>>(ARGS) | KERNEL[auto](ARGS)",
-        about: "Launches a CUDA kernel: GRID and BLOCK are integers or tuples of up to 3; ARGS are checked against the C signature: a pointer takes an array name, `a + N` (N elements in) or null; a number or expression a scalar; a tuple (1.0, 2.0) a vector type or struct passed by value; [auto] uses blocks of 256 over the first array; --check runs it on the simulator with the memory and race checker, on copies of its arrays: a diagnostic that leaves every array unchanged.",
+        syntax: "%launch [--check] [--cooperative] KERNEL[GRID, BLOCK(, SHMEM(, STREAM))](ARGS) | KERNEL<<<GRID, BLOCK(, SHMEM(, STREAM))>>>(ARGS) | KERNEL[auto](ARGS)",
+        about: "Launches a CUDA kernel: GRID and BLOCK are integers or tuples of up to 3; ARGS are checked against the C signature: a pointer takes an array name, `a + N` (N elements in) or null; a number or expression a scalar; a tuple (1.0, 2.0) a vector type or struct passed by value; [auto] uses blocks of 256 over the first array; --check runs it on the simulator with the memory and race checker, on copies of its arrays: a diagnostic that leaves every array unchanged; --cooperative makes every block resident at once (cuLaunchCooperativeKernel on a GPU, all blocks side by side on ptxsim), so cooperative_groups::this_grid().sync() is a barrier across the grid: a CUDA kernel that uses it is launched so without the flag (with a note saying so), and a grid larger than the device holds at once (blocks per SM × SMs) is refused, naming the limit.",
         form: Form::Line {
             parse: |p| p.launch_line(),
             while_recording: WhileRecording::Recorded,
