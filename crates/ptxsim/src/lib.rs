@@ -711,17 +711,16 @@ impl Device {
             )));
         }
         // The grid workspace of a cooperative launch (`exec::grid`): `{ u32 size; u32 barrier }`.
-        let workspace = match config.cooperative {
-            true => {
-                let ws = self.alloc(exec::grid::WORKSPACE_BYTES).map_err(|e| {
-                    LaunchError::BadConfig(format!("no memory for the grid workspace: {e}"))
-                })?;
-                let size = 8u32.to_le_bytes();
-                self.write(ws, 0, &size)
-                    .map_err(|e| LaunchError::BadConfig(format!("the grid workspace: {e}")))?;
-                Some(exec::grid::GridSync::new(ws, nblocks))
-            }
-            false => None,
+        let workspace = if config.cooperative {
+            let ws = self.alloc(exec::grid::WORKSPACE_BYTES).map_err(|e| {
+                LaunchError::BadConfig(format!("no memory for the grid workspace: {e}"))
+            })?;
+            let size = 8u32.to_le_bytes();
+            self.write(ws, 0, &size)
+                .map_err(|e| LaunchError::BadConfig(format!("the grid workspace: {e}")))?;
+            Some(exec::grid::GridSync::new(ws, nblocks))
+        } else {
+            None
         };
         let result = self.launch_blocks(module, idx, config, buf, nblocks, workspace.as_ref());
         if let Some(ws) = &workspace {

@@ -11,11 +11,13 @@ const PTX: &str = include_str!("ptx/grid_sync.ptx");
 /// The settings a cooperative launch is run under: engines (which it turns off, keeping the
 /// interpreter's result) and host builds.
 fn settings() -> Vec<Engines> {
-    let mut out = vec![Engines::default()];
-    out.push(Engines {
-        jit: JitMode::Off,
-        ..Engines::default()
-    });
+    let mut out = vec![
+        Engines::default(),
+        Engines {
+            jit: JitMode::Off,
+            ..Engines::default()
+        },
+    ];
     for host in HostBuild::available() {
         out.push(Engines {
             host,
