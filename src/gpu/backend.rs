@@ -82,6 +82,9 @@ pub struct BackendLaunch {
     pub stack_bytes: u32,
     /// Count hardware-like counters (ptxsim only; `%profile`). Other backends ignore it.
     pub counters: Option<ptxsim::counters::CounterConfig>,
+    /// A cooperative launch: every block resident at once (`cuLaunchCooperativeKernel`;
+    /// ptxsim's `LaunchConfig::cooperative`). The caller has checked that the grid fits.
+    pub cooperative: bool,
 }
 
 /// A launch that completed.

@@ -24,6 +24,9 @@ pub struct LoadedKernel {
     pub lowered: String,
     pub params: Vec<KernelParam>,
     pub meta: KernelMeta,
+    /// It uses a grid-wide sync (`cooperative_groups::this_grid().sync()`: its PTX reads the
+    /// grid workspace, `ptxsim::grid_sync_entries`), so its launches are made cooperative.
+    pub grid_sync: bool,
 }
 
 /// A `__constant__`/`__device__` variable of a loaded cell: memory of its module.
@@ -236,6 +239,9 @@ pub fn build_cell(
     let (module, metas) = backend.load_module(image)?;
     let mut kernels = Vec::new();
     let mut compiled_inst = Vec::new();
+    // A PTX that does not parse here loaded on the backend (a GPU's driver reads more than
+    // ptxsim's parser): its kernels then count as having no grid-wide sync.
+    let grid_sync = ptxsim::grid_sync_entries(&compiled.ptx).unwrap_or_default();
     for (user, decl, args, expr) in &wanted {
         let Some((_, lowered)) = compiled.lowered.iter().find(|(e, _)| e == expr) else {
             continue;
@@ -288,6 +294,7 @@ pub fn build_cell(
             lowered: lowered.clone(),
             params,
             meta,
+            grid_sync: grid_sync.contains(lowered),
         });
     }
     let mut symbols = Vec::new();

@@ -13,6 +13,7 @@
 
 pub mod args;
 pub mod backend;
+pub mod cooperative;
 pub mod cuda;
 pub mod detect;
 pub mod fault;
@@ -153,6 +154,9 @@ pub struct LaunchRequest {
     pub args: Vec<LaunchArg>,
     /// `--check`: run on the simulator under the checker, whatever the backend.
     pub check: bool,
+    /// `--cooperative`: every block resident at once (`cuLaunchCooperativeKernel`). A kernel
+    /// with a grid-wide sync is launched cooperatively without it (`LaunchOutcome::notes`).
+    pub cooperative: bool,
     /// The Jupyter interrupt button.
     pub cancel: Arc<AtomicBool>,
 }
@@ -169,6 +173,8 @@ pub struct LaunchOutcome {
     pub written: Vec<String>,
     /// On ptxsim: the worker threads that ran it.
     pub sim_workers: Option<usize>,
+    /// What the cell should be told about how it ran (a launch made cooperative, and why).
+    pub notes: Vec<String>,
 }
 
 /// The one-line summary of a compiled CUDA kernel.
@@ -215,3 +221,6 @@ pub struct OccupancyTable {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod cooperative_tests;

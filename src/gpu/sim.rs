@@ -262,6 +262,7 @@ impl Backend for SimBackend {
         cfg.counters = config.counters.clone();
         cfg.threads = self.workers.count;
         cfg.engines = self.engines;
+        cfg.cooperative = config.cooperative;
         match self.device.launch(m, kernel, &cfg, params) {
             Ok(r) => Ok(BackendReport {
                 printf: r.printf,

@@ -27,6 +27,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+mod cooperative;
 mod copies;
 mod events;
 mod graphs;
@@ -724,9 +725,14 @@ impl DeviceState {
 
     pub fn launch(&mut self, request: &LaunchRequest) -> Result<LaunchOutcome, GpuError> {
         let (ci, ki, k, packed) = self.checked_request(request)?;
+        let note = Self::cooperative_of(request, &k).note(&k.user_name);
+        let with_note = |mut o: LaunchOutcome| {
+            o.notes.extend(note.clone());
+            o
+        };
         let module = self.cells[ci].module;
         if request.check {
-            return self.launch_on_checker(ci, &k, request);
+            return self.launch_on_checker(ci, &k, request).map(with_note);
         }
         let stream = self.stream_id(request.stream.as_deref())?;
         // Recording a timeline on ptxsim: the launch is counted for its estimate.
@@ -735,7 +741,7 @@ impl DeviceState {
             None => (None, None),
         };
         // A plain launch on ptxsim runs under the checker too (bounds, races, barriers).
-        let config = self.backend_launch(request, stream, false, counters);
+        let config = self.backend_launch(request, &k, stream, false, counters);
         let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
         let mark = self.timeline_mark(stream);
         let t0 = Instant::now();
@@ -749,7 +755,9 @@ impl DeviceState {
         let elapsed_ms = self.backend.last_launch_ms().unwrap_or(wall_ms);
         let allocs = self.named_allocs();
         let name = self.backend.name();
-        let out = self.finish(ci, &k, &packed, result, elapsed_ms, &allocs, name);
+        let out = self
+            .finish(ci, &k, &packed, result, elapsed_ms, &allocs, name)
+            .map(with_note);
         match out {
             Err(mut e) if e.ename == ErrorKind::DeviceFault && self.backend.fault().is_some() => {
                 e.message.push_str(&self.fault_epilogue());
@@ -777,13 +785,18 @@ impl DeviceState {
             &self.backend.limits(),
             &k.meta,
         )?;
+        if Self::cooperative_of(request, &k).is_cooperative() {
+            self.check_residency(ci, ki, request)?;
+        }
         Ok((ci, ki, k, packed))
     }
 
-    /// What the backend is told about `request`: its shape, stream, the session's stack limit.
+    /// What the backend is told about `request` of kernel `k`: its shape, stream, the session's
+    /// stack limit, whether it is cooperative.
     pub(super) fn backend_launch(
         &self,
         request: &LaunchRequest,
+        k: &LoadedKernel,
         stream: Option<super::backend::StreamId>,
         check: bool,
         counters: Option<ptxsim::counters::CounterConfig>,
@@ -797,6 +810,7 @@ impl DeviceState {
             cancel: Some(request.cancel.clone()),
             stack_bytes: self.stack_bytes,
             counters,
+            cooperative: Self::cooperative_of(request, k).is_cooperative(),
         }
     }
 
@@ -952,7 +966,7 @@ impl DeviceState {
             });
         }
         let packed = self.pack_args(k, request, &copies)?;
-        let config = self.backend_launch(request, None, check, counters);
+        let config = self.backend_launch(request, k, None, check, counters);
         let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
         let t0 = Instant::now();
         let result = sim.launch(module, &k.lowered, &config, &params);
@@ -1042,6 +1056,7 @@ impl DeviceState {
                     elapsed_ms,
                     written,
                     sim_workers: report.sim_workers,
+                    notes: Vec::new(),
                 })
             }
             Err(e) => Err(self.launch_error(ci, k, e, allocs, ran_on)),

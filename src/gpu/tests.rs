@@ -58,6 +58,7 @@ fn req(kernel: &str, grid: u32, block: u32, args: Vec<LaunchArg>) -> LaunchReque
         stream: None,
         args,
         check: false,
+        cooperative: false,
         cancel: Arc::new(AtomicBool::new(false)),
     }
 }

@@ -154,10 +154,10 @@ pub fn gpu_models(a: &ArgsAtCursor) -> Completion {
     a.names(gpu_names())
 }
 
-/// `[--check] KERNEL[GRID, BLOCK](ARGS)`.
+/// `[--check] [--cooperative] KERNEL[GRID, BLOCK](ARGS)`.
 pub fn launch(a: &ArgsAtCursor) -> Completion {
     if a.typing_flag() {
-        return a.flags(&["--check"]);
+        return a.flags(&["--check", "--cooperative"]);
     }
     if !a.args.contains('[') && !a.args.contains("<<<") {
         a.names(a.kernels())

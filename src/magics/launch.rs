@@ -61,6 +61,9 @@ impl Magics {
                 ctx.gpu(e)
             }
         })?;
+        for note in &outcome.notes {
+            out(CellOutput::Stdout(format!("{note}\n")));
+        }
         if !outcome.printf.is_empty() {
             out(CellOutput::Stdout(outcome.printf));
         }
@@ -225,6 +228,7 @@ impl Magics {
             stream,
             args: launch_args,
             check: l.check,
+            cooperative: l.cooperative,
             cancel: cancel.clone(),
         })
     }

@@ -237,7 +237,7 @@ fn syntax_errors_name_the_token() {
         ("%launch add[1, 2](x, y", "expected ',' or ')' in the argument list, found the end of the line", ""),
         ("%launch add[1, 2](x) extra", "unexpected 'extra' after the %launch command", "extra"),
         ("%launch add[1, 2, foo=3](x)", "unknown launch option 'foo' (use stream= or shared=)", "foo"),
-        ("%launch --fast add[1, 2](x)", "unknown option '--fast' for %launch (options: --check)", "--fast"),
+        ("%launch --fast add[1, 2](x)", "unknown option '--fast' for %launch (options: --check, --cooperative)", "--fast"),
         ("%launch scale<float[1, 2](x)", "unclosed template argument list '<'", "<float[1, 2](x)"),
         ("%launch add[1, 2](x, $)", "unexpected character '$'", "$"),
         ("%print x --tail 3", "unknown option '--tail' for %print (options: --head N)", "--tail"),

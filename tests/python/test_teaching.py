@@ -29,7 +29,6 @@ from nbkernel import Execution, error, execute, has_cuda_device, ok, start_kerne
 from test_magics import fetch, put
 
 TEACHING = Path(__file__).resolve().parents[1] / "teaching"
-COOP55 = "needs a cooperative launch for this_grid().sync() (branch coop55)"
 RAN: list[str] = []
 
 
@@ -162,7 +161,7 @@ def case_pg_atomic_add_double(s: Session):
     close(s.get("total"), [x.sum()], 1e-12, 1e-10)
 
 
-@case("pg_grid_sync.cu", "rotateAcrossGrid", xfail=COOP55)
+@case("pg_grid_sync.cu", "rotateAcrossGrid")
 def case_pg_grid_sync(s: Session):
     n = 4 * 128
     x = f32(s.rng, n)
@@ -395,7 +394,7 @@ def case_olcf_gaussian_pdf(s: Session):
     close(s.get("y"), want, 1e-4, 1e-5)
 
 
-@case("olcf_hw9_remove_if.cu", "my_remove_if<int>", xfail=COOP55)
+@case("olcf_hw9_remove_if.cu", "my_remove_if<int>")
 def case_olcf_remove_if(s: Session):
     n = 4 * 256
     x = np.where(s.rng.random(n) < 0.5, np.arange(n), -1).astype(np.int32)

@@ -187,6 +187,14 @@ pub struct LaunchConfig {
     /// runs every block in the interpreter (no block tier, replays or JIT), with the same
     /// results and reports; the counts come back in [`crate::LaunchReport::counters`].
     pub counters: Option<counters::CounterConfig>,
+    /// A cooperative launch (CUDA's `cuLaunchCooperativeKernel`; default off): every block of
+    /// the grid is resident at once, each on a thread of its own, and the kernel finds the
+    /// grid workspace that `cooperative_groups::this_grid().sync()` needs in `%envreg1/2`
+    /// (without it, such a kernel traps). The grid may have at most
+    /// [`crate::MAX_COOPERATIVE_BLOCKS`] blocks; a GPU's own limit (blocks per SM × SMs) is
+    /// the caller's to check. It runs in the interpreter only, and sampled counting
+    /// ([`counters::Sample`]) is refused: a grid-wide sync needs every block.
+    pub cooperative: bool,
 }
 
 impl LaunchConfig {
@@ -205,6 +213,7 @@ impl LaunchConfig {
             engines: Engines::default(),
             stack_bytes: DEFAULT_STACK_BYTES,
             counters: None,
+            cooperative: false,
         }
     }
 }

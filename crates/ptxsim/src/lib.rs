@@ -58,6 +58,11 @@
 //!   interpreter, a whole warp at a time (`exec::tensor` gives the fragment layouts and the order
 //!   of accumulation). Their loads and stores are checked like any other; a warp not all of whose
 //!   32 lanes execute one together is a `DivergentWarpCollective` fault.
+//! - A cooperative launch (`LaunchConfig::cooperative`, CUDA's `cuLaunchCooperativeKernel`)
+//!   runs every block at once and passes the grid workspace in `%envreg1/2`, so
+//!   `cooperative_groups::this_grid().sync()` is a barrier across the grid; without one, that
+//!   sync traps with a report that says a cooperative launch was needed. Blocks that can never
+//!   all reach the sync (one returned) are a fatal `DivergentBarrier`.
 //! - `%clock`/`%clock_hi`/`%clock64` count simulated work (4 per warp-instruction),
 //!   `%globaltimer` (and its `_lo`/`_hi` halves) is the host's wall clock in ns.
 //!
@@ -99,7 +104,7 @@ pub use lower::is_predefined_name;
 mod lower;
 mod mem;
 mod parse;
-pub use parse::{ptx_entries, Entry, EntryParam};
+pub use parse::{grid_sync_entries, ptx_entries, Entry, EntryParam};
 mod pool;
 mod printf;
 pub mod sampling;
@@ -373,6 +378,10 @@ pub enum LaunchError {
 /// Most shared memory (static + dynamic) one block may use, as on sm_90 with opt-in.
 pub const MAX_SHARED_BYTES: u32 = 227 * 1024;
 
+/// The most blocks a cooperative launch ([`LaunchConfig::cooperative`]) may have: each runs on
+/// a thread of its own. GPUs hold fewer at once (an H200 holds 132 SMs × 32 blocks = 4,224).
+pub const MAX_COOPERATIVE_BLOCKS: u64 = 16_384;
+
 static NEXT_DEVICE_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A simulated device: global memory (with red zones and a record of freed blocks) and a worker
@@ -635,10 +644,22 @@ impl Device {
         config: &LaunchConfig,
         params: &[&[u8]],
     ) -> Result<LaunchReport, LaunchError> {
-        if let Some(counters::Sample::Auto {
-            wave_blocks,
-            budget,
-        }) = config.counters.as_ref().map(|c| &c.sample)
+        let sample = config.counters.as_ref().map(|c| &c.sample);
+        if config.cooperative && matches!(sample, Some(counters::Sample::Blocks(_))) {
+            return Err(LaunchError::BadConfig(
+                "a cooperative launch cannot be counted on a sample of its blocks: a grid-wide \
+                 sync needs every block"
+                    .into(),
+            ));
+        }
+        // A cooperative launch is counted whole: a sample's blocks would wait for the others.
+        if let (
+            Some(counters::Sample::Auto {
+                wave_blocks,
+                budget,
+            }),
+            false,
+        ) = (sample, config.cooperative)
         {
             return sampling::launch(self, module, kernel, config, params, *wave_blocks, *budget);
         }
@@ -715,8 +736,52 @@ impl Device {
             }
             buf[p.offset..p.offset + p.size].copy_from_slice(bytes);
         }
-        let view = self.heap().view();
         let nblocks = gx as u64 * gy as u64 * gz as u64;
+        if config.cooperative && nblocks > MAX_COOPERATIVE_BLOCKS {
+            return Err(LaunchError::BadConfig(format!(
+                "a cooperative launch runs every block at once: {nblocks} blocks, at most \
+                 {MAX_COOPERATIVE_BLOCKS} on ptxsim"
+            )));
+        }
+        // The grid workspace of a cooperative launch (`exec::grid`): `{ u32 size; u32 barrier }`.
+        let workspace = if config.cooperative {
+            let ws = self.alloc(exec::grid::WORKSPACE_BYTES).map_err(|e| {
+                LaunchError::BadConfig(format!("no memory for the grid workspace: {e}"))
+            })?;
+            let size = 8u32.to_le_bytes();
+            self.write(ws, 0, &size)
+                .map_err(|e| LaunchError::BadConfig(format!("the grid workspace: {e}")))?;
+            Some(exec::grid::GridSync::new(ws, nblocks))
+        } else {
+            None
+        };
+        let result = self.launch_blocks(module, idx, config, buf, nblocks, workspace.as_ref());
+        if let Some(ws) = &workspace {
+            let _ = self.free(ws.ws);
+        }
+        result
+    }
+
+    /// The blocks of a checked launch of program `idx` of `module` (parameters packed in `buf`).
+    fn launch_blocks(
+        &self,
+        module: &Module,
+        idx: usize,
+        config: &LaunchConfig,
+        buf: Vec<u8>,
+        nblocks: u64,
+        grid_sync: Option<&exec::grid::GridSync>,
+    ) -> Result<LaunchReport, LaunchError> {
+        let prog = &module.programs[idx];
+        let (bx, by, bz) = config.block;
+        let nthreads = bx as u64 * by as u64 * bz as u64;
+        let shared = prog.dyn_shared_offset() as u64 + config.dynamic_shared_bytes as u64;
+        let shared = if config.dynamic_shared_bytes == 0 {
+            prog.static_shared as u64
+        } else {
+            shared
+        };
+        let view = self.heap().view();
         let only_blocks = match config.counters.as_ref().map(|c| &c.sample) {
             Some(counters::Sample::Blocks(list)) => {
                 if list.is_empty()
@@ -734,10 +799,11 @@ impl Device {
         };
         let lazy = &module.jit[idx];
         let counted = config.counters.clone().map(counters::Shared::new);
-        // A counted launch runs in the interpreter, where the counters are counted.
-        let jit = match counted {
-            Some(_) => None,
-            None => lazy.get(prog, nblocks.saturating_mul(nthreads), &config.engines),
+        // A counted launch runs in the interpreter, where the counters are counted; so does a
+        // cooperative one, whose waits (`exec::grid`) are the interpreter's.
+        let jit = match (&counted, grid_sync) {
+            (None, None) => lazy.get(prog, nblocks.saturating_mul(nthreads), &config.engines),
+            _ => None,
         };
         let ctx = exec::Ctx {
             jit,
@@ -751,6 +817,7 @@ impl Device {
             nwarps: (nthreads as u32).div_ceil(32),
             block_tier: prog.block_tier
                 && counted.is_none()
+                && grid_sync.is_none()
                 && config.engines.jit != JitMode::Off
                 && config.instruction_budget.is_none()
                 && exec::accel::fits_block(prog, config.block)
@@ -759,7 +826,8 @@ impl Device {
             gangs: config.engines.gangs,
             split_blocks: config.dynamic_shared_bytes == 0
                 && prog.warps_independent()
-                && counted.is_none(),
+                && counted.is_none()
+                && grid_sync.is_none(),
             dyn_shared: config.dynamic_shared_bytes,
             shared_bytes: shared as u32,
             check: config.check,
@@ -774,6 +842,7 @@ impl Device {
             block_tier_replays: AtomicU64::new(0),
             counters: counted.as_ref(),
             only_blocks,
+            grid_sync,
         };
         let run_blocks = only_blocks.map_or(nblocks, |l| l.len() as u64);
         let out = pool::run(&ctx, run_blocks, config.threads);

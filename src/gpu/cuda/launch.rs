@@ -2,7 +2,9 @@
 //! changes, parameters copied into aligned buffers, the default stream's synchronous
 //! path (events around the launch, a wait that watches the interrupt flag, a context
 //! synchronisation that flushes device printf into the capture, sticky faults recorded), and the
-//! asynchronous path of named streams. Part of the GPU backend; no array names or cells here.
+//! asynchronous path of named streams. A cooperative launch (`BackendLaunch::cooperative`) goes
+//! through `cuLaunchCooperativeKernel` (the caller has checked its grid against the occupancy
+//! API; the driver checks again). Part of the GPU backend; no array names or cells here.
 
 use super::*;
 use std::sync::Arc;
@@ -49,6 +51,8 @@ impl CudaBackend {
         let mut ptrs: Vec<*mut c_void> =
             storage.iter_mut().map(|v| v.as_mut_ptr().cast()).collect();
         let (g, b) = (config.grid, config.block);
+        let cooperative = config.cooperative;
+        let call = launch_call(cooperative);
         let stream = match config.stream {
             None => std::ptr::null_mut(),
             Some(id) => match self.streams.get(&id) {
@@ -59,32 +63,39 @@ impl CudaBackend {
             },
         };
         let launch = |stream: sys::CUstream, ptrs: &mut [*mut c_void]| -> CUresult {
-            // SAFETY: `f` belongs to a loaded module; `ptrs` holds one pointer per parameter,
+            let params = if ptrs.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                ptrs.as_mut_ptr()
+            };
+            // SAFETY: `f` belongs to a loaded module; `params` holds one pointer per parameter,
             // each to at least the parameter's size, alive for the call.
             unsafe {
-                sys::cuLaunchKernel(
-                    f,
-                    g.0,
-                    g.1,
-                    g.2,
-                    b.0,
-                    b.1,
-                    b.2,
-                    shared,
-                    stream,
-                    if ptrs.is_empty() {
-                        std::ptr::null_mut()
-                    } else {
-                        ptrs.as_mut_ptr()
-                    },
-                    std::ptr::null_mut(),
-                )
+                if cooperative {
+                    sys::cuLaunchCooperativeKernel(
+                        f, g.0, g.1, g.2, b.0, b.1, b.2, shared, stream, params,
+                    )
+                } else {
+                    sys::cuLaunchKernel(
+                        f,
+                        g.0,
+                        g.1,
+                        g.2,
+                        b.0,
+                        b.1,
+                        b.2,
+                        shared,
+                        stream,
+                        params,
+                        std::ptr::null_mut(),
+                    )
+                }
             }
         };
         let rejected = |code: CUresult| {
             BackendLaunchError::Rejected(match code {
                 CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES => driver::fault_words(code),
-                _ => driver::error_text("cuLaunchKernel", DriverError(code)),
+                _ => driver::error_text(call, DriverError(code)),
             })
         };
         if let Some(id) = config.stream {
@@ -112,7 +123,7 @@ impl CudaBackend {
         }
         let cancel = config.cancel.clone();
         let mut issue = || launch(std::ptr::null_mut(), &mut ptrs);
-        let result = self.run_timed("cuLaunchKernel", &mut issue, cancel);
+        let result = self.run_timed(call, &mut issue, cancel);
         drop(storage);
         result
     }
@@ -272,6 +283,15 @@ impl CudaBackend {
     }
 }
 
+/// The driver call of a launch, as errors name it.
+pub(super) fn launch_call(cooperative: bool) -> &'static str {
+    if cooperative {
+        "cuLaunchCooperativeKernel"
+    } else {
+        "cuLaunchKernel"
+    }
+}
+
 /// Each parameter's bytes in its own 8-byte aligned buffer (zero-padded), as `cuLaunchKernel`'s
 /// `kernelParams` points at them.
 pub(super) fn aligned_params(params: &[&[u8]]) -> Vec<Vec<u64>> {
@@ -295,6 +315,12 @@ enum Waited {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cooperative_launch_is_named_as_its_driver_call() {
+        assert_eq!(launch_call(true), "cuLaunchCooperativeKernel");
+        assert_eq!(launch_call(false), "cuLaunchKernel");
+    }
 
     #[test]
     fn parameters_keep_their_bytes_in_aligned_buffers() {

@@ -131,7 +131,14 @@ impl DeviceState {
                  runs under the checker on ptxsim anyway)"
             )));
         }
-        self.checked_request(request)?;
+        let (_, _, k, _) = self.checked_request(request)?;
+        if Self::cooperative_of(request, &k).is_cooperative() {
+            return Err(GpuError::argument(format!(
+                "a cooperative launch cannot be recorded in graph `{name}` (its launches are \
+                 plain kernel nodes): launch `{}` with %launch outside the graph",
+                k.user_name
+            )));
+        }
         let mut step = request.clone();
         step.cancel = Arc::new(AtomicBool::new(false));
         self.push_step(GraphStep::Launch(step))

@@ -266,7 +266,7 @@ impl DeviceState {
             copies.insert(n.to_string(), p);
         }
         let packed = self.pack_args(k, request, &copies)?;
-        let mut config = self.backend_launch(request, None, false, None);
+        let mut config = self.backend_launch(request, k, None, false, None);
         // ncu's replay is the interrupt's business here (the watch kills ncu and the worker).
         config.cancel = None;
         let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();

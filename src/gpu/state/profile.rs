@@ -259,7 +259,7 @@ impl DeviceState {
         if result.is_ok() {
             result = (|| {
                 let packed = self.pack_args(k, request, &copies)?;
-                let config = self.backend_launch(request, None, false, None);
+                let config = self.backend_launch(request, k, None, false, None);
                 let params: Vec<&[u8]> = packed.params.iter().map(Vec::as_slice).collect();
                 let module = self.cells[ci].module;
                 match self.backend.launch(module, &k.lowered, &config, &params) {

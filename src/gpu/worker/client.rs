@@ -818,6 +818,7 @@ impl Backend for RemoteBackend {
             check: config.check,
             cancellable: config.cancel.is_some(),
             stack_bytes: config.stack_bytes,
+            cooperative: config.cooperative,
             param_sizes: params.iter().map(|p| p.len()).collect(),
         };
         let payload = params.concat();

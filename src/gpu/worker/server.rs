@@ -317,6 +317,7 @@ fn serve(
             check,
             cancellable,
             stack_bytes,
+            cooperative,
             param_sizes,
         } => {
             let mut params: Vec<&[u8]> = Vec::with_capacity(param_sizes.len());
@@ -341,6 +342,7 @@ fn serve(
                 cancel: cancellable.then(|| cancel.clone()),
                 stack_bytes,
                 counters: None,
+                cooperative,
             };
             let result = b.launch(module, &kernel, &config, &params);
             (launched(b, result), none)

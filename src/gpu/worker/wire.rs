@@ -94,6 +94,8 @@ pub enum Request {
         cancellable: bool,
         /// Bytes of call stack per thread.
         stack_bytes: u32,
+        /// `cuLaunchCooperativeKernel`.
+        cooperative: bool,
         param_sizes: Vec<usize>,
     },
     CreateStream,
@@ -290,6 +292,7 @@ mod tests {
                 check: false,
                 cancellable: true,
                 stack_bytes: 1024,
+                cooperative: true,
                 param_sizes: vec![8, 8, 4],
             },
             &[1; 20],
@@ -300,7 +303,9 @@ mod tests {
         assert!(matches!(a, Request::Htod(0xdead_beef)));
         assert_eq!(pa, data);
         let (b, pb): (Request, _) = read_frame(&mut r).unwrap();
-        assert!(matches!(b, Request::Launch { ref kernel, .. } if kernel == "_Z3addPfS_i"));
+        assert!(
+            matches!(b, Request::Launch { ref kernel, cooperative: true, .. } if kernel == "_Z3addPfS_i")
+        );
         assert_eq!(pb, vec![1; 20]);
         assert!(
             read_frame::<Request>(&mut r).is_err(),

@@ -85,6 +85,8 @@ pub enum LaunchConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Launch {
     pub check: bool,
+    /// `--cooperative`: every block resident at once (a grid-wide sync may be used).
+    pub cooperative: bool,
     /// The CUDA kernel's user name, templates normalised: `scale<float>`.
     pub kernel: Name,
     pub config: LaunchConfig,

@@ -1,4 +1,4 @@
-//! The launch syntax: `[--check] KERNEL[GRID, BLOCK](ARGS)` (Numba style, or `KERNEL[auto](ARGS)`)
+//! The launch syntax: `[--check] [--cooperative] KERNEL[GRID, BLOCK](ARGS)` (Numba style, or `KERNEL[auto](ARGS)`)
 //! and `KERNEL<<<GRID, BLOCK[, SHMEM[, STREAM]]>>>(ARGS)` (CUDA style), with `stream=`/`shared=`
 //! in the brackets, and CUDA kernel names with template arguments (`scale<float, 4>`).
 //!
@@ -47,10 +47,19 @@ impl<'a> Parser<'a> {
 
     pub(super) fn launch(&mut self) -> Result<Launch, ParseError> {
         let mut check = false;
+        let mut cooperative = false;
         while let Some(f) = self.flag()? {
             match &f.tok {
                 Tok::Flag(s) if s == "--check" => check = true,
-                other => return Err(unknown_option(&f, other, "%launch", &["--check"])),
+                Tok::Flag(s) if s == "--cooperative" => cooperative = true,
+                other => {
+                    return Err(unknown_option(
+                        &f,
+                        other,
+                        "%launch",
+                        &["--check", "--cooperative"],
+                    ))
+                }
             }
         }
         let kernel = self.kernel_name()?;
@@ -90,6 +99,7 @@ impl<'a> Parser<'a> {
         }
         Ok(Launch {
             check,
+            cooperative,
             kernel,
             config,
             args,
@@ -166,7 +176,7 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Parses a launch (`[--check] KERNEL[GRID, BLOCK](ARGS)` or the `<<<>>>` form) at the lexer's
+/// Parses a launch (`[--check] [--cooperative] KERNEL[GRID, BLOCK](ARGS)` or the `<<<>>>` form) at the lexer's
 /// position, as `%launch` does; the lexer ends after it. For `%time`.
 pub fn parse_launch(lx: &mut Lexer) -> Result<Launch, ParseError> {
     let mut p = Parser {

@@ -25,6 +25,7 @@ mod builtins;
 mod calls;
 mod cpu;
 pub(crate) use cpu::Build;
+pub(crate) mod grid;
 #[cfg(feature = "accel")]
 mod jit_run;
 mod memops;
@@ -111,6 +112,8 @@ pub struct Ctx<'a> {
     /// The blocks to run (linear indices), when only some run (a sampled count,
     /// `counters::Sample::Blocks`); `None`: every block of the grid.
     pub only_blocks: Option<&'a [u64]>,
+    /// The grid workspace and waits of a cooperative launch (`grid`); `None` otherwise.
+    pub grid_sync: Option<&'a grid::GridSync>,
 }
 
 /// A fatal finding: the launch stops.
@@ -350,6 +353,9 @@ pub struct Worker<'a> {
     seam: accel::BlockSeam<'a>,
     /// This worker's counts, when the launch counts (`crate::counters`).
     counting: Option<Box<crate::counters::Acc>>,
+    /// The last read of the grid workspace in a cooperative launch: (pc, address, value)
+    /// (`grid`: a re-read that finds it unchanged waits).
+    ws_seen: Option<(u32, u64, u64)>,
 }
 
 /// What a register file's constant and special-register rows depend on: the program and the
@@ -361,6 +367,7 @@ struct RegsKey {
     grid: Dim3,
     dyn_shared: u32,
     shared_bytes: u32,
+    grid_ws: u64,
 }
 
 impl RegsKey {
@@ -371,6 +378,7 @@ impl RegsKey {
             grid: ctx.grid,
             dyn_shared: ctx.dyn_shared,
             shared_bytes: ctx.shared_bytes,
+            grid_ws: ctx.grid_sync.map_or(0, |g| g.ws),
         }
     }
 }
@@ -477,6 +485,7 @@ impl<'a> Worker<'a> {
             counting: ctx
                 .counters
                 .map(|c| Box::new(crate::counters::Acc::new(ctx.prog, c))),
+            ws_seen: None,
         }
     }
 
@@ -524,6 +533,9 @@ impl<'a> Worker<'a> {
                 SReg::NSmId => [1; 32],
                 SReg::DynSmem => [ctx.dyn_shared as u64; 32],
                 SReg::TotalSmem => [ctx.shared_bytes as u64; 32],
+                SReg::GridWs(k) => {
+                    [ctx.grid_sync.map_or(0, |g| grid::GridSync::envreg(g.ws, k)); 32]
+                }
             };
         }
         (regs, vec![0u8; prog.local_bytes as usize * 32])
@@ -700,6 +712,7 @@ impl<'a> Worker<'a> {
             }
         }
         self.epoch = self.epoch.wrapping_add(1);
+        self.ws_seen = None;
         if self.ctx.check {
             self.shadow.begin_block();
         }

@@ -410,15 +410,32 @@ impl Worker<'_> {
                     size,
                     n,
                     sext,
-                } => self.ld(w, i, m, pc, space, size, n, sext)?,
-                Op::St { space, size, n } => self.st(w, i, m, pc, space, size, n)?,
+                } => {
+                    if let Some(gs) = self.ctx.grid_sync {
+                        if matches!(space, MemSpace::Global | MemSpace::Generic) {
+                            self.grid_poll(w, i, m, pc, gs)?;
+                        }
+                    }
+                    self.ld(w, i, m, pc, space, size, n, sext)?
+                }
+                Op::St { space, size, n } => {
+                    self.st(w, i, m, pc, space, size, n)?;
+                    if self.ctx.grid_sync.is_some() {
+                        self.grid_wrote(w, i, i.r[4] as usize, m);
+                    }
+                }
                 Op::LdK { size, n, sext } => self.ldk(w, i, m, size, n, sext),
                 Op::Atom {
                     space,
                     op,
                     bits,
                     kind,
-                } => self.atom(w, i, m, pc, space, op, bits, kind)?,
+                } => {
+                    self.atom(w, i, m, pc, space, op, bits, kind)?;
+                    if self.ctx.grid_sync.is_some() {
+                        self.grid_wrote(w, i, i.r[1] as usize, m);
+                    }
+                }
                 Op::Cvta { to, space } => {
                     if to {
                         un(&mut w.regs, i, m, |a| address::cvta(a, space, true))
@@ -497,7 +514,7 @@ impl Worker<'_> {
                             0,
                             "",
                             None,
-                            trap_message(prog),
+                            trap_message(prog, self.ctx.grid_sync.is_some()),
                         )));
                     }
                 }
@@ -620,12 +637,13 @@ fn branch(w: &mut Warp, pc: u32, m: u32, target: u32) -> u32 {
 }
 
 /// What a `trap` report says: cooperative groups trap when `this_grid().sync()` finds no grid
-/// workspace, which only a cooperative launch provides.
-fn trap_message(prog: &Program) -> String {
-    if prog.reads_grid_workspace {
+/// workspace, which only a cooperative launch (`cooperative`) provides.
+fn trap_message(prog: &Program, cooperative: bool) -> String {
+    if prog.reads_grid_workspace && !cooperative {
         "trap instruction executed: cooperative_groups::this_grid().sync() (grid-wide \
-         synchronisation) needs a cooperative launch, which ptxsim does not model; split the \
-         CUDA kernel into two launches at the grid sync"
+         synchronisation) needs a cooperative launch (every block of the grid resident at \
+         once: cuLaunchCooperativeKernel on a GPU, LaunchConfig::cooperative in ptxsim), and \
+         this launch was not one"
             .into()
     } else {
         "trap instruction executed".into()

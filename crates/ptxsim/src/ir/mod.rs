@@ -260,6 +260,10 @@ pub enum SReg {
     LaneMaskGe,
     DynSmem,
     TotalSmem,
+    /// `%envreg1` (1: the high 32 bits) or `%envreg2` (2: the low 32 bits) of the grid
+    /// workspace's address in a cooperative launch (`crate::LaunchConfig::cooperative`); 0 in
+    /// any other launch.
+    GridWs(u8),
 }
 
 /// The element operation of a SIMD video instruction.

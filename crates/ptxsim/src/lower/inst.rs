@@ -50,9 +50,8 @@ fn parse_sreg(n: &str) -> Option<SReg> {
 ///
 /// - `%reserved_smem_offset_*`: the block's reserved shared memory (cooperative groups keep
 ///   their multi-warp scratch there, through `%reserved_smem_offset_1`); see [`RESERVED_SMEM`].
-/// - `%envreg0`..`%envreg31`: written by the driver at launch. ptxsim has no driver, so they
-///   read 0; cooperative groups read the grid workspace of a cooperative launch from
-///   `%envreg1`/`%envreg2`, find it null and trap (the trap report says why).
+/// - `%envreg0`, `%envreg3`..`%envreg31`: written by the driver at launch; ptxsim's read 0.
+///   (`%envreg1`/`%envreg2` are [`grid_workspace_sreg`]'s.)
 /// - `%pm0`..`%pm7`, `%pm0_64`..`%pm7_64`: performance-monitor counters, 0.
 /// - `%cluster_ctaid`/`%cluster_nctaid` (each `.x/.y/.z`), `%cluster_ctarank`,
 ///   `%cluster_nctarank`, `%is_explicit_cluster`: a launch without clusters is one block per
@@ -78,6 +77,19 @@ pub(super) fn fixed_sreg(n: &str) -> Option<u64> {
         _ if numbered("%pm", "", 7) || numbered("%pm", "_64", 7) => 0,
         _ => return None,
     })
+}
+
+/// `%envreg1`/`%envreg2`: the high and low halves of the grid workspace's address, which the
+/// driver passes to a cooperative launch (`cooperative_groups::this_grid()` reads them as
+/// `mov.b64 %rd, {%envreg2, %envreg1}`). They are launch registers (`SReg::GridWs`): the
+/// workspace of a cooperative launch, 0 otherwise (cooperative groups then find it null and
+/// trap; the trap report says why).
+fn grid_workspace_sreg(n: &str) -> Option<u8> {
+    match n {
+        "%envreg1" => Some(1),
+        "%envreg2" => Some(2),
+        _ => None,
+    }
 }
 
 /// Timer registers, read by `mov` only: the op that reads each.
@@ -166,10 +178,11 @@ impl KB<'_> {
         if n == "WARP_SZ" {
             return Ok(self.konst(32));
         }
+        if let Some(k) = grid_workspace_sreg(n) {
+            self.reads_grid_workspace = true;
+            return Ok(self.sreg(SReg::GridWs(k)));
+        }
         if let Some(v) = fixed_sreg(n) {
-            if n == "%envreg1" || n == "%envreg2" {
-                self.reads_grid_workspace = true;
-            }
             return Ok(self.konst(v));
         }
         if let Some(r) = cluster_sreg(n) {

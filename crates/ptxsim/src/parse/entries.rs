@@ -1,11 +1,12 @@
 //! The outline of a PTX module: each `.entry`'s name, parameters and lines, read with the
 //! simulator's own lexer and parser (so comments and strings never count) but without parsing
 //! function bodies. The Jupyter kernel reads NVRTC's PTX with it (kernel names, parameter sizes,
-//! one kernel's text for `%ptx`) on every backend.
+//! one kernel's text for `%ptx`) on every backend; and which entries use a grid-wide sync
+//! (`grid_sync_entries`, which parses bodies), so that their launches can be made cooperative.
 //!
 //! Nothing here lowers, checks or runs code.
 
-use super::{parser, VarDecl};
+use super::{parser, Stmt, VarDecl};
 use crate::ModuleError;
 use std::ops::RangeInclusive;
 
@@ -42,6 +43,58 @@ pub fn ptx_entries(ptx: &str) -> Result<Vec<Entry>, ModuleError> {
             params: f.params.iter().map(param).collect(),
             lines: f.line..=f.end_line,
         })
+        .collect())
+}
+
+/// The `.entry`s of `ptx` that read the grid workspace of a cooperative launch (`%envreg1` or
+/// `%envreg2`, as `cooperative_groups::this_grid()` does), themselves or through a function
+/// they call (directly or not, or whose address they take). Bodies are parsed here, not
+/// lowered: any PTX that parses is read, whatever the simulator supports.
+pub fn grid_sync_entries(ptx: &str) -> Result<Vec<String>, ModuleError> {
+    let ast = parser::parse(ptx)?;
+    let index: std::collections::HashMap<&str, usize> = ast
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(k, f)| (f.name.as_str(), k))
+        .collect();
+    // Per function: whether it reads the workspace, and the functions it names.
+    let mut reads = vec![false; ast.functions.len()];
+    let mut names: Vec<Vec<usize>> = vec![Vec::new(); ast.functions.len()];
+    for (k, f) in ast.functions.iter().enumerate() {
+        for st in f.body.iter().flatten() {
+            if let Stmt::Inst(i) = st {
+                for o in &i.operands {
+                    o.visit_names(&mut |n| {
+                        if n == "%envreg1" || n == "%envreg2" {
+                            reads[k] = true;
+                        } else if let Some(&c) = index.get(n) {
+                            names[k].push(c);
+                        }
+                    });
+                }
+            }
+        }
+    }
+    // What each function reaches (a fixed point over the call graph).
+    loop {
+        let mut changed = false;
+        for k in 0..reads.len() {
+            if !reads[k] && names[k].iter().any(|&c| reads[c]) {
+                reads[k] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Ok(ast
+        .functions
+        .iter()
+        .zip(&reads)
+        .filter(|(f, &r)| f.is_entry && r)
+        .map(|(f, _)| f.name.clone())
         .collect())
 }
 

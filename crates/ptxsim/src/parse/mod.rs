@@ -8,7 +8,7 @@ mod entries;
 mod lexer;
 mod parser;
 
-pub use entries::{ptx_entries, Entry, EntryParam};
+pub use entries::{grid_sync_entries, ptx_entries, Entry, EntryParam};
 pub use parser::parse;
 
 /// State spaces of declarations and memory instructions.

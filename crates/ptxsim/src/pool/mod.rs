@@ -7,8 +7,10 @@
 //! The launching thread is one worker; the others are the process's helper threads
 //! (`helpers`: started once, kept spinning briefly between launches, so a small launch pays
 //! neither for starting threads nor for waking them). A launch that asks for more workers than
-//! there are helpers gets scoped threads of its own. It owns no simulation logic: blocks are
-//! run by `exec::Worker`.
+//! there are helpers gets scoped threads of its own. A cooperative launch (`Ctx::grid_sync`)
+//! runs every block at once, each on a scoped thread of its own (`run_cooperative`), so that
+//! blocks waiting at a grid-wide sync (`exec::grid`) wait for blocks that are running. It owns
+//! no simulation logic: blocks are run by `exec::Worker`.
 
 mod helpers;
 
@@ -83,6 +85,9 @@ fn work_inner(ctx: &Ctx, next: &AtomicU64, nblocks: u64, parts: u32, claim: u64)
                 None => b,
             };
             let r = wk.run_block_part(b, part, parts);
+            if let Some(gs) = ctx.grid_sync {
+                gs.block_done();
+            }
             if !wk.out.printf.is_empty() || !wk.out.reports.is_empty() {
                 outs.push((u, std::mem::take(&mut wk.out)));
             }
@@ -137,6 +142,9 @@ pub(crate) fn parts_per_block(split: bool, nwarps: u32, nblocks: u64, threads: u
 /// Run `nblocks` blocks on `threads` workers (0: one per core): the grid's first `nblocks`, or
 /// with `Ctx::only_blocks`, the blocks it lists (`nblocks` its length).
 pub fn run(ctx: &Ctx, nblocks: u64, threads: usize) -> Outcome {
+    if ctx.grid_sync.is_some() {
+        return merge(run_cooperative(ctx, nblocks));
+    }
     let threads = if threads == 0 { cores() } else { threads };
     let threads = threads.clamp(1, 256);
     let parts = parts_per_block(ctx.split_blocks, ctx.nwarps, nblocks, threads);
@@ -175,6 +183,65 @@ pub fn run(ctx: &Ctx, nblocks: u64, threads: usize) -> Outcome {
             v
         })
     };
+    merge(results)
+}
+
+/// Stack of each block's thread in a cooperative launch (the interpreter's frames are small;
+/// device-function calls keep their stacks on the heap).
+const COOPERATIVE_STACK: usize = 512 * 1024;
+
+/// A cooperative launch: every block on a thread of its own, all at once (`grid_sync`).
+fn run_cooperative(ctx: &Ctx, nblocks: u64) -> Vec<WorkerResult> {
+    let next = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        let mut failed = None;
+        for k in 1..nblocks {
+            let spawned = std::thread::Builder::new()
+                .name(format!("ptxsim-block-{k}"))
+                .stack_size(COOPERATIVE_STACK)
+                .spawn_scoped(s, || work(ctx, &next, nblocks, 1, 1));
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // The blocks already started would wait for those that cannot: stop them.
+                    ctx.abort.store(true, Ordering::Relaxed);
+                    failed = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        let mut v = vec![work(ctx, &next, nblocks, 1, 1)];
+        for h in handles {
+            if let Ok(r) = h.join() {
+                v.push(r);
+            }
+        }
+        if let Some(why) = failed {
+            let report = CheckReport {
+                kind: CheckKind::Trap,
+                kernel: ctx.prog.name.clone(),
+                block: (0, 0, 0),
+                thread: (0, 0, 0),
+                address: 0,
+                size: 0,
+                space: "",
+                allocation: None,
+                line: None,
+                message: format!(
+                    "a cooperative launch of {nblocks} blocks needs a thread per block, and \
+                     this process could not start that many ({why})"
+                ),
+            };
+            v.push((Vec::new(), Some((0, Box::new(report))), 0));
+        }
+        v
+    })
+}
+
+/// The outcome of a launch from its workers' results: printf and reports in block order, the
+/// real fault.
+fn merge(results: Vec<WorkerResult>) -> Outcome {
     let workers = results.len();
     let mut outs = Vec::new();
     let mut faults = Vec::new();

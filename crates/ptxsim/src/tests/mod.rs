@@ -20,6 +20,7 @@ mod control;
 mod cub;
 mod extra;
 mod fold;
+mod grid_sync;
 mod half;
 mod half_conf;
 #[cfg(feature = "accel")]

@@ -183,6 +183,7 @@ fn launch(kernel: &str, args: Vec<LaunchArg>) -> LaunchRequest {
         stream: None,
         args,
         check: false,
+        cooperative: false,
         cancel: Arc::new(AtomicBool::new(false)),
     }
 }

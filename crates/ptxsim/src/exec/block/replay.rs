@@ -539,6 +539,7 @@ pub(super) fn variant(prog: &Program) -> Vec<bool> {
                 | SReg::LaneMaskGe
                 | SReg::DynSmem
                 | SReg::TotalSmem
+                | SReg::GridWs(_)
         );
         if let (false, Some(x)) = (same, v.get_mut(s as usize)) {
             *x = true;

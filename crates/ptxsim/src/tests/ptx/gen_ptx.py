@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Regenerate half_conf_{80,90}.ptx from half_conf.cu and simd_video_{80,90}.ptx from
-simd_video.cu with NVRTC 12.9.
+"""Regenerate half_conf_{80,90}.ptx from half_conf.cu, simd_video_{80,90}.ptx from
+simd_video.cu and grid_sync.ptx from grid_sync.cu with NVRTC 12.9.
 
     python3 gen_ptx.py [path/to/libnvrtc.so.12]
 
@@ -22,7 +22,12 @@ HEADERS = ["cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h", "cuda_bf16.hpp"]
 SOURCES = {
     "half_conf.cu": [("compute_80", "half_conf_80.ptx"), ("compute_90", "half_conf_90.ptx")],
     "simd_video.cu": [("compute_80", "simd_video_80.ptx"), ("compute_90", "simd_video_90.ptx")],
+    "grid_sync.cu": [("compute_80", "grid_sync.ptx")],
 }
+# Sources that include headers NVRTC does not have built in (cooperative_groups.h, and the
+# nv/target it includes): compiled with -I<the include folder below> and -I<the include folder
+# of nvidia-cuda-cccl-cu12 beside it>, so their .file directives name those folders.
+WITH_INCLUDE_DIR = {"grid_sync.cu"}
 
 
 def find_lib():
@@ -63,6 +68,9 @@ def main():
             rc = lib.nvrtcCreateProgram(ctypes.byref(prog), text, name, len(hdrs), hv, nv)
             assert rc == 0
             opts = [f"--gpu-architecture={arch}".encode(), b"-lineinfo", b"--std=c++17"]
+            if src in WITH_INCLUDE_DIR:
+                opts.append(f"-I{inc}".encode())
+                opts.append(f"-I{inc.parent.parent / 'cuda_cccl' / 'include'}".encode())
             arr = (ctypes.c_char_p * len(opts))(*opts)
             rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
             size = ctypes.c_size_t()
