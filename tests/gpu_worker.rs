@@ -64,6 +64,7 @@ fn request(kernel: &str, grid: u32, block: u32, args: Vec<LaunchArg>) -> LaunchR
         stream: None,
         args,
         check: false,
+        cooperative: false,
         cancel: Arc::new(AtomicBool::new(false)),
     }
 }

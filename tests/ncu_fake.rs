@@ -126,6 +126,7 @@ fn session(n: usize, cancel: Arc<AtomicBool>) -> (DeviceState, LaunchRequest) {
             LaunchArg::Int(n as i64),
         ],
         check: false,
+        cooperative: false,
         cancel: cancel.clone(),
     };
     (s, request)

@@ -156,6 +156,7 @@ fn request(
         stream: None,
         args,
         check: false,
+        cooperative: false,
         cancel: Arc::new(AtomicBool::new(false)),
     }
 }
