@@ -15,27 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nbkernel import error, has_cuda_device, ok, start_kernel, stop_kernel
+from nbkernel import error, ok
 from test_magics import fetch, put
 
 
-@pytest.fixture(scope="module", params=["sim", "gpu"])
-def kc(request):
-    """A Jupyter kernel on ptxsim, and one on the GPU backend where a GPU is present."""
-    if request.param == "gpu" and not has_cuda_device():
-        pytest.skip("no CUDA GPU on this machine: the GPU backend's run of these tests is skipped")
-    km, client = start_kernel()
-    try:
-        ok(client, f"%backend {request.param}")
-        client.nbcuda_backend = request.param
-        yield client
-    finally:
-        stop_kernel(km, client)
-
-
-@pytest.fixture
-def rng(request):
-    return np.random.default_rng(abs(hash(request.node.name)) % 2**32)
+from backends import kc, rng  # noqa: E402,F401  (fixtures)
 
 
 BLOCK_VOTES = r"""%%cuda
