@@ -15,7 +15,6 @@ Skipped with the reason where no Docker daemon answers. Times are printed at the
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ipaddress
 import json
 import re
@@ -53,15 +52,7 @@ def docker_why_not() -> str:
 @pytest.fixture(scope="module", autouse=True)
 def times_table(request):
     yield
-    if not TIMES:
-        return
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    capman = request.config.pluginmanager.get_plugin("capturemanager")
-    with capman.global_and_fixture_disabled() if capman else contextlib.nullcontext():
-        reporter.write_line("")
-        reporter.write_line("workshop image and isolated room, seconds")
-        for step, secs in TIMES.items():
-            reporter.write_line(f"  {step:<58} {secs:>7.1f}")
+    workshop.write_times(request, "workshop image and isolated room, seconds", TIMES)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,6 @@ against one alone); timing goals are the benchmark's (benches/workshop.py), not 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import re
@@ -45,15 +44,7 @@ TIMES: dict[str, float] = {}
 @pytest.fixture(scope="module", autouse=True)
 def times_table(request):
     yield
-    if not TIMES:
-        return
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    capman = request.config.pluginmanager.get_plugin("capturemanager")
-    with capman.global_and_fixture_disabled() if capman else contextlib.nullcontext():
-        reporter.write_line("")
-        reporter.write_line("workshop set-up, seconds")
-        for step, secs in TIMES.items():
-            reporter.write_line(f"  {step:<58} {secs:>7.1f}")
+    workshop.write_times(request, "workshop set-up, seconds", TIMES)
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ Imports only the standard library, jupyter_client's pieces that the .venv has, a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -389,3 +390,17 @@ def vector_add_checked(results: list[CellResult]) -> str:
     if not checks or not re.search(r"all \d+ elements match the CPU", checks[0].stdout):
         return "the CPU check cell did not report a match: " + "; ".join(r.stdout for r in results)
     return ""
+
+
+def write_times(request, title: str, times: dict[str, float]) -> None:
+    """Prints `times` (step -> seconds) under `title` at the end of a test module, past pytest's
+    output capture."""
+    if not times:
+        return
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capman = request.config.pluginmanager.get_plugin("capturemanager")
+    with capman.global_and_fixture_disabled() if capman else contextlib.nullcontext():
+        reporter.write_line("")
+        reporter.write_line(title)
+        for step, secs in times.items():
+            reporter.write_line(f"  {step:<58} {secs:>7.1f}")
