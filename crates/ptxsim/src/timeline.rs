@@ -38,8 +38,9 @@ use crate::model::{copy_ns, HOST_LAUNCH_NS};
 pub const HOST_COPY_NS: f64 = 2500.0;
 /// Host time of one event record or stream wait.
 pub const HOST_EVENT_NS: f64 = 500.0;
-/// Sustained fraction of the PCIe link's rate that copies of pinned memory reach (the CUDA
-/// samples' `bandwidthTest` reports about 80% on PCIe 3, 4 and 5 systems).
+/// Sustained fraction of the PCIe link's rate that copies of pinned memory reach: an assumption
+/// of the order the CUDA samples' `bandwidthTest` shows on PCIe systems, not a measurement of
+/// this repository (`scripts/gpu-check.sh` is where a GPU would measure it).
 pub const PINNED_EFFICIENCY: f64 = 0.8;
 /// Pageable copies reach about half of pinned ones (staged through a pinned buffer).
 pub const PAGEABLE_SHARE: f64 = 0.5;
