@@ -40,7 +40,7 @@ pub const HOST_COPY_NS: f64 = 2500.0;
 pub const HOST_EVENT_NS: f64 = 500.0;
 /// Sustained fraction of the PCIe link's rate that copies of pinned memory reach: an assumption
 /// of the order the CUDA samples' `bandwidthTest` shows on PCIe systems, not a measurement of
-/// this repository (`scripts/gpu-check.sh` is where a GPU would measure it).
+/// this repository.
 pub const PINNED_EFFICIENCY: f64 = 0.8;
 /// Pageable copies reach about half of pinned ones (staged through a pinned buffer).
 pub const PAGEABLE_SHARE: f64 = 0.5;
